@@ -1,0 +1,20 @@
+"""irlab: a deep-learning compiler in Python, built to be seen (TVM's stack, re-implemented).
+
+``import irlab as tvm`` runs TVM-style code: ``irlab.relay``, ``irlab.IRModule``,
+``irlab.transform``, ``irlab.ir``... The notebook layer (``irlab.widgets``) and LLVM codegen are
+imported only when used.
+"""
+
+__version__ = "0.1.0"
+
+from irlab.errors import IrlabError, TVMError, DiagnosticError, RelayTypeError, ParseError
+from irlab import ir
+from irlab.ir import IRModule
+from irlab.runtime.ndarray import cpu, device, Device
+from irlab import nd, runtime
+from irlab import transform
+from irlab import relay
+from irlab import parser
+
+__all__ = ["IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError", "ir",
+           "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform", "relay", "parser"]

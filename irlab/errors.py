@@ -1,0 +1,45 @@
+"""The irlab exception hierarchy: every error a user can trigger is one of these."""
+
+
+class IrlabError(Exception):
+    """Base class of all irlab errors (TVM's ``TVMError``)."""
+
+
+# TVM code catches ``tvm.TVMError``; keep that spelling working under ``import irlab as tvm``.
+TVMError = IrlabError
+
+
+class DiagnosticError(IrlabError):
+    """An error about a piece of IR; ``node`` is the offending node when known."""
+
+    def __init__(self, message, node=None):
+        super().__init__(message)
+        self.node = node
+
+
+class RelayTypeError(DiagnosticError):
+    """Type inference rejected a program (shape or dtype mismatch, bad attributes...)."""
+
+
+class ParseError(IrlabError):
+    """The text given to a parser is not valid; the message shows line:column and a caret."""
+
+    def __init__(self, message, line=None, column=None):
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+class OpNotRegisteredError(IrlabError, KeyError):
+    """``Op.get`` was asked for an operator name that is not registered."""
+
+    def __str__(self):  # KeyError would print the message with quotes around it
+        return self.args[0] if self.args else ""
+
+
+class InterpreterError(DiagnosticError):
+    """The reference interpreter cannot evaluate a node (unbound variable, bad input...)."""
+
+
+class StructuralMismatchError(IrlabError, AssertionError):
+    """``assert_structural_equal`` failed; the message holds a text diff of both sides."""

@@ -1,0 +1,53 @@
+"""Expression bases shared by the IR dialects: ``BaseExpr``, ``RelayExpr`` and ``GlobalVar``."""
+
+from __future__ import annotations
+
+from irlab.errors import IrlabError
+from irlab.ir.node import Node
+
+
+class BaseExpr(Node):
+    """Base of all expressions (Relay expressions and TIR PrimExprs)."""
+
+    _non_structural = ("span",)
+
+
+class RelayExpr(BaseExpr):
+    """Base of Relay-level expressions. ``checked_type`` is filled by type inference.
+
+    The inferred type is the one mutable part of a node: a cache written by ``InferType``
+    (TVM's ``checked_type_``), ignored by structural equality.
+    """
+
+    __slots__ = ("_checked_type",)
+    span: object
+
+    @property
+    def checked_type(self):
+        ty = getattr(self, "_checked_type", None)
+        if ty is None:
+            raise IrlabError(
+                "the type checker has not populated checked_type for this node; "
+                "run irlab.relay.transform.InferType() first")
+        return ty
+
+    def has_checked_type(self) -> bool:
+        return getattr(self, "_checked_type", None) is not None
+
+    def _set_checked_type(self, ty):
+        object.__setattr__(self, "_checked_type", ty)
+
+
+class GlobalVar(RelayExpr):
+    """The name of a function in an ``IRModule`` (printed ``@name``)."""
+
+    name_hint: str
+    type_annot: object
+
+    def __init__(self, name_hint, type_annot=None, span=None):
+        super().__init__(span, str(name_hint), type_annot)
+
+    def __call__(self, *args):
+        from irlab.relay.expr import Call
+
+        return Call(self, args)

@@ -1,0 +1,163 @@
+"""``IRModule``: the unit of compilation, a map from ``GlobalVar`` to functions.
+
+As in TVM's Python API the module is updated in place by ``mod[gv] = f`` and ``update``;
+passes never mutate their input module: they return a new one (``copy()`` is shallow, cheap).
+"""
+
+from __future__ import annotations
+
+from irlab.errors import IrlabError
+from irlab.ir.attrs import DictAttrs
+from irlab.ir.expr import GlobalVar
+
+
+class IRModule:
+    """Functions by global name (Relay ``Function``s and, later, TIR ``PrimFunc``s)."""
+
+    def __init__(self, functions=None, type_definitions=None, attrs=None):
+        self._functions: dict[GlobalVar, object] = {}
+        self._global_vars: dict[str, GlobalVar] = {}
+        self.type_definitions = dict(type_definitions or {})
+        self.attrs = attrs if isinstance(attrs, DictAttrs) or attrs is None else DictAttrs(attrs)
+        for key, func in (functions or {}).items():
+            self[key] = func
+
+    # -- construction -----------------------------------------------------------------------
+    @staticmethod
+    def from_expr(expr, functions=None, type_defs=None) -> "IRModule":
+        """A module whose ``main`` is ``expr`` (a bare expression is wrapped in a function of
+        its free variables)."""
+        from irlab.relay.analysis import free_vars
+        from irlab.relay.function import Function
+
+        mod = IRModule(functions, type_defs)
+        if not isinstance(expr, Function):
+            if type(expr).__name__ == "PrimFunc":
+                mod["main"] = expr
+                return mod
+            expr = Function(free_vars(expr), expr)
+        mod["main"] = expr
+        return mod
+
+    def copy(self) -> "IRModule":
+        new = IRModule(type_definitions=self.type_definitions, attrs=self.attrs)
+        new._functions = dict(self._functions)
+        new._global_vars = dict(self._global_vars)
+        return new
+
+    # -- access -----------------------------------------------------------------------------
+    def _resolve(self, key, create=False) -> GlobalVar:
+        if isinstance(key, GlobalVar):
+            known = self._global_vars.get(key.name_hint)
+            if known is not None and known is not key:
+                raise IrlabError(
+                    f"a different GlobalVar named @{key.name_hint} is already in this module")
+            return key
+        if isinstance(key, str):
+            gv = self._global_vars.get(key)
+            if gv is None:
+                if not create:
+                    raise IrlabError(self._missing(key))
+                gv = GlobalVar(key)
+            return gv
+        raise IrlabError(f"module keys are names or GlobalVars, got {type(key).__name__}")
+
+    def _missing(self, name):
+        names = ", ".join(sorted(self._global_vars)) or "none"
+        return f"cannot find global function @{name} in the module (functions: {names})"
+
+    def __getitem__(self, key):
+        gv = self._resolve(key)
+        if gv not in self._functions:
+            raise IrlabError(self._missing(gv.name_hint))
+        return self._functions[gv]
+
+    def __setitem__(self, key, func):
+        self._add(key, func, update=True)
+
+    def _add(self, key, func, update):
+        from irlab.ir.expr import RelayExpr
+
+        is_prim_func = type(func).__name__ == "PrimFunc"
+        if not is_prim_func and not isinstance(func, RelayExpr):
+            raise IrlabError(f"module entries must be functions, got {type(func).__name__}")
+        if not is_prim_func and type(func).__name__ != "Function":
+            from irlab.relay.analysis import free_vars
+            from irlab.relay.function import Function
+
+            func = Function(free_vars(func), func)
+        gv = self._resolve(key, create=True)
+        if not update and gv in self._functions:
+            raise IrlabError(f"@{gv.name_hint} is already defined in the module")
+        self._global_vars[gv.name_hint] = gv
+        self._functions[gv] = func
+
+    def add(self, var, func, update=False):
+        self._add(var, func, update)
+        return self
+
+    def update_func(self, var, func):
+        self._add(var, func, update=True)
+
+    def update(self, other):
+        """Add (or replace) every function of ``other``."""
+        items = other.functions.items() if isinstance(other, IRModule) else other.items()
+        for gv, func in items:
+            name = gv.name_hint if isinstance(gv, GlobalVar) else gv
+            self._add(self._global_vars.get(name, gv), func, update=True)
+
+    def remove(self, var):
+        gv = self._resolve(var)
+        self._functions.pop(gv, None)
+        self._global_vars.pop(gv.name_hint, None)
+
+    def __delitem__(self, key):
+        self.remove(key)
+
+    def __contains__(self, key):
+        name = key.name_hint if isinstance(key, GlobalVar) else key
+        return name in self._global_vars
+
+    def __len__(self):
+        return len(self._functions)
+
+    @property
+    def functions(self) -> dict:
+        return dict(self._functions)
+
+    def items(self):
+        return list(self._functions.items())
+
+    def get_global_var(self, name: str) -> GlobalVar:
+        gv = self._global_vars.get(name)
+        if gv is None:
+            raise IrlabError(self._missing(name))
+        return gv
+
+    def get_global_vars(self) -> list:
+        return [self._global_vars[n] for n in sorted(self._global_vars)]
+
+    def with_attr(self, key, value) -> "IRModule":
+        new = self.copy()
+        new.attrs = (self.attrs or DictAttrs()).with_attr(key, value)
+        return new
+
+    def get_attr(self, key, default=None):
+        return default if self.attrs is None else self.attrs.get(key, default)
+
+    # -- printing ---------------------------------------------------------------------------
+    def astext(self, show_meta_data=True, annotate=None) -> str:
+        from irlab.relay.printer import astext
+
+        return astext(self, show_meta_data=show_meta_data)
+
+    def __str__(self):
+        from irlab.relay.printer import pretty_print
+
+        return pretty_print(self)
+
+    def __repr__(self):
+        return str(self)
+
+    # Modules compare by identity; use irlab.ir.structural_equal for structure.
+    __hash__ = object.__hash__

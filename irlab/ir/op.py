@@ -1,0 +1,173 @@
+"""The operator registry: ``Op.get(name)`` and everything known about an operator.
+
+Each operator is registered once (``register_op``) with its inputs, attrs type, type relation,
+fusion pattern and numpy reference implementation. Later stages attach more entries with
+``op.set_attr(key, value)`` (``"FTVMCompute"``, ``"FTVMStrategy"``...), as TVM does.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from irlab.errors import IrlabError, OpNotRegisteredError
+from irlab.ir.expr import RelayExpr
+
+
+class OpPattern(enum.IntEnum):
+    """Fusion pattern of an operator (TVM's ``OpPatternKind`` / ``TOpPattern``)."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+
+TOpPattern = OpPattern
+
+
+@dataclass
+class OpArgument:
+    """One declared input of an operator."""
+
+    name: str
+    type_info: str = "Tensor"
+    description: str = ""
+
+
+@dataclass
+class _OpEntry:
+    """The mutable registry record behind an (immutable, interned) ``Op``."""
+
+    num_inputs: int = -1
+    arguments: list = field(default_factory=list)
+    support_level: int = 10
+    attrs_type: type | None = None
+    description: str = ""
+    type_rel: Callable | None = None
+    attrs: dict = field(default_factory=dict)  # key -> (value, plevel)
+
+
+_REGISTRY: dict[str, "Op"] = {}
+_ENTRIES: dict[str, _OpEntry] = {}
+
+
+class Op(RelayExpr):
+    """A primitive operator, e.g. ``Op.get("nn.conv2d")``. One object per name."""
+
+    name: str
+
+    def __init__(self, name, span=None):
+        super().__init__(span, name)
+
+    # -- lookup ---------------------------------------------------------------------------
+    @staticmethod
+    def get(name: str) -> "Op":
+        try:
+            return _REGISTRY[name]
+        except KeyError:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise OpNotRegisteredError(f"operator {name!r} is not registered{hint}") from None
+
+    @staticmethod
+    def list_op_names() -> list[str]:
+        return sorted(_REGISTRY)
+
+    @property
+    def _entry(self) -> _OpEntry:
+        return _ENTRIES[self.name]
+
+    # -- registered facts -----------------------------------------------------------------
+    @property
+    def num_inputs(self) -> int:
+        return self._entry.num_inputs
+
+    @property
+    def arguments(self) -> list:
+        return list(self._entry.arguments)
+
+    @property
+    def support_level(self) -> int:
+        return self._entry.support_level
+
+    @property
+    def attrs_type(self):
+        return self._entry.attrs_type
+
+    @property
+    def attrs_type_key(self) -> str:
+        t = self._entry.attrs_type
+        return t._type_key if t is not None else ""
+
+    @property
+    def description(self) -> str:
+        return self._entry.description
+
+    @property
+    def type_rel(self):
+        return self._entry.type_rel
+
+    def get_attr(self, key: str, default=None):
+        value = self._entry.attrs.get(key)
+        return default if value is None else value[0]
+
+    def has_attr(self, key: str) -> bool:
+        return key in self._entry.attrs
+
+    def set_attr(self, key: str, value: Any, plevel: int = 10) -> "Op":
+        """Attach ``value`` under ``key``; a lower plevel never overrides a higher one."""
+        old = self._entry.attrs.get(key)
+        if old is not None and old[1] > plevel:
+            return self
+        self._entry.attrs[key] = (value, plevel)
+        return self
+
+    def reset_attr(self, key: str) -> "Op":
+        self._entry.attrs.pop(key, None)
+        return self
+
+    @property
+    def pattern(self) -> OpPattern:
+        return OpPattern(self.get_attr("TOpPattern", OpPattern.OPAQUE))
+
+    @property
+    def reference(self):
+        """The numpy reference implementation ``f(inputs, attrs, out_type)``."""
+        return self.get_attr("FReference")
+
+    def __call__(self, *args, attrs=None):
+        from irlab.relay.expr import Call
+
+        return Call(self, list(args), attrs)
+
+    def astext(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (Op.get, (self.name,))
+
+
+def register_op(name: str, *, num_inputs: int, arguments=(), attrs_type=None, type_rel=None,
+                pattern=OpPattern.OPAQUE, reference=None, support_level: int = 10,
+                description: str = "") -> Op:
+    """Register an operator. Registering the same name twice is an error."""
+    if name in _REGISTRY:
+        raise IrlabError(f"operator {name!r} is already registered")
+    args = [a if isinstance(a, OpArgument) else OpArgument(*((a,) if isinstance(a, str) else a))
+            for a in arguments]
+    _ENTRIES[name] = _OpEntry(num_inputs=num_inputs, arguments=args,
+                              support_level=support_level, attrs_type=attrs_type,
+                              description=description, type_rel=type_rel)
+    op = Op(name)
+    _REGISTRY[name] = op
+    op.set_attr("TOpPattern", OpPattern(pattern))
+    if reference is not None:
+        op.set_attr("FReference", reference)
+    return op

@@ -1,0 +1,22 @@
+"""Relay: the graph-level functional IR (expressions, ops, type inference, text format)."""
+
+from irlab.ir.type import (TensorType, TupleType, FuncType, IncompleteType, PrimType,
+                           scalar_type)
+from irlab.ir.expr import GlobalVar
+from irlab.ir.module import IRModule
+from irlab.relay.expr import (Expr, Var, Constant, Call, Tuple, TupleGetItem, Let, If,
+                              TupleWrapper, var, const, bind)
+from irlab.relay.function import Function
+from irlab.relay import op
+from irlab.relay.op import Op, OpPattern
+from irlab.relay.op.tensor import *  # noqa: F401,F403 - relay.add, relay.exp, ...
+from irlab.relay.op.transform import *  # noqa: F401,F403 - relay.reshape, ...
+from irlab.relay.op.reduce import *  # noqa: F401,F403 - relay.sum, ...
+from irlab.relay.op import nn
+from irlab.relay import analysis, expr_functor, transform
+from irlab.relay.expr_functor import ExprFunctor, ExprVisitor, ExprMutator
+from irlab.relay.printer import astext, pretty_print
+from irlab.relay.parser import fromtext, parse_expr
+from irlab.relay.build_module import create_executor, bind_params_by_name
+from irlab.relay import build_module
+

@@ -1,0 +1,297 @@
+"""``ExprFunctor``, ``ExprVisitor`` and ``ExprMutator`` with TVM's method names.
+
+- Dispatch goes through a per-class table (node class -> ``visit_<kind>`` function) built once,
+  so a subclass's overrides are found without an isinstance ladder.
+- ``visit`` memoizes by node identity (``self.memo_map``): a shared sub-DAG is visited once and
+  a mutator keeps it shared.
+- Deep programs do not hit Python's recursion limit: when the visit recursion gets deep, the
+  functor first visits the dataflow sub-graph below the current node iteratively, in post-order
+  (as TVM's MixedModeVisitor does), so the recursive calls that follow are all memo hits.
+"""
+
+from __future__ import annotations
+
+from irlab.errors import IrlabError
+from irlab.ir.expr import GlobalVar
+from irlab.ir.op import Op
+from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.relay.function import Function
+
+# Which method handles which node class. A subclass of a node class uses its base's entry.
+_VISIT_METHOD = {
+    Function: "visit_function",
+    Call: "visit_call",
+    Let: "visit_let",
+    Var: "visit_var",
+    GlobalVar: "visit_global_var",
+    If: "visit_if",
+    Tuple: "visit_tuple",
+    TupleGetItem: "visit_tuple_getitem",
+    Constant: "visit_constant",
+    Op: "visit_op",
+}
+
+# Expression-valued fields of each node class, in TVM's visiting order.
+_EXPR_FIELDS = {
+    Call: ("op", "args"),
+    Tuple: ("fields",),
+    TupleGetItem: ("tuple_value",),
+    Let: ("var", "value", "body"),
+    If: ("cond", "true_branch", "false_branch"),
+    Function: ("params", "body"),
+    Var: (),
+    Constant: (),
+    Op: (),
+    GlobalVar: (),
+}
+
+# Nodes whose sub-graph is expanded iteratively when recursion gets deep (not Function:
+# a function body is visited when the function itself is).
+_DATAFLOW = (Call, Tuple, TupleGetItem, Let, If)
+
+# Visit depth after which the iterative pre-pass kicks in. Each level costs ~3 Python frames.
+_DEEP = 48
+
+
+def _fields_of(cls):
+    for klass in cls.__mro__:
+        if klass in _EXPR_FIELDS:
+            return _EXPR_FIELDS[klass]
+    raise IrlabError(f"{cls.__name__} is not a Relay expression")
+
+
+def expr_children(expr):
+    """The sub-expressions of ``expr`` in visiting order (Call: op then args, ...)."""
+    out = []
+    for name in _fields_of(type(expr)):
+        value = getattr(expr, name)
+        if isinstance(value, tuple):
+            out.extend(value)
+        else:
+            out.append(value)
+    return out
+
+
+def post_order(expr, *, into_functions=True, stop=None):
+    """Every node reachable from ``expr`` once, children before parents, iteratively.
+
+    ``into_functions=False`` does not enter Function nodes (they are still listed). ``stop`` is
+    a set of nodes that are listed but not entered (already-visited nodes, for instance).
+    """
+    order = []
+    seen = set()
+    stack = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        if stop is not None and node in stop:
+            continue
+        if not into_functions and isinstance(node, Function):
+            continue
+        children = expr_children(node)
+        for child in reversed(children):
+            if child not in seen:
+                stack.append((child, False))
+    return order
+
+
+class ExprFunctor:
+    """Base functor: ``visit(expr)`` dispatches to ``visit_<kind>(expr)``, memoized by identity."""
+
+    def __init__(self):
+        self.memo_map = {}
+        self._visit_depth = 0
+
+    def visit(self, expr):
+        memo = self.memo_map
+        if expr in memo:
+            return memo[expr]
+        depth = getattr(self, "_visit_depth", None)
+        if depth is None:  # a subclass forgot to call ExprFunctor.__init__
+            self._visit_depth = depth = 0
+            if not hasattr(self, "memo_map"):
+                self.memo_map = memo = {}
+        if depth > _DEEP and isinstance(expr, _DATAFLOW):
+            self._visit_below_iteratively(expr)
+        self._visit_depth = depth + 1
+        try:
+            result = self._dispatch(expr)
+        finally:
+            self._visit_depth = depth
+        memo[expr] = result
+        return result
+
+    def _visit_below_iteratively(self, expr):
+        memo = self.memo_map
+        nodes = post_order(expr, into_functions=False, stop=memo.keys())
+        saved = self._visit_depth
+        self._visit_depth = 0
+        try:
+            for node in nodes[:-1]:  # the last one is expr itself, visited by the caller
+                if node not in memo:
+                    memo[node] = self._dispatch(node)
+        finally:
+            self._visit_depth = saved
+
+    def _dispatch(self, expr):
+        cls = type(self)
+        table = cls.__dict__.get("_dispatch_table")
+        if table is None:
+            table = {}
+            cls._dispatch_table = table
+        fn = table.get(type(expr))
+        if fn is None:
+            name = next((_VISIT_METHOD[k] for k in type(expr).__mro__ if k in _VISIT_METHOD),
+                        None)
+            if name is None:
+                raise IrlabError(f"{cls.__name__} cannot visit a {type(expr).__name__}: "
+                                 f"not a Relay expression")
+            fn = getattr(cls, name)
+            table[type(expr)] = fn
+        return fn(self, expr)
+
+    def visit_type(self, t):
+        return t
+
+    def visit_function(self, fn):
+        raise NotImplementedError("visit_function")
+
+    def visit_let(self, let):
+        raise NotImplementedError("visit_let")
+
+    def visit_call(self, call):
+        raise NotImplementedError("visit_call")
+
+    def visit_var(self, var):
+        raise NotImplementedError("visit_var")
+
+    def visit_type_var(self, tv):
+        return tv
+
+    def visit_global_var(self, gv):
+        raise NotImplementedError("visit_global_var")
+
+    def visit_if(self, ite):
+        raise NotImplementedError("visit_if")
+
+    def visit_tuple(self, tup):
+        raise NotImplementedError("visit_tuple")
+
+    def visit_tuple_getitem(self, t):
+        raise NotImplementedError("visit_tuple_getitem")
+
+    def visit_constant(self, const):
+        raise NotImplementedError("visit_constant")
+
+    def visit_op(self, op):
+        raise NotImplementedError("visit_op")
+
+
+class ExprVisitor(ExprFunctor):
+    """Visits every node once (shared sub-DAGs once); returns nothing."""
+
+    def visit_tuple(self, tup):
+        for x in tup.fields:
+            self.visit(x)
+
+    def visit_call(self, call):
+        self.visit(call.op)
+        for a in call.args:
+            self.visit(a)
+
+    def visit_var(self, var):
+        pass
+
+    def visit_let(self, let):
+        self.visit(let.var)
+        self.visit(let.value)
+        self.visit(let.body)
+
+    def visit_function(self, fn):
+        for x in fn.params:
+            self.visit(x)
+        self.visit(fn.body)
+
+    def visit_if(self, i):
+        self.visit(i.cond)
+        self.visit(i.true_branch)
+        self.visit(i.false_branch)
+
+    def visit_global_var(self, gv):
+        pass
+
+    def visit_constant(self, const):
+        pass
+
+    def visit_op(self, op):
+        pass
+
+    def visit_tuple_getitem(self, t):
+        self.visit(t.tuple_value)
+
+
+class ExprMutator(ExprFunctor):
+    """Rebuilds the expression bottom-up, copy-on-write: an unchanged node is returned as is.
+
+    Function attrs and return type are kept; a shared sub-DAG stays shared.
+    """
+
+    def visit_function(self, fn):
+        new_params = [self.visit(x) for x in fn.params]
+        new_body = self.visit(fn.body)
+        if new_body is fn.body and all(a is b for a, b in zip(new_params, fn.params)):
+            return fn
+        return Function(new_params, new_body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
+
+    def visit_let(self, let):
+        new_var = self.visit(let.var)
+        new_val = self.visit(let.value)
+        new_body = self.visit(let.body)
+        if new_var is let.var and new_val is let.value and new_body is let.body:
+            return let
+        return Let(new_var, new_val, new_body, let.span)
+
+    def visit_call(self, call):
+        new_fn = self.visit(call.op)
+        new_args = [self.visit(arg) for arg in call.args]
+        if new_fn is call.op and all(a is b for a, b in zip(new_args, call.args)):
+            return call
+        return Call(new_fn, new_args, call.attrs, call.type_args, call.span)
+
+    def visit_var(self, var):
+        return var
+
+    def visit_global_var(self, gv):
+        return gv
+
+    def visit_if(self, ite):
+        cond = self.visit(ite.cond)
+        t = self.visit(ite.true_branch)
+        f = self.visit(ite.false_branch)
+        if cond is ite.cond and t is ite.true_branch and f is ite.false_branch:
+            return ite
+        return If(cond, t, f, ite.span)
+
+    def visit_tuple(self, tup):
+        fields = [self.visit(field) for field in tup.fields]
+        if all(a is b for a, b in zip(fields, tup.fields)):
+            return tup
+        return Tuple(fields, tup.span)
+
+    def visit_tuple_getitem(self, op):
+        tuple_value = self.visit(op.tuple_value)
+        if tuple_value is op.tuple_value:
+            return op
+        return TupleGetItem(tuple_value, op.index, op.span)
+
+    def visit_constant(self, const):
+        return const
+
+    def visit_op(self, op):
+        return op

@@ -1,0 +1,1 @@
+"""Neural-network operators (``relay.nn``). Being written: see issue 2."""

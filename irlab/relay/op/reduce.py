@@ -1,0 +1,1 @@
+"""Reductions. Being written: see issue 2."""

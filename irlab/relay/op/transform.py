@@ -1,0 +1,1 @@
+"""Shape-changing (injective) operators. Being written: see issue 2."""

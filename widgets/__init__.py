@@ -1,0 +1,1 @@
+"""irlab.widgets: the notebook layer (GraphView, PassStepper...). Arrives with the explorer issue."""
