@@ -1,0 +1,6 @@
+"""Shared pytest setup: the repository root is importable without installing."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
