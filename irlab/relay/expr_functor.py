@@ -45,9 +45,11 @@ _EXPR_FIELDS = {
     GlobalVar: (),
 }
 
-# Nodes whose sub-graph is expanded iteratively when recursion gets deep (not Function:
-# a function body is visited when the function itself is).
-_DATAFLOW = (Call, Tuple, TupleGetItem, Let, If)
+# Nodes whose sub-graph is expanded iteratively when recursion gets deep. Scopes (Let, If,
+# Function) are not: a visitor may track scope in visit_let/visit_function, so their insides
+# are visited only when the visitor itself enters them. Let chains are iterated in
+# ExprVisitor/ExprMutator.visit_let instead.
+_DATAFLOW = (Call, Tuple, TupleGetItem)
 
 # Visit depth after which the iterative pre-pass kicks in. Each level costs ~3 Python frames.
 _DEEP = 48
@@ -72,11 +74,13 @@ def expr_children(expr):
     return out
 
 
-def post_order(expr, *, into_functions=True, stop=None):
+def post_order(expr, *, into_functions=True, stop=None, dataflow_only=False):
     """Every node reachable from ``expr`` once, children before parents, iteratively.
 
-    ``into_functions=False`` does not enter Function nodes (they are still listed). ``stop`` is
-    a set of nodes that are listed but not entered (already-visited nodes, for instance).
+    ``into_functions=False`` does not enter Function nodes (they are still listed);
+    ``dataflow_only=True`` enters only Call/Tuple/TupleGetItem (scopes such as Let, If and
+    Function are listed as leaves). ``stop`` is a set of nodes that are listed but not entered
+    (already-visited nodes, for instance).
     """
     order = []
     seen = set()
@@ -93,6 +97,8 @@ def post_order(expr, *, into_functions=True, stop=None):
         if stop is not None and node in stop:
             continue
         if not into_functions and isinstance(node, Function):
+            continue
+        if dataflow_only and not isinstance(node, _DATAFLOW):
             continue
         children = expr_children(node)
         for child in reversed(children):
@@ -129,13 +135,15 @@ class ExprFunctor:
 
     def _visit_below_iteratively(self, expr):
         memo = self.memo_map
-        nodes = post_order(expr, into_functions=False, stop=memo.keys())
+        nodes = post_order(expr, dataflow_only=True, stop=memo.keys())
         saved = self._visit_depth
         self._visit_depth = 0
         try:
+            # Children come first, so each visit below finds its children memoized and
+            # recurses one level only. Going through self.visit keeps subclass hooks working.
             for node in nodes[:-1]:  # the last one is expr itself, visited by the caller
                 if node not in memo:
-                    memo[node] = self._dispatch(node)
+                    self.visit(node)
         finally:
             self._visit_depth = saved
 
@@ -209,9 +217,15 @@ class ExprVisitor(ExprFunctor):
         pass
 
     def visit_let(self, let):
-        self.visit(let.var)
-        self.visit(let.value)
-        self.visit(let.body)
+        # A let chain (ANF) can be thousands deep: walk it in a loop, not by recursion.
+        body = let
+        while isinstance(body, Let):
+            self.visit(body.var)
+            self.visit(body.value)
+            if body is not let:
+                self.memo_map[body] = None
+            body = body.body
+        self.visit(body)
 
     def visit_function(self, fn):
         for x in fn.params:
@@ -250,12 +264,21 @@ class ExprMutator(ExprFunctor):
         return Function(new_params, new_body, fn.ret_type, fn.type_params, fn.attrs, fn.span)
 
     def visit_let(self, let):
-        new_var = self.visit(let.var)
-        new_val = self.visit(let.value)
-        new_body = self.visit(let.body)
-        if new_var is let.var and new_val is let.value and new_body is let.body:
-            return let
-        return Let(new_var, new_val, new_body, let.span)
+        # Iterate down the let chain, then rebuild it bottom-up (no recursion per binding).
+        chain = []
+        body = let
+        while isinstance(body, Let) and (body is let or body not in self.memo_map):
+            chain.append((body, self.visit(body.var), self.visit(body.value)))
+            body = body.body
+        result = self.visit(body)
+        for node, new_var, new_val in reversed(chain):
+            if not (new_var is node.var and new_val is node.value and result is node.body):
+                result = Let(new_var, new_val, result, node.span)
+            else:
+                result = node
+            if node is not let:
+                self.memo_map[node] = result
+        return result
 
     def visit_call(self, call):
         new_fn = self.visit(call.op)

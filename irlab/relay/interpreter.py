@@ -1,0 +1,280 @@
+"""The Relay reference interpreter: evaluates any program with numpy.
+
+It is the semantic oracle of the project: every pass, schedule and codegen test compares its
+results with this. Each operator runs its registered numpy reference implementation; the
+program is type-checked first so every call knows its output type.
+
+``relay.create_executor("debug", mod=mod).evaluate()(*inputs)`` is TVM's entry point.
+Dataflow (calls, tuples) and let chains are evaluated iteratively: deep programs do not recurse.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from irlab.errors import InterpreterError, IrlabError
+from irlab.ir.dtype import to_numpy_dtype
+from irlab.ir.expr import GlobalVar
+from irlab.ir.module import IRModule
+from irlab.ir.op import Op
+from irlab.ir.type import TensorType, TupleType
+from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.relay.function import Function
+from irlab.runtime.ndarray import NDArray, array as nd_array
+
+
+class Closure:
+    """A function value: a Relay function plus the environment it was created in."""
+
+    __slots__ = ("func", "env")
+
+    def __init__(self, func, env):
+        self.func = func
+        self.env = env
+
+    def __repr__(self):
+        return f"<closure of {len(self.func.params)} parameters>"
+
+
+_DATAFLOW = (Call, Tuple, TupleGetItem)
+
+
+class Interpreter:
+    """Evaluates expressions of a type-checked module."""
+
+    def __init__(self, mod: IRModule):
+        self.mod = mod
+
+    # -- evaluation ---------------------------------------------------------------------------
+    def eval(self, expr, env=None):
+        return self._eval(expr, dict(env or {}), {})
+
+    def _eval(self, expr, env, memo):
+        if expr in memo:
+            return memo[expr]
+        stack = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in memo:
+                continue
+            if not ready and isinstance(node, _DATAFLOW):
+                stack.append((node, True))
+                for child in reversed(_dataflow_children(node)):
+                    if child not in memo:
+                        stack.append((child, False))
+                continue
+            memo[node] = self._eval_node(node, env, memo)
+        return memo[expr]
+
+    def _eval_node(self, node, env, memo):
+        if isinstance(node, Var):
+            if node not in env:
+                raise InterpreterError(f"variable %{node.name_hint} is not bound", node)
+            return env[node]
+        if isinstance(node, Constant):
+            return node.data.numpy()
+        if isinstance(node, Tuple):
+            return tuple(memo[f] for f in node.fields)
+        if isinstance(node, TupleGetItem):
+            value = memo[node.tuple_value]
+            if not isinstance(value, tuple):
+                raise InterpreterError("TupleGetItem of a non-tuple value", node)
+            return value[node.index]
+        if isinstance(node, Call):
+            return self._eval_call(node, memo)
+        if isinstance(node, Let):
+            body = node
+            while isinstance(body, Let):
+                env[body.var] = self._eval(body.value, env, memo)
+                body = body.body
+            return self._eval(body, env, memo)
+        if isinstance(node, If):
+            cond = self._eval(node.cond, env, memo)
+            branch = node.true_branch if bool(np.asarray(cond)) else node.false_branch
+            return self._eval(branch, env, memo)
+        if isinstance(node, Function):
+            return Closure(node, env)
+        if isinstance(node, GlobalVar):
+            func = self.mod[node.name_hint]
+            if not isinstance(func, Function):
+                raise InterpreterError(f"@{node.name_hint} is not a Relay function", node)
+            return Closure(func, {})
+        if isinstance(node, Op):
+            raise InterpreterError(f"operator {node.name} used as a value; call it instead", node)
+        raise InterpreterError(f"cannot evaluate a {type(node).__name__}", node)
+
+    def _eval_call(self, call, memo):
+        args = [memo[a] for a in call.args]
+        if isinstance(call.op, Op):
+            return self._apply_op(call, args)
+        callee = memo[call.op]
+        if not isinstance(callee, Closure):
+            raise InterpreterError("calling a value that is not a function", call)
+        return self.apply_closure(callee, args)
+
+    def apply_closure(self, closure, args):
+        func = closure.func
+        if len(args) != len(func.params):
+            raise InterpreterError(f"function expects {len(func.params)} arguments, "
+                                   f"got {len(args)}", func)
+        env = dict(closure.env)
+        env.update(zip(func.params, args))
+        return self._eval(func.body, env, {})
+
+    def _apply_op(self, call, args):
+        op = call.op
+        reference = op.reference
+        if reference is None:
+            raise InterpreterError(f"operator {op.name} has no reference implementation", call)
+        out_type = call.checked_type
+        try:
+            result = reference(args, call.attrs, out_type)
+        except IrlabError:
+            raise
+        except Exception as err:  # a bug or bad input in a reference: say which op
+            raise InterpreterError(f"{op.name} failed in its reference implementation: "
+                                   f"{type(err).__name__}: {err}", call) from err
+        return _conform(result, out_type, op.name, call)
+
+
+def _dataflow_children(node):
+    if isinstance(node, Call):
+        return list(node.args) if isinstance(node.op, Op) else [node.op, *node.args]
+    if isinstance(node, Tuple):
+        return list(node.fields)
+    return [node.tuple_value]
+
+
+def _conform(value, ty, op_name, call):
+    """Check a reference result against the inferred type (catches reference bugs early)."""
+    if isinstance(ty, TupleType):
+        if not isinstance(value, (tuple, list)) or len(value) != len(ty.fields):
+            raise InterpreterError(f"{op_name}: reference returned {type(value).__name__}, "
+                                   f"expected a {len(ty.fields)}-tuple", call)
+        return tuple(_conform(v, t, op_name, call) for v, t in zip(value, ty.fields))
+    if isinstance(ty, TensorType):
+        array = np.asarray(value)
+        if array.shape != ty.shape:
+            raise InterpreterError(f"{op_name}: reference returned shape {array.shape}, "
+                                   f"type inference says {ty.shape}", call)
+        return array.astype(to_numpy_dtype(ty.dtype), copy=False)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# user-facing executor
+def _to_array(value, param, ty):
+    """Convert a user input for ``param`` and check it against its type."""
+    if isinstance(value, NDArray):
+        value = value.numpy()
+    elif isinstance(value, (numbers.Number, np.generic, list)):
+        value = np.asarray(value)
+    if isinstance(ty, TupleType):
+        if not isinstance(value, (tuple, list)) or len(value) != len(ty.fields):
+            raise IrlabError(f"input %{param.name_hint}: expected a tuple of "
+                             f"{len(ty.fields)} values")
+        return tuple(_to_array(v, param, t) for v, t in zip(value, ty.fields))
+    if not isinstance(value, np.ndarray):
+        raise IrlabError(f"input %{param.name_hint}: expected an array, got "
+                         f"{type(value).__name__}")
+    if isinstance(ty, TensorType):
+        expected_dtype = to_numpy_dtype(ty.dtype)
+        if value.shape != ty.shape:
+            raise IrlabError(f"input %{param.name_hint}: expected shape {ty.shape}, got "
+                             f"{value.shape}")
+        if value.dtype != expected_dtype:
+            if value.ndim == 0 and np.can_cast(value, expected_dtype, casting="same_kind"):
+                value = value.astype(expected_dtype)
+            else:
+                raise IrlabError(f"input %{param.name_hint}: expected dtype {ty.dtype}, got "
+                                 f"{value.dtype} (convert with .astype('{ty.dtype}'))")
+    return value
+
+
+def _to_output(value):
+    if isinstance(value, tuple):
+        return tuple(_to_output(v) for v in value)
+    if isinstance(value, Closure):
+        return value
+    return nd_array(value)
+
+
+class Executor:
+    """TVM's interpreter executor: ``evaluate(expr=None, binds=None)``."""
+
+    def __init__(self, mod: IRModule | None, device=None, target="llvm", params=None):
+        self.mod = mod if mod is not None else IRModule()
+        self.device = device
+        self.target = target
+        self.params = dict(params or {})
+
+    def _typed_module(self):
+        from irlab.relay.build_module import bind_params_by_name
+        from irlab.relay.transform import InferType
+
+        mod = self.mod
+        if self.params and "main" in mod:
+            mod = mod.copy()
+            mod["main"] = bind_params_by_name(mod["main"], self.params)
+        return InferType()(mod)
+
+    def evaluate(self, expr=None, binds=None):
+        """A callable for ``main`` (or for a function ``expr``); the value of any other expr."""
+        from irlab.relay.ty_infer import infer_expr
+
+        mod = self._typed_module()
+        if expr is None:
+            if "main" not in mod:
+                raise IrlabError("the module has no @main to evaluate")
+            func = mod["main"]
+        elif isinstance(expr, GlobalVar):
+            func = mod[expr.name_hint]
+        else:
+            if binds:
+                from irlab.relay.expr import bind
+
+                expr = bind(expr, {k: Constant(np.asarray(
+                    v.numpy() if isinstance(v, NDArray) else v)) for k, v in binds.items()})
+            typed = infer_expr(expr, mod)
+            if not isinstance(typed, Function):
+                return _to_output(Interpreter(mod).eval(typed))
+            func = typed
+        interpreter = Interpreter(mod)
+        return _Callable(interpreter, func)
+
+
+class _Callable:
+    """``f(*args, **kwargs)`` running a function in the interpreter; returns NDArrays."""
+
+    def __init__(self, interpreter, func):
+        self.interpreter = interpreter
+        self.func = func
+
+    def __call__(self, *args, **kwargs):
+        params = self.func.params
+        if len(args) > len(params):
+            raise IrlabError(f"the function takes {len(params)} inputs, got {len(args)}")
+        values = list(args) + [None] * (len(params) - len(args))
+        by_name = {p.name_hint: i for i, p in enumerate(params)}
+        for name, value in kwargs.items():
+            if name not in by_name:
+                raise IrlabError(f"no input named {name!r} (inputs: {', '.join(by_name)})")
+            values[by_name[name]] = value
+        missing = [p.name_hint for p, v in zip(params, values) if v is None]
+        if missing:
+            raise IrlabError(f"missing inputs: {', '.join(missing)}")
+        arrays = [_to_array(v, p, p.checked_type) for v, p in zip(values, params)]
+        result = self.interpreter.apply_closure(Closure(self.func, {}), arrays)
+        return _to_output(result)
+
+
+def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
+    """An executor for ``mod``: ``"debug"`` is the numpy reference interpreter."""
+    if kind != "debug":
+        raise IrlabError(f"executor kind {kind!r} needs compiled code (relay.build), which is "
+                         f"not available yet; use kind='debug' (the reference interpreter)")
+    if mod is not None and not isinstance(mod, IRModule):
+        mod = IRModule.from_expr(mod)
+    return Executor(mod, device, target, params)
