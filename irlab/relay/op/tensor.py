@@ -10,6 +10,7 @@ import numpy as np
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.ir.dtype import normalize_dtype, to_numpy_dtype
+from irlab.ir.expr import RelayExpr
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import const as _const
@@ -374,7 +375,7 @@ def ones(shape, dtype="float32"):
 
 def full(fill_value, shape=(), dtype=""):
     """A tensor of ``shape`` filled with ``fill_value`` (an expression or a number)."""
-    if not hasattr(fill_value, "checked_type"):
+    if not isinstance(fill_value, RelayExpr):
         fill_value = _const(fill_value, dtype or None)
     return make_call("full", [fill_value], InitOpAttrs(
         shape=_check_shape(shape, "full"), dtype=normalize_dtype(dtype) if dtype else ""))
@@ -389,7 +390,7 @@ def ones_like(data):
 
 
 def full_like(data, fill_value):
-    if not hasattr(fill_value, "checked_type"):
+    if not isinstance(fill_value, RelayExpr):
         fill_value = _const(fill_value)
     return make_call("full_like", [data, fill_value])
 
