@@ -1,1 +1,37 @@
-"""Neural-network operators (``relay.nn``). Being written: see issue 2."""
+"""Neural-network operators (``relay.nn``): convolution, matrix products, pooling,
+normalization, activations, bias_add, batch_flatten and pad.
+
+Each module registers its ops at import time (attrs, type relation, fusion pattern, numpy
+reference) and defines TVM's Python constructors (``relay.nn.conv2d(...)`` ...).
+"""
+
+from irlab.relay.op.nn.activation import (DropoutAttrs, LeakyReluAttrs, SoftmaxAttrs, dropout,
+                                          dropout_raw, leaky_relu, log_softmax, relu, softmax)
+from irlab.relay.op.nn.conv import Conv2DAttrs, conv2d
+from irlab.relay.op.nn.linear import (BatchMatmulAttrs, DenseAttrs, MatmulAttrs, batch_matmul,
+                                     dense, matmul)
+from irlab.relay.op.nn.misc import BiasAddAttrs, PadAttrs, batch_flatten, bias_add, pad
+from irlab.relay.op.nn.normalization import (BatchNormAttrs, LayerNormAttrs, batch_norm,
+                                             layer_norm)
+from irlab.relay.op.nn.pooling import (AdaptivePool2DAttrs, AvgPool2DAttrs, GlobalPool2DAttrs,
+                                       MaxPool2DAttrs, adaptive_avg_pool2d, adaptive_max_pool2d,
+                                       avg_pool2d, global_avg_pool2d, global_max_pool2d,
+                                       max_pool2d)
+
+__all__ = [
+    # conv
+    "Conv2DAttrs", "conv2d",
+    # linear
+    "DenseAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense", "matmul", "batch_matmul",
+    # pooling
+    "MaxPool2DAttrs", "AvgPool2DAttrs", "GlobalPool2DAttrs", "AdaptivePool2DAttrs",
+    "max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d",
+    "adaptive_max_pool2d", "adaptive_avg_pool2d",
+    # normalization
+    "BatchNormAttrs", "LayerNormAttrs", "batch_norm", "layer_norm",
+    # activation
+    "LeakyReluAttrs", "SoftmaxAttrs", "DropoutAttrs", "relu", "leaky_relu", "softmax",
+    "log_softmax", "dropout", "dropout_raw",
+    # misc
+    "BiasAddAttrs", "PadAttrs", "bias_add", "batch_flatten", "pad",
+]

@@ -1,0 +1,159 @@
+"""``nn.conv2d``: 2-D convolution with strides, asymmetric padding, dilation, groups (depthwise
+included) and any permutation layouts (NCHW/OIHW, NHWC/HWIO, NHWC/OHWI, NHWC/HWOI...)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irlab.ir.attrs import Attrs
+from irlab.ir.dtype import to_numpy_dtype
+from irlab.ir.op import OpPattern, register_op
+from irlab.ir.type import TensorType
+from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
+                                      int_pair, layout_axes, padding4)
+from irlab.relay.op.op_common import make_call, out_array
+
+
+class Conv2DAttrs(Attrs):
+    """Attributes of ``nn.conv2d`` (TVM's ``relay.attrs.Conv2DAttrs``, fields in its order)."""
+
+    _type_key = "relay.attrs.Conv2DAttrs"
+    strides: tuple = (1, 1)
+    # TVM's C++ default is (0, 0); the Python constructor always stores 4 values, so a
+    # normalized (0, 0, 0, 0) is non-default and prints, exactly as in TVM.
+    padding: tuple = (0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    channels: int = None
+    kernel_size: tuple = None
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = ""
+    out_dtype: str = ""
+
+
+def _conv2d_rel(ctx):
+    attrs = ctx.attrs
+    data = ctx.tensor(0, "data")
+    ctx.expect(data.ndim == 4, f"conv2d expects 4-D data, got shape {data.shape}")
+    dlay = layout_axes(attrs.data_layout, "NCHW", "data_layout", ctx)
+    klay = layout_axes(attrs.kernel_layout, "OIHW", "kernel_layout", ctx)
+    out_layout = attrs.out_layout or attrs.data_layout
+    layout_axes(out_layout, "NCHW", "out_layout", ctx)  # validation only
+    strides = check_pair(attrs.strides, "strides", ctx)
+    dilation = check_pair(attrs.dilation, "dilation", ctx)
+    top, left, bottom, right = padding4(attrs.padding, ctx)
+    groups = attrs.groups
+    ctx.expect(isinstance(groups, int) and groups >= 1, f"groups must be >= 1, got {groups}")
+
+    batch, in_ch = data.shape[dlay["N"]], data.shape[dlay["C"]]
+    height, width = data.shape[dlay["H"]], data.shape[dlay["W"]]
+    ctx.expect(in_ch % groups == 0,
+               f"input channels ({in_ch}, shape {data.shape}, layout "
+               f"{attrs.data_layout}) are not divisible by groups={groups}")
+
+    if not ctx.known(1) and attrs.channels is not None and attrs.kernel_size is not None:
+        # Infer an unannotated weight from the attrs, as TVM's Conv2DRel does.
+        kernel_size = check_pair(attrs.kernel_size, "kernel_size", ctx)
+        ctx.expect(attrs.channels >= 1 and attrs.channels % groups == 0,
+                   f"channels={attrs.channels} must be a positive multiple of groups={groups}")
+        oihw = {"O": attrs.channels, "I": in_ch // groups, "H": kernel_size[0],
+                "W": kernel_size[1]}
+        ctx.assign(1, TensorType(tuple(oihw[c] for c in attrs.kernel_layout), data.dtype))
+    weight = ctx.tensor(1, "weight")
+    ctx.expect(weight.ndim == 4,
+               f"conv2d expects a 4-D weight, got shape {weight.shape}")
+    out_ch, w_in = weight.shape[klay["O"]], weight.shape[klay["I"]]
+    kernel = (weight.shape[klay["H"]], weight.shape[klay["W"]])
+    where_w = f"shape {weight.shape}, layout {attrs.kernel_layout}"
+    where_d = f"shape {data.shape}, layout {attrs.data_layout}"
+    if w_in * groups != in_ch:
+        per_group = f" ({w_in} per group x {groups} groups)" if groups > 1 else ""
+        ctx.fail(f"input channels differ: data has {in_ch} channels ({where_d}) but weight "
+                 f"expects {w_in * groups}{per_group} ({where_w})")
+    ctx.expect(out_ch % groups == 0,
+               f"output channels of the weight ({out_ch}, {where_w}) are not divisible by "
+               f"groups={groups}")
+    if attrs.channels is not None:
+        ctx.expect(attrs.channels == out_ch,
+                   f"channels={attrs.channels} but the weight has {out_ch} output channels "
+                   f"({where_w})")
+    if attrs.kernel_size is not None:
+        ctx.expect(tuple(attrs.kernel_size) == kernel,
+                   f"kernel_size={tuple(attrs.kernel_size)} but the weight's kernel is "
+                   f"{kernel} ({where_w})")
+
+    out_hw = []
+    for axis, size, k, d, s, pad in (("height", height, kernel[0], dilation[0], strides[0],
+                                      top + bottom),
+                                     ("width", width, kernel[1], dilation[1], strides[1],
+                                      left + right)):
+        span = (k - 1) * d + 1
+        if size + pad < span:
+            ctx.fail(f"the dilated kernel {axis} ({span} = ({k} - 1) * {d} + 1) is larger than "
+                     f"the padded input {axis} ({size + pad} = {size} + {pad})")
+        out_hw.append((size + pad - span) // s + 1)
+    nchw = {"N": batch, "C": out_ch, "H": out_hw[0], "W": out_hw[1]}
+    shape = tuple(nchw[c] for c in out_layout)
+    return TensorType(shape, attrs.out_dtype or data.dtype)
+
+
+def conv2d_nchw(data: np.ndarray, weight: np.ndarray, strides, padding, dilation,
+                groups: int) -> np.ndarray:
+    """Grouped 2-D convolution of NCHW ``data`` with an OIHW ``weight`` (im2col + matmul)."""
+    batch, in_ch = data.shape[:2]
+    out_ch, group_in, kh, kw = weight.shape
+    top, left, bottom, right = padding
+    padded = np.pad(data, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    span = ((kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1)
+    # (N, C, positions_h, positions_w, span_h, span_w) view, then keep the strided
+    # positions and the dilated taps: (N, C, OH, OW, KH, KW).
+    windows = np.lib.stride_tricks.sliding_window_view(padded, span, axis=(2, 3))
+    patches = windows[:, :, ::strides[0], ::strides[1], ::dilation[0], ::dilation[1]]
+    out_h, out_w = patches.shape[2:4]
+    cols = patches.reshape(batch, groups, group_in, out_h, out_w, kh, kw)
+    cols = cols.transpose(1, 0, 3, 4, 2, 5, 6).reshape(groups, batch * out_h * out_w,
+                                                       group_in * kh * kw)
+    group_out = out_ch // groups
+    kernels = weight.reshape(groups, group_out, group_in * kh * kw).transpose(0, 2, 1)
+    out = np.matmul(cols, kernels)  # (G, N*OH*OW, O/G)
+    out = out.reshape(groups, batch, out_h, out_w, group_out).transpose(1, 0, 4, 2, 3)
+    return out.reshape(batch, out_ch, out_h, out_w)
+
+
+def _conv2d_reference(inputs, attrs, out_type):
+    data, weight = inputs
+    acc = acc_dtype(to_numpy_dtype(out_type.dtype))
+    # Convert to the canonical layouts, compute, then to the output layout (TVM's semantics).
+    x = data.transpose([attrs.data_layout.index(c) for c in "NCHW"]).astype(acc)
+    w = weight.transpose([attrs.kernel_layout.index(c) for c in "OIHW"]).astype(acc)
+    pad = attrs.padding
+    pad = pad * 4 if len(pad) == 1 else (pad + pad if len(pad) == 2 else pad)
+    out = conv2d_nchw(x, w, attrs.strides, pad, attrs.dilation, attrs.groups)
+    out_layout = attrs.out_layout or attrs.data_layout
+    return out_array(out.transpose(["NCHW".index(c) for c in out_layout]), out_type)
+
+
+register_op("nn.conv2d", num_inputs=2,
+            arguments=[("data", "Tensor", "The input tensor."),
+                       ("weight", "Tensor", "The weight tensor.")],
+            attrs_type=Conv2DAttrs, type_rel=_conv2d_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            reference=_conv2d_reference, support_level=2,
+            description="2-D convolution (cross-correlation) of data with a weight tensor.")
+
+
+def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+           channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="OIHW",
+           out_layout="", out_dtype=""):
+    """2-D convolution. Ints become pairs and padding becomes (top, left, bottom, right)."""
+    attrs = Conv2DAttrs(
+        strides=int_pair(strides, "strides"), padding=get_pad_tuple2d(padding),
+        dilation=int_pair(dilation, "dilation"), groups=int(groups),
+        channels=None if channels is None else int(channels),
+        kernel_size=int_pair(kernel_size, "kernel_size"), data_layout=str(data_layout),
+        kernel_layout=str(kernel_layout), out_layout=str(out_layout or ""),
+        out_dtype=dtype_or_empty(out_dtype))
+    return make_call("nn.conv2d", [data, weight], attrs)
+
+
+__all__ = ["Conv2DAttrs", "conv2d"]

@@ -1,0 +1,172 @@
+"""Matrix products: ``nn.dense`` (``data @ weight.T``), ``nn.matmul`` (with transposes) and
+``nn.batch_matmul`` (3-D, batch dimension broadcast when one side has batch 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irlab.ir.attrs import Attrs
+from irlab.ir.dtype import to_numpy_dtype
+from irlab.ir.op import OpPattern, register_op
+from irlab.ir.type import TensorType
+from irlab.relay.op.nn._utils import acc_dtype, dtype_or_empty
+from irlab.relay.op.op_common import make_call, out_array
+
+
+class DenseAttrs(Attrs):
+    """Attributes of ``nn.dense``. ``units`` has no default in TVM, so it always prints."""
+
+    _type_key = "relay.attrs.DenseAttrs"
+    units: int
+    out_dtype: str = ""
+
+
+class MatmulAttrs(Attrs):
+    """Attributes of ``nn.matmul``."""
+
+    _type_key = "relay.attrs.MatmulAttrs"
+    units: int
+    out_dtype: str = ""
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+
+class BatchMatmulAttrs(Attrs):
+    """Attributes of ``nn.batch_matmul``. The C++ default of transpose_b is False while the
+    Python constructor defaults to True, so ``transpose_b=True`` prints, as in TVM."""
+
+    _type_key = "relay.attrs.BatchMatmulAttrs"
+    out_dtype: str = ""
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+
+def _matmul_rel_impl(ctx, names, transpose_a, transpose_b):
+    """Shared by dense (transpose_b=True) and matmul: a is (..., M, K) (or (..., K, M)), b is 2-D
+    (N, K) if transpose_b else (K, N); the output is (..., M, N)."""
+    attrs = ctx.attrs
+    a_name, b_name = names
+    a = ctx.tensor(0, a_name)
+    min_rank = 2 if transpose_a else 1
+    ctx.expect(a.ndim >= min_rank,
+               f"{a_name} must have rank >= {min_rank}, got shape {a.shape}")
+    reduce = a.shape[-2] if transpose_a else a.shape[-1]
+    units = attrs.units
+    if units is not None:
+        ctx.expect(isinstance(units, int) and units >= 1, f"units must be >= 1, got {units}")
+        if not ctx.known(1):
+            # Infer an unannotated weight from units, as TVM's MatmulRel does.
+            shape = (units, reduce) if transpose_b else (reduce, units)
+            ctx.assign(1, TensorType(shape, a.dtype))
+    b = ctx.tensor(1, b_name)
+    layout = "(units, in_features)" if transpose_b else "(in_features, units)"
+    ctx.expect(b.ndim == 2, f"{b_name} must be 2-D {layout}, got shape {b.shape}")
+    b_reduce, b_units = (b.shape[1], b.shape[0]) if transpose_b else b.shape
+    ctx.expect(b_reduce == reduce,
+               f"inner dimensions differ: {a_name} has {reduce} features (shape {a.shape}) but "
+               f"{b_name} expects {b_reduce} (shape {b.shape}, {layout})")
+    if units is not None:
+        ctx.expect(b_units == units,
+                   f"units={units} but {b_name} has {b_units} units (shape {b.shape}, {layout})")
+    shape = list(a.shape)
+    if transpose_a:
+        shape[-2] = a.shape[-1]
+    shape[-1] = b_units
+    return TensorType(tuple(shape), attrs.out_dtype or a.dtype)
+
+
+def _dense_rel(ctx):
+    return _matmul_rel_impl(ctx, ("data", "weight"), False, True)
+
+
+def _matmul_rel(ctx):
+    return _matmul_rel_impl(ctx, ("tensor_a", "tensor_b"), bool(ctx.attrs.transpose_a),
+                            bool(ctx.attrs.transpose_b))
+
+
+def _batch_matmul_rel(ctx):
+    attrs = ctx.attrs
+    x, y = ctx.tensor(0, "x"), ctx.tensor(1, "y")
+    ctx.expect(x.ndim == 3, f"batch_matmul expects 3-D x, got shape {x.shape}")
+    ctx.expect(y.ndim == 3, f"batch_matmul expects 3-D y, got shape {y.shape}")
+    xb, xm, xk = (x.shape[0], x.shape[2], x.shape[1]) if attrs.transpose_a else x.shape
+    yb, yk, yn = (y.shape[0], y.shape[2], y.shape[1]) if attrs.transpose_b else y.shape
+    ctx.expect(xb == yb or xb == 1 or yb == 1,
+               f"batch dimensions differ: x has {xb} (shape {x.shape}), y has {yb} "
+               f"(shape {y.shape}); they must be equal or one of them 1")
+    ctx.expect(xk == yk,
+               f"reduction dimensions differ: x has {xk} (shape {x.shape}, transpose_a="
+               f"{bool(attrs.transpose_a)}) but y has {yk} (shape {y.shape}, transpose_b="
+               f"{bool(attrs.transpose_b)})")
+    return TensorType((max(xb, yb), xm, yn), attrs.out_dtype or x.dtype)
+
+
+def _product(a, b, out_type, transpose_a, transpose_b):
+    acc = acc_dtype(to_numpy_dtype(out_type.dtype))
+    a, b = a.astype(acc), b.astype(acc)
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    return out_array(np.matmul(a, b), out_type)
+
+
+def _dense_reference(inputs, attrs, out_type):
+    return _product(inputs[0], inputs[1], out_type, False, True)
+
+
+def _matmul_reference(inputs, attrs, out_type):
+    return _product(inputs[0], inputs[1], out_type, attrs.transpose_a, attrs.transpose_b)
+
+
+def _batch_matmul_reference(inputs, attrs, out_type):
+    return _product(inputs[0], inputs[1], out_type, attrs.transpose_a, attrs.transpose_b)
+
+
+register_op("nn.dense", num_inputs=2,
+            arguments=[("data", "Tensor", "Input data."), ("weight", "Tensor", "The weight.")],
+            attrs_type=DenseAttrs, type_rel=_dense_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            reference=_dense_reference, support_level=1,
+            description="Dense (fully connected) layer: data @ weight.T.")
+register_op("nn.matmul", num_inputs=2,
+            arguments=[("tensor_a", "Tensor", "The first input tensor."),
+                       ("tensor_b", "Tensor", "The second input tensor.")],
+            attrs_type=MatmulAttrs, type_rel=_matmul_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            reference=_matmul_reference, support_level=1,
+            description="Matrix product of an N-D tensor and a 2-D tensor, each optionally "
+                        "transposed.")
+register_op("nn.batch_matmul", num_inputs=2,
+            arguments=[("x", "3D Tensor", "The first input."),
+                       ("y", "3D Tensor", "The second input.")],
+            attrs_type=BatchMatmulAttrs, type_rel=_batch_matmul_rel,
+            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_batch_matmul_reference,
+            support_level=10, description="Batched matrix product of two 3-D tensors.")
+
+
+def _units(units):
+    return None if units is None else int(units)
+
+
+def dense(data, weight, units=None, out_dtype=""):
+    """Fully connected layer: ``data @ weight.T`` with weight of shape (units, in_features)."""
+    attrs = DenseAttrs(units=_units(units), out_dtype=dtype_or_empty(out_dtype))
+    return make_call("nn.dense", [data, weight], attrs)
+
+
+def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
+    """Matrix product ``op(a) @ op(b)``. Like TVM, the (False, True) case builds ``nn.dense``."""
+    if not transpose_a and transpose_b:
+        return dense(tensor_a, tensor_b, units, out_dtype)
+    attrs = MatmulAttrs(units=_units(units), out_dtype=dtype_or_empty(out_dtype),
+                        transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
+    return make_call("nn.matmul", [tensor_a, tensor_b], attrs)
+
+
+def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_b=True):
+    """Batched matrix product of 3-D tensors; by default ``b`` is given as (batch, N, K)."""
+    attrs = BatchMatmulAttrs(out_dtype=dtype_or_empty(out_dtype), transpose_a=bool(transpose_a),
+                             transpose_b=bool(transpose_b))
+    return make_call("nn.batch_matmul", [tensor_a, tensor_b], attrs)
+
+
+__all__ = ["DenseAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense", "matmul", "batch_matmul"]
