@@ -63,8 +63,12 @@ def _sigmoid(x):
 
 
 def _round(x):
-    # TVM rounds half away from zero (C's round), numpy rounds half to even.
-    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)) if x.dtype.kind == "f" else x
+    # TVM rounds half away from zero (C's round), numpy rounds half to even. x - trunc(x) is
+    # exact, whereas floor(x + 0.5) rounds 0.49999997 up to 1 in float32.
+    if x.dtype.kind != "f":
+        return x
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
 
 
 _UNARY = {
@@ -120,9 +124,13 @@ isnan, isinf, isfinite = (_unary_maker(n) for n in ("isnan", "isinf", "isfinite"
 # binary broadcast
 def _trunc_divide(a, b):
     if a.dtype.kind in "iu":
+        # floor quotient, moved toward zero when inexact with operands of opposite signs
+        # (np.abs(INT_MIN) overflows, so no absolute values).
         with np.errstate(all="ignore"):
-            q = np.floor_divide(np.abs(a), np.where(b == 0, 1, np.abs(b)))
-        return np.where(b == 0, 0, np.sign(a) * np.sign(b) * q)
+            safe = np.where(b == 0, 1, b).astype(b.dtype)
+            q = np.floor_divide(a, safe)
+            fix = ((a - q * safe) != 0) & ((a < 0) != (safe < 0))
+            return np.where(b == 0, 0, q + fix.astype(q.dtype))
     return np.true_divide(a, b)
 
 

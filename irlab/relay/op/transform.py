@@ -1,1 +1,1001 @@
-"""Shape-changing (injective) operators. Being written: see issue 2."""
+"""Shape-changing (injective) operators: reshape, transpose, squeeze, expand_dims, concatenate,
+stack, split, take, strided_slice, layout_transform, tile, repeat, reverse, reshape_like and
+one_hot.
+
+Attrs, defaults and relations follow TVM v0.13 (include/tvm/relay/attrs/transform.h and
+src/relay/op/tensor/transform.cc). Where TVM crashes or reads out of bounds on a bad attribute,
+the relation here rejects the call with a message stating what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+
+import numpy as np
+
+from irlab.errors import IrlabError
+from irlab.ir.attrs import Attrs
+from irlab.ir.dtype import normalize_dtype, parse_dtype, to_numpy_dtype
+from irlab.ir.expr import RelayExpr
+from irlab.ir.op import OpPattern, register_op
+from irlab.ir.type import TensorType, TupleType
+from irlab.relay.expr import Constant, Tuple, TupleWrapper
+from irlab.relay.op.op_common import make_call, out_array
+
+
+# ---------------------------------------------------------------------------------------------
+# attrs (field order and defaults as TVM's transform.h; a field without a default always prints)
+class ExpandDimsAttrs(Attrs):
+    _type_key = "relay.attrs.ExpandDimsAttrs"
+    axis: int
+    num_newaxis: int = 1
+
+
+class ConcatenateAttrs(Attrs):
+    _type_key = "relay.attrs.ConcatenateAttrs"
+    axis: int = 0
+
+
+class TransposeAttrs(Attrs):
+    _type_key = "relay.attrs.TransposeAttrs"
+    axes: tuple
+
+
+class ReshapeAttrs(Attrs):
+    _type_key = "relay.attrs.ReshapeAttrs"
+    newshape: tuple
+    allowzero: bool = False
+
+
+class ReshapeLikeAttrs(Attrs):
+    _type_key = "relay.attrs.ReshapeLikeAttrs"
+    lhs_begin: int = 0
+    lhs_end: int = None
+    rhs_begin: int = 0
+    rhs_end: int = None
+
+
+class TakeAttrs(Attrs):
+    _type_key = "relay.attrs.TakeAttrs"
+    batch_dims: int = 0
+    axis: int = None
+    mode: str = "clip"
+
+
+class StackAttrs(Attrs):
+    _type_key = "relay.attrs.StackAttrs"
+    axis: int = 0
+
+
+class RepeatAttrs(Attrs):
+    _type_key = "relay.attrs.RepeatAttrs"
+    repeats: int
+    axis: int = None
+
+
+class TileAttrs(Attrs):
+    _type_key = "relay.attrs.TileAttrs"
+    reps: tuple
+
+
+class ReverseAttrs(Attrs):
+    _type_key = "relay.attrs.ReverseAttrs"
+    axis: int = None
+
+
+class SqueezeAttrs(Attrs):
+    _type_key = "relay.attrs.SqueezeAttrs"
+    axis: tuple = None
+
+
+class SplitAttrs(Attrs):
+    _type_key = "relay.attrs.SplitAttrs"
+    indices_or_sections: object
+    axis: int = 0
+
+
+class StridedSliceAttrs(Attrs):
+    _type_key = "relay.attrs.StridedSliceAttrs"
+    begin: tuple
+    end: tuple
+    strides: tuple
+    slice_mode: str = "end"
+    axes: tuple
+
+
+class LayoutTransformAttrs(Attrs):
+    _type_key = "relay.attrs.LayoutTransformAttrs"
+    src_layout: str
+    dst_layout: str
+
+
+class OneHotAttrs(Attrs):
+    _type_key = "relay.attrs.OneHotAttrs"
+    depth: int = 1
+    axis: int = -1
+    dtype: str = None
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+_DATA = [("data", "Tensor", "The input tensor.")]
+
+
+def _check_axis(axis, ndim, ctx, what, extra=0):
+    """``axis`` in ``[-(ndim + extra), ndim + extra)``, returned non-negative; ``extra=1`` is
+    for ops that insert an axis (expand_dims, stack)."""
+    n = ndim + extra
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        ctx.fail(f"{what} must be an integer, got {axis!r}")
+    if not -n <= axis < n:
+        ctx.fail(f"{what}={axis} is out of range: expected a value in [{-n}, {n - 1}] "
+                 f"for a tensor of rank {ndim}")
+    return axis + n if axis < 0 else axis
+
+
+def _int_list(value, what):
+    """A Python int or sequence of ints as a list (constructor-side argument checking)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return [int(value)]
+    try:
+        items = list(value)
+    except TypeError:
+        raise IrlabError(f"{what} must be an integer or a sequence of integers, "
+                         f"got {value!r}") from None
+    out = []
+    for item in items:
+        inner = getattr(item, "value", item)  # tir.IntImm
+        if item is None:
+            out.append(None)
+        elif isinstance(inner, numbers.Integral) and not isinstance(inner, bool):
+            out.append(int(inner))
+        else:
+            raise IrlabError(f"{what} must hold integers, got {item!r} in {value!r}")
+    return out
+
+
+def _reshape_reference(inputs, attrs, out_type):
+    """Ops that only reinterpret the row-major element order (reshape, squeeze, ...)."""
+    return out_array(np.reshape(inputs[0], out_type.shape), out_type)
+
+
+# ---------------------------------------------------------------------------------------------
+# reshape
+def _infer_newshape(ishape, newshape, allowzero, ctx):
+    """TVM's ``InferNewShape``: resolve the special values 0, -1, -2, -3, -4 of ``newshape``."""
+    def bad(msg):
+        ctx.fail(f"cannot reshape {ishape} to newshape={newshape}: {msg}")
+
+    out, used_in, used_out = [], set(), set()
+    src, infer_pos, i = 0, -1, 0
+    while i < len(newshape):
+        value = newshape[i]
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            bad(f"entry {i} is {value!r}, expected an integer")
+        if value > 0:
+            out.append(value)
+            src += 1
+        elif value == 0 and allowzero:
+            out.append(0)
+            src += 1
+        elif value == 0:
+            if src >= len(ishape):
+                bad(f"0 at position {i} copies input dimension {src}, "
+                    f"but the input has rank {len(ishape)}")
+            used_in.add(src)
+            used_out.add(len(out))
+            out.append(ishape[src])
+            src += 1
+        elif value == -1:
+            if infer_pos >= 0:
+                bad("at most one dimension can be -1")
+            infer_pos = len(out)
+            out.append(1)
+            src += 1
+        elif value == -2:
+            while src < len(ishape):
+                used_in.add(src)
+                used_out.add(len(out))
+                out.append(ishape[src])
+                src += 1
+        elif value == -3:
+            if src + 1 >= len(ishape):
+                bad(f"-3 at position {i} merges input dimensions {src} and {src + 1}, "
+                    f"but the input has rank {len(ishape)}")
+            used_in.update((src, src + 1))
+            used_out.add(len(out))
+            out.append(ishape[src] * ishape[src + 1])
+            src += 2
+        elif value == -4:
+            if i + 2 >= len(newshape):
+                bad(f"-4 at position {i} must be followed by two dimensions")
+            if src >= len(ishape):
+                bad(f"-4 at position {i} splits input dimension {src}, "
+                    f"but the input has rank {len(ishape)}")
+            d0 = ishape[src]
+            used_in.add(src)
+            src += 1
+            d1, d2 = newshape[i + 1], newshape[i + 2]
+            i += 2
+            for d in (d1, d2):
+                if not isinstance(d, numbers.Integral) or (d <= 0 and d != -1):
+                    bad(f"the two dimensions after -4 must be positive or -1, got {d1}, {d2}")
+            if d1 == -1 and d2 == -1:
+                bad("the two dimensions after -4 cannot both be -1")
+            if d1 == -1 or d2 == -1:
+                known = d2 if d1 == -1 else d1
+                if d0 % known:
+                    bad(f"-4 splits dimension {d0}, which is not divisible by {known}")
+                d1, d2 = (d0 // known, d2) if d1 == -1 else (d1, d0 // known)
+            used_out.update((len(out), len(out) + 1))
+            out.extend((d1, d2))
+        else:
+            bad(f"unsupported special value {value} (expected a positive size, 0, -1, -2, -3 "
+                f"or -4)")
+        i += 1
+    if infer_pos >= 0:
+        known_in = math.prod(d for j, d in enumerate(ishape) if j not in used_in)
+        known_out = math.prod(d for j, d in enumerate(out) if j not in used_out and j != infer_pos)
+        if known_out == 0 or known_in % known_out:
+            bad(f"-1 cannot be inferred: {known_in} remaining elements are not a multiple of "
+                f"{known_out}")
+        out[infer_pos] = known_in // known_out
+    return tuple(out)
+
+
+def _reshape_rel(ctx):
+    data = ctx.tensor(0, "data")
+    newshape = ctx.attrs.newshape
+    if newshape is None:
+        ctx.fail("newshape is not set")
+    oshape = _infer_newshape(data.shape, tuple(newshape), bool(ctx.attrs.allowzero), ctx)
+    n_in, n_out = math.prod(data.shape), math.prod(oshape)
+    ctx.expect(n_in == n_out,
+               f"cannot reshape {data.shape} ({n_in} elements) to newshape="
+               f"{tuple(newshape)} (resolved to {oshape}, {n_out} elements)")
+    return TensorType(oshape, data.dtype)
+
+
+register_op("reshape", num_inputs=1, arguments=_DATA, attrs_type=ReshapeAttrs,
+            type_rel=_reshape_rel, pattern=OpPattern.INJECTIVE, support_level=3,
+            reference=_reshape_reference,
+            description="Reshape a tensor; newshape may use the special values 0, -1, -2, -3, -4.")
+
+
+def reshape(data, newshape, allowzero=False):
+    """Reshape ``data`` to ``newshape`` (an int or a sequence; see TVM for 0/-1/-2/-3/-4)."""
+    if isinstance(newshape, Constant):  # a constant shape is static, as in TVM
+        newshape = newshape.data.numpy().tolist()
+    return make_call("reshape", [data], ReshapeAttrs(
+        newshape=tuple(_int_list(newshape, "reshape: newshape")), allowzero=bool(allowzero)))
+
+
+# ---------------------------------------------------------------------------------------------
+# reshape_like
+def _reshape_like_rel(ctx):
+    data, like = ctx.tensor(0, "data"), ctx.tensor(1, "shape_like")
+    a = ctx.attrs
+
+    def span(begin, end, ndim, which):
+        end = ndim if end is None else end
+        b = begin + ndim if begin < 0 else begin
+        e = end + ndim if end < 0 else end
+        ctx.expect(0 <= b <= e <= ndim,
+                   f"{which}_begin={begin}, {which}_end={end} is not a valid "
+                   f"range of axes for a tensor of rank {ndim}")
+        return b, e
+
+    lb, le = span(a.lhs_begin, a.lhs_end, data.ndim, "lhs")
+    rb, re_ = span(a.rhs_begin, a.rhs_end, like.ndim, "rhs")
+    oshape = data.shape[:lb] + like.shape[rb:re_] + data.shape[le:]
+    ctx.expect(math.prod(oshape) == data.size,
+               f"cannot reshape {data.shape} ({data.size} elements) to {oshape} "
+               f"({math.prod(oshape)} elements)")
+    return TensorType(oshape, data.dtype)
+
+
+register_op("reshape_like", num_inputs=2,
+            arguments=_DATA + [("shape_like", "Tensor", "Shape tensor.")],
+            attrs_type=ReshapeLikeAttrs, type_rel=_reshape_like_rel,
+            pattern=OpPattern.INJECTIVE, support_level=3, reference=_reshape_reference,
+            description="Reshape to (part of) the shape of another tensor.")
+
+
+def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None):
+    """Reshape ``data`` so that ``data.shape[lhs_begin:lhs_end]`` becomes
+    ``shape_like.shape[rhs_begin:rhs_end]``."""
+    return make_call("reshape_like", [data, shape_like], ReshapeLikeAttrs(
+        lhs_begin=lhs_begin, lhs_end=lhs_end, rhs_begin=rhs_begin, rhs_end=rhs_end))
+
+
+# ---------------------------------------------------------------------------------------------
+# transpose
+def _transpose_axes(ndim, axes, ctx):
+    if axes is None:
+        return tuple(range(ndim - 1, -1, -1))
+    ctx.expect(len(axes) == ndim,
+               f"axes={tuple(axes)} has {len(axes)} entries, expected one per "
+               f"dimension of the rank-{ndim} input")
+    perm = tuple(_check_axis(a, ndim, ctx, "axis") for a in axes)
+    ctx.expect(len(set(perm)) == ndim, f"axes={tuple(axes)} repeats an axis")
+    return perm
+
+
+def _transpose_rel(ctx):
+    data = ctx.tensor(0, "data")
+    perm = _transpose_axes(data.ndim, ctx.attrs.axes, ctx)
+    return TensorType(tuple(data.shape[a] for a in perm), data.dtype)
+
+
+def _transpose_reference(inputs, attrs, out_type):
+    x = inputs[0]
+    axes = None if attrs.axes is None else [a % x.ndim for a in attrs.axes]
+    return out_array(np.transpose(x, axes), out_type)
+
+
+register_op("transpose", num_inputs=1, arguments=_DATA, attrs_type=TransposeAttrs,
+            type_rel=_transpose_rel, pattern=OpPattern.INJECTIVE, support_level=3,
+            reference=_transpose_reference, description="Permute the dimensions of a tensor.")
+
+
+def transpose(data, axes=None):
+    """Permute the dimensions of ``data``; ``axes=None`` reverses them."""
+    axes = None if axes is None else tuple(_int_list(axes, "transpose: axes"))
+    return make_call("transpose", [data], TransposeAttrs(axes=axes))
+
+
+# ---------------------------------------------------------------------------------------------
+# squeeze / expand_dims
+def _squeeze_rel(ctx):
+    data = ctx.tensor(0, "data")
+    axis = ctx.attrs.axis
+    if axis is None:
+        return TensorType(tuple(d for d in data.shape if d != 1), data.dtype)
+    drop = set()
+    for a in axis:
+        a = _check_axis(a, data.ndim, ctx, "axis")
+        ctx.expect(data.shape[a] == 1,
+                   f"cannot squeeze axis {a} of shape {data.shape}: its size is "
+                   f"{data.shape[a]}, expected 1")
+        drop.add(a)
+    return TensorType(tuple(d for i, d in enumerate(data.shape) if i not in drop), data.dtype)
+
+
+register_op("squeeze", num_inputs=1, arguments=_DATA, attrs_type=SqueezeAttrs,
+            type_rel=_squeeze_rel, pattern=OpPattern.INJECTIVE, support_level=3,
+            reference=_reshape_reference, description="Remove axes of size 1.")
+
+
+def squeeze(data, axis=None):
+    """Remove the size-1 axes listed in ``axis`` (all size-1 axes when ``axis`` is None)."""
+    axis = None if axis is None else tuple(_int_list(axis, "squeeze: axis"))
+    return make_call("squeeze", [data], SqueezeAttrs(axis=axis))
+
+
+def _expand_dims_rel(ctx):
+    data = ctx.tensor(0, "data")
+    ndim, axis, num = data.ndim, ctx.attrs.axis, ctx.attrs.num_newaxis
+    ctx.expect(isinstance(num, numbers.Integral) and num >= 0,
+               f"num_newaxis must be >= 0, got {num}")
+    pivot = _check_axis(axis, ndim, ctx, "axis", extra=1)
+    return TensorType(data.shape[:pivot] + (1,) * num + data.shape[pivot:], data.dtype)
+
+
+register_op("expand_dims", num_inputs=1, arguments=_DATA, attrs_type=ExpandDimsAttrs,
+            type_rel=_expand_dims_rel, pattern=OpPattern.BROADCAST, support_level=1,
+            reference=_reshape_reference,
+            description="Insert num_newaxis axes of size 1 at position axis.")
+
+
+def expand_dims(data, axis, num_newaxis=1):
+    """Insert ``num_newaxis`` size-1 axes at ``axis`` (in ``[-ndim-1, ndim]``)."""
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise IrlabError(f"expand_dims: axis must be an integer, got {axis!r}")
+    return make_call("expand_dims", [data], ExpandDimsAttrs(axis=int(axis),
+                                                            num_newaxis=int(num_newaxis)))
+
+
+# ---------------------------------------------------------------------------------------------
+# concatenate / stack
+def _tensor_fields(ctx, op_name):
+    tup = ctx.tuple(0, "data")
+    ctx.expect(len(tup.fields) > 0, f"needs at least one tensor, got an empty tuple")
+    for i, f in enumerate(tup.fields):
+        if not isinstance(f, TensorType):
+            ctx.fail(f"tuple field {i} must be a tensor, got {f}")
+    first = tup.fields[0]
+    for i, f in enumerate(tup.fields):
+        ctx.expect(f.ndim == first.ndim,
+                   f"all tensors must have the same rank: field 0 has shape "
+                   f"{first.shape}, field {i} has shape {f.shape}")
+        ctx.expect(f.dtype == first.dtype,
+                   f"all tensors must have the same dtype: field 0 is {first.dtype}, "
+                   f"field {i} is {f.dtype}")
+    return tup.fields
+
+
+def _concatenate_rel(ctx):
+    fields = _tensor_fields(ctx, "concatenate")
+    first = fields[0]
+    axis = _check_axis(ctx.attrs.axis, first.ndim, ctx, "axis")
+    for i, f in enumerate(fields):
+        for d in range(first.ndim):
+            ctx.expect(d == axis or f.shape[d] == first.shape[d],
+                       f"shapes differ outside the concatenation axis {axis}: "
+                       f"field 0 has shape {first.shape}, field {i} has shape {f.shape}")
+    shape = list(first.shape)
+    shape[axis] = sum(f.shape[axis] for f in fields)
+    return TensorType(tuple(shape), first.dtype)
+
+
+def _concatenate_reference(inputs, attrs, out_type):
+    arrays = list(inputs[0])
+    return out_array(np.concatenate(arrays, axis=attrs.axis), out_type)
+
+
+register_op("concatenate", num_inputs=1,
+            arguments=[("data", "Tensor", "The input list of tensors.")],
+            attrs_type=ConcatenateAttrs, type_rel=_concatenate_rel,
+            pattern=OpPattern.INJECTIVE, support_level=1, reference=_concatenate_reference,
+            description="Concatenate a tuple of tensors along an axis.")
+
+
+def _as_tuple_arg(data, op_name, keep_tuple):
+    """The single tuple argument of concatenate/stack. TVM's concatenate always builds a new
+    Tuple from the fields, while stack passes a Tuple expression through."""
+    if isinstance(data, RelayExpr) and not isinstance(data, Tuple):
+        return data  # an expression of tuple type is passed through as the single argument
+    fields = list(data)  # a Tuple, a TupleWrapper or a Python sequence of expressions
+    if not fields:
+        raise IrlabError(f"relay.{op_name} requires data to be non-empty.")
+    return data if keep_tuple and isinstance(data, Tuple) else Tuple(fields)
+
+
+def concatenate(data, axis):
+    """Concatenate a list/tuple of tensors along ``axis``."""
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise IrlabError(f"concatenate: axis must be an integer, got {axis!r}")
+    return make_call("concatenate", [_as_tuple_arg(data, "concatenate", False)],
+                     ConcatenateAttrs(axis=int(axis)))
+
+
+def _stack_rel(ctx):
+    fields = _tensor_fields(ctx, "stack")
+    first = fields[0]
+    for i, f in enumerate(fields):
+        ctx.expect(f.shape == first.shape,
+                   f"all tensors must have the same shape: field 0 has shape "
+                   f"{first.shape}, field {i} has shape {f.shape}")
+    axis = _check_axis(ctx.attrs.axis, first.ndim, ctx, "axis", extra=1)
+    return TensorType(first.shape[:axis] + (len(fields),) + first.shape[axis:], first.dtype)
+
+
+def _stack_reference(inputs, attrs, out_type):
+    return out_array(np.stack(list(inputs[0]), axis=attrs.axis), out_type)
+
+
+register_op("stack", num_inputs=1, arguments=[("data", "Tensor", "The input list of tensors.")],
+            attrs_type=StackAttrs, type_rel=_stack_rel, pattern=OpPattern.INJECTIVE,
+            support_level=3, reference=_stack_reference,
+            description="Stack a tuple of same-shaped tensors along a new axis.")
+
+
+def stack(data, axis):
+    """Stack a list/tuple of same-shaped tensors along a new axis ``axis``."""
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise IrlabError("For now, we only support integer axis")
+    return make_call("stack", [_as_tuple_arg(data, "stack", True)],
+                     StackAttrs(axis=int(axis)))
+
+
+# ---------------------------------------------------------------------------------------------
+# split
+def _split_points(dim, ios, ctx):
+    """The split indices along an axis of size ``dim`` (TVM's rules: sections must divide,
+    indices must be strictly ascending, positive and below ``dim``)."""
+    if isinstance(ios, numbers.Integral):
+        ctx.expect(ios > 0, f"indices_or_sections={ios} must be a positive number of "
+                            f"sections")
+        ctx.expect(dim % ios == 0,
+                   f"{ios} sections do not divide the axis of size {dim}")
+        step = dim // ios
+        return [step * k for k in range(1, ios)]
+    points, prev = list(ios), 0
+    for p in points:
+        ctx.expect(isinstance(p, numbers.Integral) and p > prev,
+                   f"indices_or_sections={tuple(points)} must be strictly ascending "
+                   f"positive integers")
+        prev = p
+    ctx.expect(prev < dim or not points,
+               f"index {prev} in indices_or_sections={tuple(points)} is not below the "
+               f"axis size {dim}")
+    return points
+
+
+def _split_rel(ctx):
+    data = ctx.tensor(0, "data")
+    ctx.expect(data.ndim > 0, "the input must have rank >= 1, got a scalar")
+    axis = _check_axis(ctx.attrs.axis, data.ndim, ctx, "axis")
+    ios = ctx.attrs.indices_or_sections
+    if ios is None:
+        ctx.fail("indices_or_sections is not set")
+    bounds = [0] + _split_points(data.shape[axis], ios, ctx) + [data.shape[axis]]
+    fields = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        shape = list(data.shape)
+        shape[axis] = hi - lo
+        fields.append(TensorType(tuple(shape), data.dtype))
+    return TupleType(fields)
+
+
+def _split_reference(inputs, attrs, out_type):
+    x = inputs[0]
+    axis = attrs.axis % x.ndim
+    ios = attrs.indices_or_sections
+    parts = np.split(x, ios if isinstance(ios, numbers.Integral) else list(ios), axis=axis)
+    return tuple(out_array(p, t) for p, t in zip(parts, out_type.fields))
+
+
+register_op("split", num_inputs=1, arguments=_DATA, attrs_type=SplitAttrs,
+            type_rel=_split_rel, pattern=OpPattern.INJECTIVE, support_level=3,
+            reference=_split_reference,
+            description="Split a tensor into equal sections or at the given indices.")
+
+
+def split(data, indices_or_sections, axis=0):
+    """Split ``data`` along ``axis``; returns a ``TupleWrapper`` of the pieces."""
+    if isinstance(indices_or_sections, numbers.Integral) and \
+            not isinstance(indices_or_sections, bool):
+        ios = int(indices_or_sections)
+        size = ios
+    else:
+        ios = tuple(_int_list(indices_or_sections, "split: indices_or_sections"))
+        size = len(ios) + 1
+    call = make_call("split", [data], SplitAttrs(indices_or_sections=ios, axis=int(axis)))
+    return TupleWrapper(call, size)
+
+
+# ---------------------------------------------------------------------------------------------
+# take
+_TAKE_MODES = ("clip", "wrap", "fast")
+
+
+def _take_rel(ctx):
+    data, indices = ctx.tensor(0, "data"), ctx.tensor(1, "indices")
+    ctx.expect(parse_dtype(indices.dtype).code in ("int", "uint"),
+               f"indices must be a tensor of integers, got {indices.dtype}")
+    a = ctx.attrs
+    ctx.expect(a.mode in _TAKE_MODES,
+               f"mode must be one of {', '.join(_TAKE_MODES)}, got {a.mode!r}")
+    if a.axis is None:
+        return TensorType(indices.shape, data.dtype)
+    axis = _check_axis(a.axis, data.ndim, ctx, "axis")
+    bd = a.batch_dims
+    bd = bd + indices.ndim if bd < 0 else bd
+    ctx.expect(0 <= bd <= indices.ndim,
+               f"batch_dims={a.batch_dims} is out of range for indices of rank "
+               f"{indices.ndim}")
+    ctx.expect(bd <= axis, f"batch_dims={bd} must not exceed axis={axis}")
+    ctx.expect(data.shape[:bd] == indices.shape[:bd],
+               f"the {bd} batch dimensions differ: data {data.shape} vs indices "
+               f"{indices.shape}")
+    oshape = data.shape[:axis] + indices.shape[bd:] + data.shape[axis + 1:]
+    return TensorType(oshape, data.dtype)
+
+
+def _take_index(idx, size, mode):
+    idx = idx.astype(np.int64)
+    if mode == "clip":  # TVM clips to [0, size - 1]: negative indices select element 0
+        return np.clip(idx, 0, max(size - 1, 0))
+    # "wrap" wraps modulo size; "fast" promises in-range indices, so wrapping is as good
+    return np.mod(idx, size) if size else idx
+
+
+def _take_reference(inputs, attrs, out_type):
+    x, idx = inputs
+    if attrs.axis is None:
+        flat = x.reshape(-1)
+        return out_array(flat[_take_index(idx, flat.size, attrs.mode)], out_type)
+    axis = attrs.axis % x.ndim
+    bd = attrs.batch_dims + idx.ndim if attrs.batch_dims < 0 else attrs.batch_dims
+    idx = _take_index(idx, x.shape[axis], attrs.mode)
+    nb, npre = math.prod(x.shape[:bd]), math.prod(x.shape[bd:axis])
+    # (batch, pre, axis, post) x (batch, idx) -> (batch, pre, idx, post); explicit sizes keep
+    # the reshapes valid for empty tensors.
+    xr = x.reshape(nb, npre, x.shape[axis], math.prod(x.shape[axis + 1:]))
+    ir = idx.reshape(nb, math.prod(idx.shape[bd:]))
+    picked = xr[np.arange(nb)[:, None, None], np.arange(npre)[None, :, None], ir[:, None, :]]
+    return out_array(picked.reshape(out_type.shape), out_type)
+
+
+register_op("take", num_inputs=2,
+            arguments=_DATA + [("indices", "Tensor", "The indices tensor.")],
+            attrs_type=TakeAttrs, type_rel=_take_rel, pattern=OpPattern.INJECTIVE,
+            support_level=3, reference=_take_reference,
+            description="Take elements along an axis (the flattened input when axis is None).")
+
+
+def take(data, indices, axis=None, batch_dims=0, mode="clip"):
+    """Take elements of ``data`` at ``indices`` along ``axis`` (flattened when None).
+
+    ``mode``: ``"clip"`` clamps indices into range, ``"wrap"`` wraps them, ``"fast"`` assumes
+    they are in range.
+    """
+    return make_call("take", [data, indices], TakeAttrs(
+        batch_dims=int(batch_dims), axis=None if axis is None else int(axis), mode=str(mode)))
+
+
+# ---------------------------------------------------------------------------------------------
+# strided_slice
+_MAX_RANGE = 2 ** 63 - 1
+
+
+def _canonical_index(index, extent, stride):
+    """TVM's ``CanonicalizeIndex``: wrap a negative index once, then clamp into range."""
+    lo, hi = (-1, extent - 1) if stride < 0 else (0, extent)
+    if index < 0:
+        index += extent
+    return min(max(index, lo), hi)
+
+
+def _slice_plan(shape, attrs, ctx):
+    """Per sliced axis ``(axis, begin, end, stride, size)`` with canonical begin/end."""
+    ndim = len(shape)
+    begin, end, strides = attrs.begin, attrs.end, attrs.strides
+    for name, value in (("begin", begin), ("end", end), ("strides", strides)):
+        if value is None:
+            ctx.fail(f"{name} is not set")
+    mode = attrs.slice_mode
+    ctx.expect(mode in ("end", "size"),
+               f"slice_mode must be 'end' or 'size', got {mode!r}")
+    begin, end, strides = list(begin), list(end), list(strides)
+    if attrs.axes is not None:
+        axes = [_check_axis(a, ndim, ctx, "axis") for a in attrs.axes]
+        ctx.expect(len(set(axes)) == len(axes),
+                   f"axes={tuple(attrs.axes)} repeats an axis")
+        ctx.expect(len(begin) == len(axes) and len(end) == len(axes)
+                   and len(strides) <= len(axes),
+                   f"begin, end and strides need one entry per axis in "
+                   f"axes={tuple(attrs.axes)}, got begin={tuple(begin)}, end={tuple(end)}, "
+                   f"strides={tuple(strides)}")
+    else:
+        axes = list(range(ndim))
+        for name, value in (("begin", begin), ("end", end), ("strides", strides)):
+            ctx.expect(len(value) <= ndim,
+                       f"{name}={tuple(value)} has more entries than the "
+                       f"input rank {ndim}")
+    n = len(axes)
+    # Missing trailing strides are 1; in "size" mode strides are ignored.
+    strides = strides + [1] * (n - len(strides))
+    if mode == "size":
+        strides = [1] * n
+    for s in strides:
+        ctx.expect(s is not None and s != 0,
+                   f"strides={tuple(attrs.strides)} must be non-zero integers")
+    plan = []
+    for k, axis in enumerate(axes):
+        s = strides[k]
+        b = begin[k] if k < len(begin) else None
+        e = end[k] if k < len(end) else None
+        # A missing (None) bound covers the whole axis in the stride's direction, as TVM's
+        # ConvertToVec; note that TVM's missing end for a negative stride is 0 (exclusive).
+        b = (0 if s > 0 else _MAX_RANGE) if b is None else b
+        if e is None:
+            e = _MAX_RANGE if s > 0 else 0
+        elif mode == "size":
+            e = _MAX_RANGE if e < 0 else b + e
+        dim = shape[axis]
+        cb, ce = _canonical_index(b, dim, s), _canonical_index(e, dim, s)
+        ctx.expect(ce <= cb if s < 0 else cb <= ce,
+                   f"begin={b}, end={e} with stride {s} is an invalid range for "
+                   f"axis {axis} of size {dim} (normalized [{cb}, {ce}))")
+        size = (abs(ce - cb) + abs(s) - 1) // abs(s)
+        plan.append((axis, cb, ce, s, size))
+    return plan
+
+
+def _strided_slice_rel(ctx):
+    data = ctx.tensor(0, "data")
+    shape = list(data.shape)
+    for axis, _, _, _, size in _slice_plan(data.shape, ctx.attrs, ctx):
+        shape[axis] = size
+    return TensorType(tuple(shape), data.dtype)
+
+
+class _RaiseCtx:
+    @staticmethod
+    def fail(msg):
+        raise IrlabError(msg)
+
+    def expect(self, cond, msg):
+        if not cond:
+            self.fail(msg)
+
+
+def _strided_slice_reference(inputs, attrs, out_type):
+    x = inputs[0]
+    index = [slice(None)] * x.ndim
+    for axis, b, e, s, size in _slice_plan(x.shape, attrs, _RaiseCtx()):
+        # Python slicing reads a stop of -1 as "last element": a negative stride that runs to
+        # the front of the axis needs stop=None instead.
+        index[axis] = slice(0, 0) if size == 0 else slice(b, e if e >= 0 else None, s)
+    return out_array(x[tuple(index)], out_type)
+
+
+register_op("strided_slice", num_inputs=1, arguments=_DATA, attrs_type=StridedSliceAttrs,
+            type_rel=_strided_slice_rel, pattern=OpPattern.INJECTIVE, support_level=4,
+            reference=_strided_slice_reference, description="Strided slice of a tensor.")
+
+
+def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
+    """Slice ``data`` from ``begin`` to ``end`` (exclusive) with ``strides`` along ``axes``
+    (all leading axes when None). ``slice_mode="size"``: ``end`` holds sizes (-1: to the end).
+    """
+    strides = strides or [1]
+    return make_call("strided_slice", [data], StridedSliceAttrs(
+        begin=tuple(_int_list(begin, "strided_slice: begin")),
+        end=tuple(_int_list(end, "strided_slice: end")),
+        strides=tuple(_int_list(strides, "strided_slice: strides")),
+        slice_mode=str(slice_mode),
+        axes=None if axes is None else tuple(_int_list(axes, "strided_slice: axes"))))
+
+
+# ---------------------------------------------------------------------------------------------
+# layout_transform
+_LAYOUT_TOKEN = re.compile(r"(\d*)([A-Za-z])")
+
+
+def parse_layout(name: str):
+    """A layout string (``NCHW``, ``NCHW16c``) as a list of ``(axis letter, factor)``;
+    primal axes are upper case with factor None, sub-axes lower case with their factor."""
+    if not isinstance(name, str) or not name:
+        raise IrlabError(f"invalid layout {name!r}: expected a non-empty string like 'NCHW16c'")
+    pos, axes = 0, []
+    for m in _LAYOUT_TOKEN.finditer(name):
+        if m.start() != pos:
+            break
+        pos = m.end()
+        digits, letter = m.groups()
+        if letter.isupper():
+            if digits:
+                raise IrlabError(f"invalid layout {name!r}: primal axis {letter} cannot have "
+                                 f"a factor ({digits})")
+            axes.append((letter, None))
+        else:
+            if not digits or int(digits) <= 0:
+                raise IrlabError(f"invalid layout {name!r}: sub-axis {letter} needs a positive "
+                                 f"factor, e.g. 16{letter}")
+            axes.append((letter, int(digits)))
+    if pos != len(name):
+        raise IrlabError(f"invalid layout {name!r}: cannot parse {name[pos:]!r}")
+    letters = [a for a, _ in axes]
+    for a in letters:
+        if letters.count(a) > 1:
+            raise IrlabError(f"invalid layout {name!r}: duplicate axis {a}")
+        if a.islower() and a.upper() not in letters:
+            raise IrlabError(f"invalid layout {name!r}: sub-axis {a} without primal axis "
+                             f"{a.upper()}")
+    return axes
+
+
+def _layout_factors(axes):
+    return {a.upper(): f for a, f in axes if f is not None}
+
+
+def _layout_plan(shape, src, dst, fail):
+    """Check ``shape`` against layout ``src``; return (src axes, dst axes, logical extents)."""
+    try:
+        src_axes, dst_axes = parse_layout(src), parse_layout(dst)
+    except IrlabError as err:
+        fail(f"{err}")
+    if len(shape) != len(src_axes):
+        fail(f"data shape {tuple(shape)} has rank {len(shape)}, but "
+             f"src_layout {src} has {len(src_axes)} axes")
+    src_primal = {a for a, f in src_axes if f is None}
+    dst_primal = {a for a, f in dst_axes if f is None}
+    if src_primal != dst_primal:
+        fail(f"cannot convert from {src} to {dst}: the primal axes differ "
+             f"({''.join(sorted(src_primal))} vs {''.join(sorted(dst_primal))})")
+    sfac = _layout_factors(src_axes)
+    extent = {}
+    for (a, f), d in zip(src_axes, shape):
+        if f is not None and d != f:
+            fail(f"data shape {tuple(shape)} does not match src_layout {src}: "
+                 f"axis {a} has size {d}, expected {f}")
+        if f is None:
+            extent[a] = d * sfac.get(a, 1)
+    return src_axes, dst_axes, extent
+
+
+def _layout_transform_rel(ctx):
+    data = ctx.tensor(0, "data")
+    _, dst_axes, extent = _layout_plan(data.shape, ctx.attrs.src_layout, ctx.attrs.dst_layout,
+                                       ctx.fail)
+    dfac = _layout_factors(dst_axes)
+    # Primal extents round up (ceil-div) when the new factor does not divide them; the extra
+    # elements are zero padding, as TVM's BijectiveLayout shape rule and topi compute.
+    oshape = tuple(f if f is not None else -(-extent[a] // dfac.get(a, 1)) for a, f in dst_axes)
+    return TensorType(oshape, data.dtype)
+
+
+def _layout_transform_reference(inputs, attrs, out_type):
+    x = inputs[0]
+    src_axes, dst_axes, extent = _layout_plan(x.shape, attrs.src_layout, attrs.dst_layout,
+                                              _RaiseCtx.fail)
+    # 1. src -> logical tensor: each primal axis followed by its sub-axis, merged.
+    primal = [a for a, f in src_axes if f is None]
+    pos = {a: i for i, (a, _) in enumerate(src_axes)}
+    order = []
+    for a in primal:
+        order.append(pos[a])
+        if a.lower() in pos:
+            order.append(pos[a.lower()])
+    logical = np.transpose(x, order).reshape([extent[a] for a in primal])
+    # 2. logical -> dst: pad each primal axis to a multiple of its dst factor, split, permute.
+    dfac = _layout_factors(dst_axes)
+    pads = [(0, -extent[a] % dfac.get(a, 1)) for a in primal]
+    if any(p for _, p in pads):
+        logical = np.pad(logical, pads)
+    split_shape, names = [], []
+    for a, d in zip(primal, logical.shape):
+        f = dfac.get(a)
+        split_shape += [d] if f is None else [d // f, f]
+        names += [a] if f is None else [a, a.lower()]
+    parts = logical.reshape(split_shape)
+    result = np.transpose(parts, [names.index(a) for a, _ in dst_axes])
+    return out_array(result, out_type)
+
+
+register_op("layout_transform", num_inputs=1, arguments=_DATA, attrs_type=LayoutTransformAttrs,
+            type_rel=_layout_transform_rel, pattern=OpPattern.INJECTIVE, support_level=5,
+            reference=_layout_transform_reference,
+            description="Change the data layout, e.g. NCHW -> NHWC or NCHW -> NCHW16c.")
+
+
+def layout_transform(data, src_layout, dst_layout):
+    """Transform ``data`` from ``src_layout`` to ``dst_layout`` (e.g. ``NCHW`` to ``NCHW16c``)."""
+    parse_layout(src_layout)
+    parse_layout(dst_layout)
+    return make_call("layout_transform", [data], LayoutTransformAttrs(
+        src_layout=src_layout, dst_layout=dst_layout))
+
+
+# ---------------------------------------------------------------------------------------------
+# tile / repeat / reverse
+def _tile_rel(ctx):
+    data = ctx.tensor(0, "data")
+    reps = ctx.attrs.reps
+    if reps is None:
+        ctx.fail("reps is not set")
+    reps = tuple(reps)
+    for r in reps:
+        ctx.expect(isinstance(r, numbers.Integral) and r > 0,
+                   f"reps={reps} must hold positive integers")
+    n = max(len(reps), data.ndim)
+    dshape = (1,) * (n - data.ndim) + data.shape
+    reps = (1,) * (n - len(reps)) + reps
+    return TensorType(tuple(d * r for d, r in zip(dshape, reps)), data.dtype)
+
+
+def _tile_reference(inputs, attrs, out_type):
+    return out_array(np.tile(inputs[0], tuple(attrs.reps)), out_type)
+
+
+register_op("tile", num_inputs=1, arguments=_DATA, attrs_type=TileAttrs, type_rel=_tile_rel,
+            pattern=OpPattern.BROADCAST, support_level=3, reference=_tile_reference,
+            description="Repeat the whole tensor reps times along each axis.")
+
+
+def tile(data, reps):
+    """Repeat the whole of ``data`` ``reps[i]`` times along axis ``i`` (numpy's tile)."""
+    return make_call("tile", [data], TileAttrs(reps=tuple(_int_list(reps, "tile: reps"))))
+
+
+def _repeat_rel(ctx):
+    data = ctx.tensor(0, "data")
+    repeats = ctx.attrs.repeats
+    ctx.expect(isinstance(repeats, numbers.Integral) and repeats >= 1,
+               f"repeats must be >= 1, got {repeats}")
+    if ctx.attrs.axis is None:
+        ctx.fail("axis is not set")
+    axis = _check_axis(ctx.attrs.axis, data.ndim, ctx, "axis")
+    shape = list(data.shape)
+    shape[axis] *= repeats
+    return TensorType(tuple(shape), data.dtype)
+
+
+def _repeat_reference(inputs, attrs, out_type):
+    x = inputs[0]
+    return out_array(np.repeat(x, attrs.repeats, axis=attrs.axis % x.ndim), out_type)
+
+
+register_op("repeat", num_inputs=1, arguments=_DATA, attrs_type=RepeatAttrs,
+            type_rel=_repeat_rel, pattern=OpPattern.BROADCAST, support_level=3,
+            reference=_repeat_reference,
+            description="Repeat each element repeats times along an axis.")
+
+
+def repeat(data, repeats, axis):
+    """Repeat each element of ``data`` ``repeats`` times along ``axis``."""
+    return make_call("repeat", [data], RepeatAttrs(repeats=int(repeats), axis=int(axis)))
+
+
+def _reverse_rel(ctx):
+    data = ctx.tensor(0, "data")
+    if ctx.attrs.axis is None:
+        ctx.fail("axis is not set")
+    _check_axis(ctx.attrs.axis, data.ndim, ctx, "axis")
+    return data
+
+
+def _reverse_reference(inputs, attrs, out_type):
+    x = inputs[0]
+    return out_array(np.flip(x, axis=attrs.axis % x.ndim), out_type)
+
+
+register_op("reverse", num_inputs=1, arguments=_DATA, attrs_type=ReverseAttrs,
+            type_rel=_reverse_rel, pattern=OpPattern.INJECTIVE, support_level=3,
+            reference=_reverse_reference, description="Reverse the elements along an axis.")
+
+
+def reverse(data, axis):
+    """Reverse the order of the elements of ``data`` along ``axis``."""
+    return make_call("reverse", [data], ReverseAttrs(axis=int(axis)))
+
+
+# ---------------------------------------------------------------------------------------------
+# one_hot
+def _one_hot_rel(ctx):
+    indices = ctx.tensor(0, "indices")
+    on, off = ctx.tensor(1, "on_value"), ctx.tensor(2, "off_value")
+    ctx.expect(parse_dtype(indices.dtype).code in ("int", "uint"),
+               f"indices must be a tensor of integers, got {indices.dtype}")
+    ctx.expect(on.shape == () and off.shape == (),
+               f"on_value and off_value must be scalars, got shapes {on.shape} and "
+               f"{off.shape}")
+    a = ctx.attrs
+    ctx.expect(isinstance(a.depth, numbers.Integral) and a.depth > 0,
+               f"depth must be positive, got {a.depth}")
+    ctx.expect(bool(a.dtype), "dtype is not set")
+    axis = indices.ndim if a.axis == -1 else a.axis
+    ctx.expect(0 <= axis <= indices.ndim,
+               f"axis={a.axis} is out of range: expected -1 or a value in "
+               f"[0, {indices.ndim}] for indices of rank {indices.ndim}")
+    return TensorType(indices.shape[:axis] + (a.depth,) + indices.shape[axis:], a.dtype)
+
+
+def _one_hot_reference(inputs, attrs, out_type):
+    idx, on, off = inputs
+    axis = idx.ndim if attrs.axis == -1 else attrs.axis
+    hot = np.expand_dims(idx.astype(np.int64), axis)
+    pos = np.arange(attrs.depth).reshape((-1,) + (1,) * (idx.ndim - axis))
+    dtype = to_numpy_dtype(out_type.dtype)
+    return out_array(np.where(hot == pos, on.astype(dtype), off.astype(dtype)), out_type)
+
+
+register_op("one_hot", num_inputs=3,
+            arguments=[("indices", "Tensor", "Locations to set to on_value."),
+                       ("on_value", "Expr", "Value to fill at indices."),
+                       ("off_value", "Expr", "Value to fill at all other positions.")],
+            attrs_type=OneHotAttrs, type_rel=_one_hot_rel,
+            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, support_level=10,
+            reference=_one_hot_reference, description="One-hot encode integer indices.")
+
+
+def one_hot(indices, on_value, off_value, depth, axis, dtype):
+    """One-hot encode ``indices``: ``on_value`` where the new axis equals the index, else
+    ``off_value`` (both scalar expressions)."""
+    return make_call("one_hot", [indices, on_value, off_value], OneHotAttrs(
+        depth=int(depth), axis=int(axis), dtype=normalize_dtype(dtype)))
+
+
+__all__ = [
+    "ExpandDimsAttrs", "ConcatenateAttrs", "TransposeAttrs", "ReshapeAttrs", "ReshapeLikeAttrs",
+    "TakeAttrs", "StackAttrs", "RepeatAttrs", "TileAttrs", "ReverseAttrs", "SqueezeAttrs",
+    "SplitAttrs", "StridedSliceAttrs", "LayoutTransformAttrs", "OneHotAttrs",
+    "reshape", "reshape_like", "transpose", "squeeze", "expand_dims", "concatenate", "stack",
+    "split", "take", "strided_slice", "layout_transform", "tile", "repeat", "reverse",
+    "one_hot",
+]
