@@ -43,7 +43,15 @@ def normalize_attr_value(value):
 
 class _AttrsMeta(NodeMeta):
     def __new__(mcls, name, bases, namespace, **kwargs):
+        annotations = dict(namespace.get("__annotations__", {}))
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        # Fields declared ``float`` take ints too (``a_min=0`` means 0.0), so values compare
+        # and print the same however they were written.
+        floats = set()
+        for base in bases:
+            floats |= getattr(base, "_float_fields", set())
+        floats |= {k for k, v in annotations.items() if v in (float, "float")}
+        cls._float_fields = floats
         key = namespace.get("_type_key")
         if key:
             _ATTRS_TYPES[key] = cls
@@ -64,7 +72,11 @@ class Attrs(Node, metaclass=_AttrsMeta):
                     f"{type(self).__name__} has no attribute {key!r} (fields: {known})")
         super().__init__(*args, **kwargs)
         for name in self._fields:
-            object.__setattr__(self, name, normalize_attr_value(getattr(self, name)))
+            value = normalize_attr_value(getattr(self, name))
+            if name in self._float_fields and isinstance(value, int) and not isinstance(
+                    value, bool):
+                value = float(value)
+            object.__setattr__(self, name, value)
 
     def keys(self):
         return list(self._fields)

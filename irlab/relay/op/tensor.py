@@ -26,8 +26,9 @@ class CastAttrs(Attrs):
 
 class ClipAttrs(Attrs):
     _type_key = "relay.attrs.ClipAttrs"
-    a_min: float = 0.0
-    a_max: float = 0.0
+    # No defaults in TVM's ClipAttrs: both bounds always print (``a_min=0f, a_max=6f``).
+    a_min: float
+    a_max: float
 
 
 class InitOpAttrs(Attrs):
