@@ -262,7 +262,7 @@ class TypeInferencer:
 
     # -- errors ---------------------------------------------------------------------------------
     def error(self, node, message):
-        raise RelayTypeError(render_type_error(node, message, self.current_function), node)
+        self._solve_error(node, message)
 
     # -- driver ---------------------------------------------------------------------------------
     def infer(self, functions: dict) -> dict:
@@ -281,12 +281,9 @@ class TypeInferencer:
     def _solve_error(self, node, message):
         if message is None:
             message = self._cannot_infer(node)
-        func = self.current_function
-        for candidate in (self.mod[n] for n in self.mod_names()) if self.mod else ():
-            if isinstance(candidate, Function) and node in _reachable(candidate):
-                func = candidate
-                break
-        raise RelayTypeError(render_type_error(node, message, func), node)
+        # Show the call inside the printed module (``def @main(...)``) when there is one.
+        context = self.mod if self.mod is not None and len(self.mod) else self.current_function
+        raise RelayTypeError(render_type_error(node, message, context), node)
 
     def _cannot_infer(self, node) -> str:
         if isinstance(node, Call) and isinstance(node.op, Op):
@@ -299,9 +296,6 @@ class TypeInferencer:
                         f"(relay.var(..., shape=...)) or give the op the attrs to derive it")
         return "cannot infer the type of this expression"
 
-    def mod_names(self):
-        return [gv.name_hint for gv in self.mod.get_global_vars()] if self.mod else []
-
     def write_back(self, func: Function) -> Function:
         resolved = {}
         for node in post_order(func):
@@ -310,10 +304,6 @@ class TypeInferencer:
                 self.error(node, f"cannot infer the type of this expression (got {ty})")
             resolved[node] = ty
         return _Annotator(resolved).visit(func)
-
-
-def _reachable(func):
-    return set(post_order(func))
 
 
 def _prim_func_type(func) -> FuncType:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+import irlab
 import irlab.relay as relay
 from irlab.ir import (DictAttrs, FuncType, GlobalVar, IRModule, TensorType, TupleType,
                       assert_structural_equal)
@@ -162,3 +163,19 @@ def test_random_functions_roundtrip_as_expressions(fn):
     parsed = parse_expr(relay.astext(fn))
     assert_structural_equal(parsed, fn)
     assert relay.astext(parsed) == relay.astext(fn)
+
+
+@pytest.mark.parametrize("name", ["simplenet", "mlp", "resnet18", "resnet50", "mobilenet_v2",
+                                  "bert"])
+def test_model_builders_roundtrip_typed_and_untyped(name):
+    from irlab.relay.testing import MODELS
+
+    mod, params = MODELS[name]()
+    for candidate in (mod, relay.transform.InferType()(mod)):
+        for text in (str(candidate), candidate.astext()):
+            parsed = irlab.parser.parse(text)
+            assert_structural_equal(parsed, candidate)
+    # With the weights bound as constants the metadata section carries them.
+    bound = irlab.IRModule.from_expr(relay.build_module.bind_params_by_name(mod["main"], params))
+    parsed = irlab.parser.parse(bound.astext())
+    assert_structural_equal(parsed, bound)

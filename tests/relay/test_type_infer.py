@@ -133,3 +133,51 @@ def test_cast_and_initializers():
                                                   relay.full(relay.const(1.5), (2, 2))])))["main"]
     assert main.ret_type == TupleType([TensorType((2, 3), "int8"), TensorType((4,), "int64"),
                                        TensorType((2, 2), "float32")])
+
+
+def _error_text(fn):
+    with pytest.raises(RelayTypeError) as info:
+        infer(fn)
+    return str(info.value)
+
+
+def test_conv2d_channel_mismatch_shows_call_with_caret():
+    data = relay.var("data", shape=(1, 3, 32, 32))
+    w = relay.var("w", shape=(8, 4, 3, 3))
+    conv = relay.nn.conv2d(data, w, kernel_size=(3, 3), padding=(1, 1))
+    text = _error_text(relay.Function([data, w], relay.nn.relu(conv)))
+    lines = text.splitlines()
+    assert lines[0].startswith("nn.conv2d: input channels differ")
+    assert "3 channels" in lines[0] and "expects 4" in lines[0]  # actual vs expected
+    assert "def @main(%data: Tensor[(1, 3, 32, 32), float32]" in text
+    call_line = next(i for i, line in enumerate(lines) if "nn.conv2d(%data, %w" in line)
+    caret_line = lines[call_line + 1]
+    code = lines[call_line]
+    start = caret_line.index("^")
+    assert code[start:].startswith("nn.conv2d(")  # the caret sits under the call
+    assert set(caret_line.split("|", 1)[1].strip()) == {"^"}
+
+
+def test_dense_inner_dimension_mismatch():
+    x = relay.var("x", shape=(4, 16))
+    w = relay.var("w", shape=(10, 15))
+    text = _error_text(relay.Function([x, w], relay.nn.dense(x, w)))
+    assert text.startswith("nn.dense: inner dimensions differ")
+    assert "16" in text.splitlines()[0] and "15" in text.splitlines()[0]
+    assert "^" in text
+
+
+def test_unannotated_weights_inferred_from_attrs():
+    data = relay.var("data", shape=(2, 3, 8, 8))
+    w = relay.var("w")
+    conv = relay.nn.conv2d(data, w, channels=5, kernel_size=(3, 3))
+    gamma, beta, mean, var = (relay.var(n) for n in ("g", "b", "m", "v"))
+    bn = relay.nn.batch_norm(conv, gamma, beta, mean, var)[0]
+    d = relay.var("d")
+    out = relay.nn.dense(relay.nn.batch_flatten(bn), d, units=7)
+    main = infer(relay.Function(relay.analysis.free_vars(out), out))["main"]
+    types = {p.name_hint: p.type_annotation for p in main.params}
+    assert types["w"] == TensorType((5, 3, 3, 3))
+    assert types["g"] == types["v"] == TensorType((5,))
+    assert types["d"] == TensorType((7, 5 * 6 * 6))
+    assert main.ret_type == TensorType((2, 7))
