@@ -1,7 +1,5 @@
-"""Relay passes (``relay.transform``): ``function_pass`` and the passes themselves.
-
-Issue 2 provides ``InferType``; the optimization passes arrive with the pass issue.
-"""
+"""Relay passes (``relay.transform``): ``function_pass``, ``InferType`` and the optimization
+passes, one module per pass (imported on first use, so ``import irlab`` stays light)."""
 
 from __future__ import annotations
 
@@ -60,5 +58,61 @@ class InferType(Pass):
         return infer_module(mod)
 
 
+# Pass name -> the module of this package that defines it.
+_PASS_MODULES = {
+    "FuseOps": "fuse_ops",
+    "DefuseOps": "fuse_ops",
+    "LabelOps": "label_ops",
+    "SimplifyInference": "simplify_inference",
+    "FoldConstant": "fold_constant",
+    "FoldScaleAxis": "fold_scale_axis",
+    "BackwardFoldScaleAxis": "fold_scale_axis",
+    "ForwardFoldScaleAxis": "fold_scale_axis",
+    "CanonicalizeOps": "canonicalize",
+    "CanonicalizeCast": "canonicalize",
+    "FastMath": "fast_math",
+    "ConvertLayout": "layout",
+    "AlterOpLayout": "layout",
+    "Legalize": "layout",
+    "EliminateCommonSubexpr": "eliminate_common_subexpr",
+    "DeadCodeElimination": "dead_code",
+    "SimplifyExpr": "simplify_expr",
+    "SimplifyExprPostAlterOp": "simplify_expr",
+    "ToANormalForm": "normal_form",
+    "ToGraphNormalForm": "normal_form",
+    "ToBasicBlockNormalForm": "normal_form",
+    "RemoveUnusedFunctions": "module_passes",
+    "Inline": "module_passes",
+    "MergeComposite": "partition_graph",
+    "AnnotateTarget": "partition_graph",
+    "MergeCompilerRegions": "partition_graph",
+    "PartitionGraph": "partition_graph",
+    "CombineParallelConv2D": "combine_parallel",
+    "CombineParallelDense": "combine_parallel",
+    "CombineParallelBatchMatmul": "combine_parallel",
+    "FlattenAtrousConv": "build_pipeline_passes",
+    "SplitArgs": "build_pipeline_passes",
+    "PlanDevices": "build_pipeline_passes",
+    "AnnotateMemoryScope": "build_pipeline_passes",
+    "QnnLegalize": "build_pipeline_passes",
+    "QnnCanonicalize": "build_pipeline_passes",
+}
+
+
+def __getattr__(name):
+    module = _PASS_MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irlab.relay.transform' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"irlab.relay.transform.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PASS_MODULES))
+
+
 __all__ = ["FunctionPass", "function_pass", "InferType", "module_pass", "Sequential",
-           "PassContext", "PassInfo", "ModulePass", "PrintIR", "IRModule"]
+           "PassContext", "PassInfo", "ModulePass", "PrintIR", "IRModule", *_PASS_MODULES]

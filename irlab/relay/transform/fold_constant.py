@@ -1,0 +1,6 @@
+"""Placeholder: being written (issue 3)."""
+
+
+def FoldConstant(*args, **kwargs):
+    raise NotImplementedError("FoldConstant is being written")
+

@@ -1,0 +1,6 @@
+"""Placeholder: being written (issue 3)."""
+
+
+def LabelOps(*args, **kwargs):
+    raise NotImplementedError("LabelOps is being written")
+

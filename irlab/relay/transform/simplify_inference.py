@@ -1,0 +1,6 @@
+"""Placeholder: being written (issue 3)."""
+
+
+def SimplifyInference(*args, **kwargs):
+    raise NotImplementedError("SimplifyInference is being written")
+
