@@ -112,6 +112,8 @@ class PassContext:
 
     # -- instrument protocol ------------------------------------------------------------------
     def _instrument_before(self, mod, info) -> bool:
+        """TVM's InstrumentBeforePass: all should_run ANDed (skipped for required passes), then
+        every run_before_pass. Returns whether the pass runs."""
         if not self.instruments:
             return True
         should_run = True
@@ -119,36 +121,53 @@ class PassContext:
             for instrument in self.instruments:
                 fn = getattr(instrument, "should_run", None)
                 if fn is not None:
-                    should_run &= bool(fn(mod, info))
+                    should_run &= bool(_guarded(fn, f"should_run of {_name(instrument)}",
+                                                mod, info))
         if should_run:
             for instrument in self.instruments:
                 fn = getattr(instrument, "run_before_pass", None)
                 if fn is not None:
-                    fn(mod, info)
+                    _guarded(fn, f"run_before_pass of {_name(instrument)}", mod, info)
         return should_run
 
     def _instrument_after(self, mod, info):
         for instrument in self.instruments:
             fn = getattr(instrument, "run_after_pass", None)
             if fn is not None:
-                fn(mod, info)
+                _guarded(fn, f"run_after_pass of {_name(instrument)}", mod, info)
+
+
+def _name(instrument) -> str:
+    return getattr(instrument, "name", type(instrument).__name__)
+
+
+def _guarded(fn, what, *args):
+    """Call ``fn``; any non-irlab exception comes out as an IrlabError (TVM's TVMError) that
+    says where it happened and keeps the original as its cause."""
+    try:
+        return fn(*args)
+    except IrlabError:
+        raise
+    except Exception as err:
+        raise IrlabError(f"{what} raised {type(err).__name__}: {err}") from err
 
 
 def _enter_instruments(ctx):
     entered = []
     for instrument in ctx.instruments:
+        fn = getattr(instrument, "enter_pass_ctx", None)
         try:
-            fn = getattr(instrument, "enter_pass_ctx", None)
             if fn is not None:
-                fn()
-            entered.append(instrument)
-        except Exception:
+                _guarded(fn, f"enter_pass_ctx of {_name(instrument)}")
+        except IrlabError:
+            # TVM: drop the instruments, exit only those whose enter succeeded, re-raise.
             ctx.instruments = []
             for done in entered:
-                fn = getattr(done, "exit_pass_ctx", None)
-                if fn is not None:
-                    fn()
+                exit_fn = getattr(done, "exit_pass_ctx", None)
+                if exit_fn is not None:
+                    _guarded(exit_fn, f"exit_pass_ctx of {_name(done)}")
             raise
+        entered.append(instrument)
 
 
 def _exit_instruments(ctx):
@@ -157,9 +176,9 @@ def _exit_instruments(ctx):
         if fn is None:
             continue
         try:
-            fn()
-        except Exception:
-            ctx.instruments = []
+            _guarded(fn, f"exit_pass_ctx of {_name(instrument)}")
+        except IrlabError:
+            ctx.instruments = []  # later instruments get no exit, as in TVM
             raise
 
 
@@ -175,7 +194,7 @@ class Pass:
         ctx = PassContext.current()
         if not ctx._instrument_before(mod, self.info):
             return mod
-        result = self.transform_module(mod, ctx)
+        result = _guarded(self.transform_module, f"pass {self.info.name}", mod, ctx)
         ctx._instrument_after(result, self.info)
         return result
 
