@@ -13,8 +13,9 @@ from irlab.ir import IRModule
 from irlab.runtime.ndarray import cpu, device, Device
 from irlab import nd, runtime
 from irlab import transform
+from irlab import instrument
 from irlab import relay
 from irlab import parser
 
 __all__ = ["IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError", "ir",
-           "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform", "relay", "parser"]
+           "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform", "instrument", "relay", "parser"]

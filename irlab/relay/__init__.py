@@ -19,4 +19,5 @@ from irlab.relay.printer import astext, pretty_print
 from irlab.relay.parser import fromtext, parse_expr
 from irlab.relay.build_module import create_executor, bind_params_by_name
 from irlab.relay import build_module
+from irlab.relay.pipeline import optimize
 

@@ -96,6 +96,7 @@ _PASS_MODULES = {
     "AnnotateMemoryScope": "build_pipeline_passes",
     "QnnLegalize": "build_pipeline_passes",
     "QnnCanonicalize": "build_pipeline_passes",
+    "QnnLegalizeSequence": "build_pipeline_passes",
 }
 
 
