@@ -1,0 +1,202 @@
+"""Relay programs as ``networkx.DiGraph``s, built by an ``ExprVisitor``.
+
+Every node of the graph carries what a viewer shows and what the inspector lists:
+``kind`` (input, param, const, call, tuple, getitem, if, fn, global), ``title`` (op or name),
+``attrs`` (non-default attributes, as text), ``type`` (the inferred type), ``name``,
+``cluster`` (the fused/composite function it belongs to) and ``ir_line`` (its line in the
+printed program). Edges go from an argument to its user and carry the argument ``index``.
+
+Functions called in place (``Primitive=1`` after FuseOps, ``Composite=...`` after
+MergeComposite) become clusters holding their inner ops: the function's parameters are not
+drawn, edges run from the call's arguments straight to the inner users. Tuples and
+``TupleGetItem`` are drawn as they are; a ``let`` variable stands for its value.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from irlab.ir.expr import GlobalVar
+from irlab.ir.module import IRModule
+from irlab.ir.op import Op
+from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.relay.expr_functor import ExprVisitor
+from irlab.relay.function import Function
+from irlab.viz.identity import NodeIds
+
+_ATTRS_SHOWN = 3  # non-default attrs written into a node's label; the inspector shows all
+
+
+def _type_text(node) -> str:
+    return str(node.checked_type) if node.has_checked_type() else ""
+
+
+def _attr_text(value) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_attr_text(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+class RelayGraphBuilder(ExprVisitor):
+    """Visits a module's functions and adds one graph node per program node."""
+
+    def __init__(self, graph, ids, params=(), lines=None):
+        super().__init__()
+        self.graph = graph
+        self.ids = ids
+        self.params = set(params)
+        self.lines = lines or {}
+        self.alias = {}  # var -> graph node that stands for it (fused params, lets)
+        self.ref = {}  # expr -> graph node id representing its value
+        self.cluster = None
+
+    # -- helpers ------------------------------------------------------------------------------
+    def add(self, expr, kind, title, **extra):
+        ident = self.ids[expr]
+        line = self.lines.get(expr)
+        self.graph.add_node(ident, kind=kind, title=title, name=extra.pop("name", ""),
+                            type=_type_text(expr), attrs=extra.pop("attrs", {}),
+                            cluster=self.cluster, ir_line=line[0] if line else None,
+                            expr=expr, **extra)
+        self.ref[expr] = ident
+        return ident
+
+    def value_of(self, expr):
+        """The graph node standing for ``expr``'s value (visiting it first)."""
+        self.visit(expr)
+        if isinstance(expr, Var) and expr in self.alias:
+            return self.alias[expr]
+        return self.ref.get(expr)
+
+    def connect(self, sources, target):
+        for index, source in enumerate(sources):
+            node = self.value_of(source)
+            if node is not None:
+                self.graph.add_edge(node, target, index=index)
+
+    # -- visitors -----------------------------------------------------------------------------
+    def visit_var(self, var):
+        if var in self.alias:
+            return
+        kind = "param" if var.name_hint in self.params else "input"
+        self.add(var, kind, var.name_hint, name=var.name_hint)
+
+    def visit_constant(self, const):
+        data = const.data
+        title = f"const {data.dtype}"
+        if data.shape == ():
+            title = f"const {data.numpy().item()!r}"
+        self.add(const, "const", title, shape=list(data.shape))
+
+    def visit_global_var(self, gv):
+        self.add(gv, "global", "@" + gv.name_hint, name=gv.name_hint)
+
+    def visit_op(self, op):
+        pass
+
+    def visit_tuple(self, tup):
+        ident = self.add(tup, "tuple", "tuple")
+        self.connect(tup.fields, ident)
+
+    def visit_tuple_getitem(self, t):
+        ident = self.add(t, "getitem", f".{t.index}", index=t.index)
+        self.connect([t.tuple_value], ident)
+
+    def visit_if(self, ite):
+        ident = self.add(ite, "if", "if")
+        self.connect([ite.cond, ite.true_branch, ite.false_branch], ident)
+
+    def visit_let(self, let):
+        body = let
+        while isinstance(body, Let):
+            value = self.value_of(body.value)
+            self.alias[body.var] = value
+            if value is not None:
+                self.graph.nodes[value]["name"] = self.graph.nodes[value]["name"] or \
+                    body.var.name_hint
+            body = body.body
+        self.ref[let] = self.value_of(body)
+
+    def visit_function(self, fn):
+        # A function value not called in place: one node (its body is not expanded).
+        self.add(fn, "fn", "fn", attrs=dict(fn.attrs.items) if fn.attrs else {})
+
+    def visit_call(self, call):
+        op = call.op
+        if isinstance(op, Function):
+            self.inline_function(call, op)
+            return
+        if isinstance(op, Op):
+            attrs = {k: _attr_text(v) for k, v in call.attrs.non_default_items()} \
+                if call.attrs is not None and hasattr(call.attrs, "non_default_items") else {}
+            shown = ", ".join(f"{k}={v}" for k, v in list(attrs.items())[:_ATTRS_SHOWN])
+            ident = self.add(call, "call", op.name, op=op.name, attrs=attrs, summary=shown)
+        else:
+            title = "@" + op.name_hint if isinstance(op, GlobalVar) else "call"
+            ident = self.add(call, "call", title, op=title)
+            if not isinstance(op, GlobalVar):
+                self.connect([op], ident)
+        self.connect(call.args, ident)
+
+    def inline_function(self, call, fn):
+        """A function called in place becomes a cluster of its inner nodes."""
+        for param, arg in zip(fn.params, call.args):
+            self.alias[param] = self.value_of(arg)
+        outer = self.cluster
+        # Named after the call's stable id, so the same fused function keeps its cluster id
+        # from one pass to the next.
+        cluster_id = f"cluster_{self.ids[call]}"
+        attrs = dict(fn.attrs.items) if fn.attrs is not None else {}
+        kind = "primitive" if attrs.get("Primitive") else (
+            "composite" if "Composite" in attrs else "function")
+        label = attrs.get("Composite") or _fused_name(fn)
+        self.graph.graph.setdefault("clusters", {})[cluster_id] = {
+            "kind": kind, "label": label, "parent": outer,
+            "attrs": {k: _attr_text(v) for k, v in attrs.items()}, "call": call}
+        self.cluster = cluster_id
+        try:
+            self.ref[call] = self.value_of(fn.body)
+        finally:
+            self.cluster = outer
+
+
+def _fused_name(fn) -> str:
+    """``fused_conv2d_add_relu``-style name from the ops inside a function."""
+    from irlab.relay.expr_functor import post_order
+
+    names = [n.op.name.split(".")[-1] for n in post_order(fn.body)
+             if isinstance(n, Call) and isinstance(n.op, Op)]
+    return "fused_" + "_".join(names) if names else "fn"
+
+
+def build_relay_graph(program, params=None, ids: NodeIds | None = None) -> nx.DiGraph:
+    """The graph of ``program`` (IRModule, Function or expression).
+
+    ``params``: names of the weights (a dict of params or a list of names) so they are drawn
+    as parameters, not inputs. ``ids``: a ``NodeIds`` shared across versions of the program,
+    so nodes keep their ids from one pass to the next.
+    """
+    from irlab.relay.printer import pretty_print_located
+
+    mod = program if isinstance(program, IRModule) else IRModule.from_expr(program)
+    ids = ids or NodeIds()
+    funcs = [f for _, f in sorted(mod.functions.items(), key=lambda kv: (
+        kv[0].name_hint != "main", kv[0].name_hint)) if isinstance(f, Function)]
+    node_ids = ids.assign(funcs)
+    try:
+        _, locations = pretty_print_located(mod)
+    except Exception:  # a picture without line links is still a picture
+        locations = {}
+    graph = nx.DiGraph()
+    graph.graph["clusters"] = {}
+    builder = RelayGraphBuilder(graph, node_ids, params=params or (), lines=locations)
+    for gv, func in sorted(mod.functions.items(), key=lambda kv: kv[0].name_hint != "main"):
+        if not isinstance(func, Function):
+            continue
+        for p in func.params:
+            builder.visit(p)
+        out = builder.value_of(func.body)
+        graph.graph.setdefault("outputs", {})[gv.name_hint] = out
+    return graph
