@@ -1,0 +1,205 @@
+"""A recorded run of a pass pipeline, ready to be viewed: the model behind the pass stepper and
+the static HTML report (no Jupyter needed).
+
+``PassTrace(mod, passes)`` runs the passes under an ``IRSnapshot`` and keeps one *step* per
+pass run (nested runs included). For any step it gives the printed program, the graph (node
+ids stable across steps), and for any two steps the text diff and the graph diff. On request
+it also runs the interpreter after every step on the same inputs (*numerics*: the first step
+whose results differ from the original) and tells which steps created or changed a node
+(*provenance*).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from irlab.instrument import IRSnapshot
+from irlab.ir.module import IRModule
+from irlab.transform import PassContext, Sequential
+from irlab.viz.graph_diff import graph_diff
+from irlab.viz.identity import NodeIds
+from irlab.viz.relay_graph import build_relay_graph
+from irlab.viz.text_diff import diff_lines
+
+
+def default_pipeline() -> list:
+    """relay.build's optimization pipeline (``relay.optimize``): the Sequential of steps 1-23
+    followed by the post-fusion passes."""
+    from irlab.relay.pipeline import optimization_passes, post_fusion_passes
+
+    return [Sequential(optimization_passes(), name="sequential"), *post_fusion_passes()]
+
+
+@dataclass
+class Step:
+    """One pass run (index 0 is the input program, before any pass)."""
+
+    index: int
+    name: str
+    depth: int
+    parent: int | None
+    opt_level: int
+    seconds: float
+    changed: bool
+    module: IRModule
+    node_count: int = 0
+    op_counts: dict = field(default_factory=dict)
+    error: float | None = None  # max relative error vs the input program (numerics)
+    abs_error: float | None = None
+
+
+class PassTrace:
+    """Runs ``passes`` on ``mod`` and records every step.
+
+    ``passes``: a list of passes (default: relay.optimize's pipeline). ``params``: weights bound
+    as constants first (as relay.build does). ``opt_level``/``disabled_pass``/``required_pass``:
+    the PassContext the pipeline runs under.
+    """
+
+    def __init__(self, mod, passes=None, params=None, opt_level=3, disabled_pass=(),
+                 required_pass=(), config=None):
+        from irlab.relay.build_module import bind_params_by_name
+        from irlab.relay.transform import InferType
+
+        mod = mod if isinstance(mod, IRModule) else IRModule.from_expr(mod)
+        self.params = dict(params or {})
+        if self.params:
+            mod = mod.copy()
+            mod["main"] = bind_params_by_name(mod["main"], self.params)
+        self.input = InferType()(mod)
+        self.passes = list(passes) if passes is not None else default_pipeline()
+        self.opt_level = opt_level
+        self.disabled_pass = list(disabled_pass)
+        self.required_pass = list(required_pass)
+        self.config = dict(config or {})
+        self.steps: list[Step] = []
+        self.output = None
+        self.error = None  # the exception a pass raised, if the pipeline failed
+        self._ids = NodeIds()
+        self._graphs: dict = {}
+        self._texts: dict = {}
+        self.run()
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self):
+        snapshot = IRSnapshot()
+        start = time.perf_counter()
+        mod = self.input
+        try:
+            with PassContext(opt_level=self.opt_level, disabled_pass=self.disabled_pass,
+                             required_pass=self.required_pass, instruments=[snapshot],
+                             config=self.config):
+                for pass_ in self.passes:
+                    mod = pass_(mod)
+        except Exception as err:  # keep what ran: the viewer shows the failing pass
+            self.error = err
+        self.seconds = time.perf_counter() - start
+        self.output = mod
+        from irlab.instrument import module_counts
+
+        nodes, ops = module_counts(self.input)
+        self.steps = [Step(0, "input", 0, None, 0, 0.0, False, self.input, nodes, dict(ops))]
+        for record in snapshot.records:
+            self.steps.append(Step(
+                record.index + 1, record.name, record.depth,
+                None if record.parent is None else record.parent + 1, record.opt_level,
+                record.seconds, record.changed,
+                record.after if record.after is not None else record.before,
+                record.node_count, dict(record.op_counts)))
+
+    def __len__(self):
+        return len(self.steps)
+
+    def __getitem__(self, index) -> Step:
+        return self.steps[index]
+
+    # -- views of a step -------------------------------------------------------------------------
+    def text(self, index) -> str:
+        """The printed program after step ``index``."""
+        if index not in self._texts:
+            self._texts[index] = str(self.steps[index].module)
+        return self._texts[index]
+
+    def graph(self, index):
+        """The graph after step ``index``. Graphs are built in step order so that node ids
+        follow each node through the passes; an unchanged step shares its predecessor's."""
+        if index in self._graphs:
+            return self._graphs[index]
+        for i in range(index + 1):
+            if i in self._graphs:
+                continue
+            step = self.steps[i]
+            if i > 0 and not step.changed:  # same structure: same picture
+                self._graphs[i] = self._graphs[i - 1]
+            else:
+                self._graphs[i] = build_relay_graph(step.module, self.params, self._ids)
+        return self._graphs[index]
+
+    def diff(self, a, b, ignore_types=False) -> dict:
+        """Text and graph difference between any two steps."""
+        return {"text": diff_lines(self.text(a), self.text(b), ignore_types),
+                "graph": graph_diff(self.graph(a), self.graph(b))}
+
+    def provenance(self, node_id) -> list:
+        """Indexes of the steps that created or changed graph node ``node_id``."""
+        hits = []
+        for i in range(1, len(self.steps)):
+            if not self.steps[i].changed:
+                continue
+            state = graph_diff(self.graph(i - 1), self.graph(i)).get(node_id)
+            if state in ("added", "changed"):
+                hits.append(i)
+        return hits
+
+    # -- numerics ---------------------------------------------------------------------------------
+    def check_numerics(self, inputs=None, seed=0, rtol=1e-4, atol=1e-4, only_changed=True):
+        """Run the interpreter after each step on the same inputs; fill ``Step.error``.
+
+        Returns the first step whose outputs differ from the input program's (or None).
+        """
+        from irlab.testing.check import random_inputs, run_module
+
+        if inputs is None:
+            inputs = random_inputs(self.input, seed)
+        reference = run_module(self.input, inputs)
+        first_bad = None
+        last_error = (0.0, 0.0)
+        previous = None
+        for step in self.steps[1:]:
+            if only_changed and not step.changed and previous is not None:
+                step.error, step.abs_error = last_error[1], last_error[0]
+                continue
+            got = run_module(step.module, inputs)
+            abs_err, rel_err = _errors(reference, got)
+            step.error, step.abs_error = rel_err, abs_err
+            last_error = (abs_err, rel_err)
+            previous = step
+            if first_bad is None and not _close(reference, got, rtol, atol):
+                first_bad = step
+        self.steps[0].error = self.steps[0].abs_error = 0.0
+        return first_bad
+
+
+def _errors(expected, got):
+    if len(expected) != len(got):
+        return float("inf"), float("inf")
+    abs_err = rel_err = 0.0
+    for e, g in zip(expected, got):
+        if e.shape != g.shape:
+            return float("inf"), float("inf")
+        diff = np.abs(e.astype(np.float64) - g.astype(np.float64))
+        if diff.size:
+            # Norm-wise relative error: elementwise ratios explode where the reference is ~0.
+            worst = float(np.nanmax(diff))
+            abs_err = max(abs_err, worst)
+            rel_err = max(rel_err, worst / max(float(np.nanmax(np.abs(e))), 1e-12))
+    return abs_err, rel_err
+
+
+def _close(expected, got, rtol, atol) -> bool:
+    return len(expected) == len(got) and all(
+        e.shape == g.shape and np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
+        for e, g in zip(expected, got))

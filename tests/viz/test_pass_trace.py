@@ -1,0 +1,62 @@
+"""PassTrace: every pass run recorded with nesting; text and graph diffs between any steps;
+numerics per step pointing at the first step that changes results; provenance of nodes."""
+
+import irlab
+from irlab import relay
+from irlab.relay.testing import MODELS
+from irlab.relay.transform import InferType, function_pass
+from irlab.viz.pass_trace import PassTrace
+
+
+def _rewrite(name, src, make):
+    @function_pass(opt_level=0, name=name)
+    def rewrite(func, mod, ctx):
+        class Mutator(relay.ExprMutator):
+            def visit_call(self, call):
+                new = super().visit_call(call)
+                return make(new.args[0]) if new.op.name == src else new
+        return Mutator().visit(func)
+    return rewrite
+
+
+def test_steps_nesting_and_changes():
+    mod, params = MODELS["simplenet"]()
+    seq = irlab.transform.Sequential([InferType(), _rewrite("Exp", "nn.relu",
+                                                            lambda x: relay.nn.relu(x))],
+                                     name="seq")
+    trace = PassTrace(mod, [seq], params=params)
+    assert [(s.name, s.depth, s.parent) for s in trace] == [
+        ("input", 0, None), ("seq", 0, None), ("InferType", 1, 1), ("Exp", 1, 1),
+        ("InferType", 2, 3)]
+    assert trace.error is None and trace.output is trace[-1].module
+
+
+def test_numerics_points_at_first_bad_step_and_provenance():
+    mod, params = MODELS["simplenet"]()
+    good = _rewrite("Same", "nn.relu", lambda x: relay.maximum(x, relay.const(0.0)))
+    bad = _rewrite("Wrong", "maximum", lambda x: relay.sigmoid(x))
+    trace = PassTrace(mod, [good, bad], params=params)
+    first = trace.check_numerics()
+    assert first is not None and first.name == "Wrong"
+    same = next(s for s in trace if s.name == "Same")
+    assert same.changed and same.error < 1e-6
+    assert first.error > 1e-2
+    g = trace.graph(len(trace) - 1)
+    sig = next(i for i, d in g.nodes(data=True) if d["title"] == "sigmoid")
+    assert [trace[i].name for i in trace.provenance(sig)] == ["Wrong"]
+
+
+def test_diff_between_any_two_steps_and_failure_kept():
+    mod, params = MODELS["mlp"]()
+
+    @irlab.transform.module_pass(opt_level=0, name="Boom")
+    def boom(mod, ctx):
+        raise RuntimeError("broken pass")
+
+    trace = PassTrace(mod, [_rewrite("Soft", "nn.softmax", relay.nn.log_softmax), boom])
+    assert trace.error is not None and "broken pass" in str(trace.error)
+    names = [s.name for s in trace]
+    assert names[:2] == ["input", "Soft"]
+    d = trace.diff(0, 2)
+    assert any(row.tag != "equal" for row in d["text"])
+    assert "changed" in d["graph"].values() or "added" in d["graph"].values()
