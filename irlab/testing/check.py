@@ -29,24 +29,36 @@ def random_value(ty, rng):
     return rng.integers(-5, 6 if dtype.kind == "i" else 11, ty.shape).astype(dtype)
 
 
-def random_inputs(mod, seed=0, skip=()) -> dict:
-    """Random inputs for every parameter of ``@main`` (by name), except those in ``skip``."""
+def random_inputs(mod, seed=0, skip=()):
+    """Random inputs for every parameter of ``@main`` except those named in ``skip``: a dict
+    by name, or a list in parameter order when names repeat (random programs)."""
     from irlab.relay.transform import InferType
 
     mod = InferType()(_as_module(mod))
     rng = np.random.default_rng(seed)
-    return {p.name_hint: random_value(p.checked_type, rng)
-            for p in mod["main"].params if p.name_hint not in skip}
+    params = [p for p in mod["main"].params if p.name_hint not in skip]
+    values = [random_value(p.checked_type, rng) for p in params]
+    names = [p.name_hint for p in params]
+    if len(set(names)) == len(names):
+        return dict(zip(names, values))
+    return values
 
 
-def run_module(mod, inputs: dict, params=None) -> list:
-    """Evaluate ``@main`` with the interpreter; the outputs as a flat list of numpy arrays."""
+def run_module(mod, inputs, params=None) -> list:
+    """Evaluate ``@main`` with the interpreter; the outputs as a flat list of numpy arrays.
+
+    ``inputs``: a dict by parameter name (extra names are ignored), or a list in parameter
+    order (for programs whose parameter names repeat).
+    """
     from irlab.relay.interpreter import create_executor
 
     mod = _as_module(mod)
-    names = {p.name_hint for p in mod["main"].params}
-    kwargs = {k: v for k, v in inputs.items() if k in names}
-    result = create_executor("debug", mod=mod, params=params).evaluate()(**kwargs)
+    run = create_executor("debug", mod=mod, params=params).evaluate()
+    if isinstance(inputs, dict):
+        names = {p.name_hint for p in mod["main"].params}
+        result = run(**{k: v for k, v in inputs.items() if k in names})
+    else:
+        result = run(*inputs)
     out = []
     stack = [result]
     while stack:
