@@ -83,14 +83,16 @@ class Node(metaclass=NodeMeta):
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     # -- generic helpers derived from _fields ---------------------------------------------
-    def fields(self) -> dict[str, Any]:
+    def field_values(self) -> dict[str, Any]:
+        """All declared fields by name (not ``fields()``: Relay's Tuple has a field of that
+        name)."""
         return {name: getattr(self, name) for name in self._fields}
 
     def with_fields(self, **changes) -> "Node":
         """A copy with some fields replaced; returns ``self`` when nothing changes."""
         if all(getattr(self, k) is v for k, v in changes.items()):
             return self
-        values = self.fields()
+        values = self.field_values()
         values.update(changes)
         return type(self)(**values)
 
@@ -127,7 +129,7 @@ class Node(metaclass=NodeMeta):
 
     def __reduce__(self):
         # Pickling/copying goes through the constructor with all fields (slots have no __dict__).
-        return (_rebuild, (type(self), self.fields()))
+        return (_rebuild, (type(self), self.field_values()))
 
     def __repr__(self):
         text = getattr(self, "astext", None)
@@ -136,7 +138,7 @@ class Node(metaclass=NodeMeta):
                 return text()
             except Exception:  # a repr must never raise; fall back to the field dump
                 pass
-        args = ", ".join(f"{k}={v!r}" for k, v in self.fields().items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self.field_values().items())
         return f"{type(self).__name__}({args})"
 
 

@@ -78,6 +78,9 @@ _UNARY = {
     "negative": np.negative, "abs": np.abs, "floor": np.floor, "ceil": np.ceil,
     "round": _round, "trunc": np.trunc, "sign": np.sign, "sin": np.sin, "cos": np.cos,
     "tan": np.tan, "atan": np.arctan, "copy": np.copy, "logical_not": np.logical_not,
+    # FastMath's targets: approximations in compiled code, so their reference is the exact
+    # function (the approximation error belongs to codegen, not to the semantics).
+    "fast_exp": np.exp, "fast_tanh": np.tanh, "fast_erf": _erf,
 }
 _PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite}
 
@@ -119,6 +122,7 @@ negative, abs, floor, ceil, round, trunc, sign = (  # noqa: A001 - TVM's names
 sin, cos, tan, atan, copy, logical_not = (
     _unary_maker(n) for n in ("sin", "cos", "tan", "atan", "copy", "logical_not"))
 isnan, isinf, isfinite = (_unary_maker(n) for n in ("isnan", "isinf", "isfinite"))
+fast_exp, fast_tanh, fast_erf = (_unary_maker(n) for n in ("fast_exp", "fast_tanh", "fast_erf"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,56 @@
-"""Placeholder: being written (issue 3)."""
+"""FastMath: swap transcendental ops for their fast approximate versions (TVM's fast_math.cc).
+
+The ``fast_*`` ops have the exact functions as reference semantics; codegen lowers them to
+polynomial approximations. The table below is the whole pass.
+"""
+
+from __future__ import annotations
+
+from irlab.ir.op import Op
+from irlab.relay.expr import Call
+from irlab.relay.expr_functor import ExprMutator
+from irlab.relay.transform import function_pass
+
+# op => its fast version; attrs (softmax's axis) carry over unchanged.
+FAST_VERSIONS = {
+    "exp": "fast_exp",
+    "tanh": "fast_tanh",
+    "erf": "fast_erf",
+    "nn.softmax": "nn.fast_softmax",
+}
 
 
-def FastMath(*args, **kwargs):
-    raise NotImplementedError("FastMath is being written")
+class _FastMathMutator(ExprMutator):
+    def __init__(self):
+        super().__init__()
+        self.table = {Op.get(slow): Op.get(fast) for slow, fast in FAST_VERSIONS.items()}
 
+    def visit_call(self, call):
+        new = super().visit_call(call)
+        fast = self.table.get(new.op) if isinstance(new.op, Op) else None
+        if fast is None:
+            return new
+        return Call(fast, new.args, new.attrs, new.type_args, new.span)
+
+
+def FastMath():
+    """Replace ``exp``, ``tanh``, ``erf`` and ``nn.softmax`` by their ``fast_*`` versions.
+
+    Before::
+
+        %0 = exp(%x);
+        nn.softmax(%0, axis=1)
+
+    After::
+
+        %0 = fast_exp(%x);
+        nn.fast_softmax(%0, axis=1)
+    """
+
+    def transform(func, mod, ctx):
+        return _FastMathMutator().visit(func)
+
+    return function_pass(transform, opt_level=4, name="FastMath")
+
+
+__all__ = ["FastMath", "FAST_VERSIONS"]

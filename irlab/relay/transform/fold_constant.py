@@ -1,6 +1,184 @@
-"""Placeholder: being written (issue 3)."""
+"""FoldConstant: evaluate sub-graphs whose inputs are all constants at compile time.
+
+As TVM's fold_constant.cc:
+
+- a call of an operator whose arguments are all constants (or tuples of constants) is run by
+  the reference interpreter and replaced by its value (a ``Constant``, or a ``Tuple`` of them);
+- ``TupleGetItem`` of a literal ``Tuple`` becomes the field, ``let`` bindings of constants are
+  inlined, an ``if`` on a constant condition becomes the branch taken;
+- never folded: calls with no arguments (``zeros((4, 5))`` would become a big literal), the
+  initializers ``full``/``*_like`` for the same reason, stateful ops (``nn.dropout``), calls of
+  functions, and anything inside a ``Primitive=1`` function (already fused for codegen);
+- ``shape_of``/``ndarray_size`` (when registered) fold from the static type of their argument,
+  whatever the argument's value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irlab.ir.module import IRModule
+from irlab.ir.op import Op
+from irlab.ir.type import TensorType
+from irlab.relay.expr import Constant, If, Let, Tuple, const
+from irlab.relay.expr_functor import ExprMutator
+from irlab.relay.transform import function_pass
+
+# Cheap generators: folding them only trades a tiny op for a large literal (TVM's skip list).
+_GENERATORS = frozenset({"full", "zeros_like", "ones_like", "full_like"})
 
 
-def FoldConstant(*args, **kwargs):
-    raise NotImplementedError("FoldConstant is being written")
+def is_constant(expr) -> bool:
+    """A literal ``Constant``, or a ``Tuple`` of such (TVM's ``IsComplexConstant``)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Tuple):
+            stack.extend(node.fields)
+        elif not isinstance(node, Constant):
+            return False
+    return True
 
+
+def _value_to_expr(value):
+    if isinstance(value, tuple):
+        return Tuple([_value_to_expr(v) for v in value])
+    return Constant(np.asarray(value))
+
+
+def evaluate_constant(expr, mod=None):
+    """The value of a closed expression (no free variables) as a Constant or Tuple of them."""
+    from irlab.relay.interpreter import Interpreter
+    from irlab.relay.ty_infer import infer_expr
+
+    mod = IRModule() if mod is None else mod
+    typed = infer_expr(expr, mod)
+    return _value_to_expr(Interpreter(mod).eval(typed))
+
+
+def _static_shape(expr):
+    ty = expr.checked_type if expr.has_checked_type() else None
+    if isinstance(expr, Constant):
+        return expr.data.shape
+    return ty.shape if isinstance(ty, TensorType) else None
+
+
+def _shape_of(shape, attrs):
+    return np.array(shape, dtype="int32")
+
+
+def _ndarray_size(shape, attrs):
+    return np.array(int(np.prod(shape)) if shape else 0, dtype="int32")
+
+
+# op name -> value from the argument's static shape; the result is then cast to attrs.dtype.
+_SHAPE_FUNCTIONS = {"shape_of": _shape_of, "ndarray_size": _ndarray_size}
+
+
+class _ConstantFolder(ExprMutator):
+    def __init__(self, mod):
+        super().__init__()
+        self.mod = mod
+        self.inside_primitive = False
+
+    # -- scopes -------------------------------------------------------------------------------
+    def visit_function(self, fn):
+        if not fn.get_attr("Primitive"):
+            return super().visit_function(fn)
+        # A fused primitive function is what codegen will see: leave its body alone.
+        saved, self.inside_primitive = self.inside_primitive, True
+        try:
+            return super().visit_function(fn)
+        finally:
+            self.inside_primitive = saved
+
+    def visit_let(self, let):
+        # Walk the chain iteratively: constants are inlined (the var maps to the constant in
+        # the memo), other bindings are rebuilt bottom-up.
+        chain = []
+        body = let
+        while isinstance(body, Let):
+            value = self.visit(body.value)
+            if isinstance(value, Constant):
+                self.memo_map[body.var] = value
+                chain.append((body, None, value))
+            else:
+                chain.append((body, self.visit(body.var), value))
+            body = body.body
+        result = self.visit(body)
+        for node, var, value in reversed(chain):
+            if var is None:
+                continue  # binding of a constant: dropped
+            if var is node.var and value is node.value and result is node.body:
+                result = node
+            else:
+                result = Let(var, value, result, node.span)
+        return result
+
+    def visit_if(self, ite):
+        new = super().visit_if(ite)
+        if isinstance(new, If) and isinstance(new.cond, Constant):
+            taken = bool(np.asarray(new.cond.data.numpy()).reshape(-1)[0])
+            return new.true_branch if taken else new.false_branch
+        return new
+
+    # -- dataflow -----------------------------------------------------------------------------
+    def visit_tuple_getitem(self, item):
+        new = super().visit_tuple_getitem(item)
+        if isinstance(new.tuple_value, Tuple):
+            return new.tuple_value.fields[new.index]
+        return new
+
+    def visit_call(self, call):
+        if self.inside_primitive:
+            return call
+        new = super().visit_call(call)
+        if not new.args or not isinstance(new.op, Op):
+            return new  # zero-argument generators and function calls stay
+        op = new.op
+        if op.get_attr("TOpIsStateful", False) or op.name in _GENERATORS:
+            return new
+        if op.name in _SHAPE_FUNCTIONS:
+            return self._fold_shape_function(call, new)
+        if op.get_attr("TNonComputational", False) or op.reference is None:
+            return new  # annotations, and ops the interpreter cannot run
+        if not all(is_constant(a) for a in new.args):
+            return new
+        return evaluate_constant(new, self.mod)
+
+    def _fold_shape_function(self, call, new):
+        # The original call still carries types; only the argument's static shape matters.
+        shape = _static_shape(call.args[0])
+        if shape is None:
+            return new
+        value = _SHAPE_FUNCTIONS[call.op.name](shape, call.attrs)
+        return const(value.astype(call.attrs.dtype))
+
+
+def FoldConstant(fold_qnn=False):
+    """Evaluate every all-constant sub-graph and replace it by its value.
+
+    Before::
+
+        fn (%x: Tensor[(3), float32]) {
+          %0 = add(meta[relay.Constant][0], meta[relay.Constant][0]);   /* c + c */
+          %1 = multiply(%0, 2f);
+          add(%x, %1)
+        }
+
+    After::
+
+        fn (%x: Tensor[(3), float32]) {
+          add(%x, meta[relay.Constant][1])                               /* (c + c) * 2 */
+        }
+
+    ``fold_qnn`` is accepted for TVM compatibility; irlab has no QNN ops yet.
+    """
+
+    def transform(func, mod, ctx):
+        return _ConstantFolder(mod).visit(func)
+
+    return function_pass(transform, opt_level=2, name="FoldConstant")
+
+
+__all__ = ["FoldConstant", "is_constant", "evaluate_constant"]

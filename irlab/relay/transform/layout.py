@@ -1,14 +1,693 @@
-"""Placeholder: being written (issue 3)."""
+"""Layout passes and their per-op hooks: ConvertLayout, AlterOpLayout and Legalize.
+
+- ``Legalize()`` calls each op's ``FTVMLegalize`` hook, which may replace the call by another
+  (TVM's legalize.cc).
+- ``AlterOpLayout()`` and ``ConvertLayout(desired_layouts)`` share one rewriter (TVM's
+  transform_layout.h): each call may get new layouts (from the op's ``FTVMAlterOpLayout`` hook,
+  or its ``FTVMConvertOpLayout`` hook and the user's desired layouts); the new layout then
+  flows to the consumers, which adapt when they are layout-agnostic (elementwise, broadcast,
+  pooling, concatenate, normalization: the rules of ``LAYOUT_RULES``), and ``layout_transform``
+  is inserted where a consumer cannot adapt and at the function's outputs.
+
+A value is tracked as ``(expr, old_layout, new_layout)``: ``expr`` computes in ``new_layout``
+what the original program computed in ``old_layout``. Layouts are strings (``"NCHW"``,
+``"NCHW16c"``); ``None`` is an unknown layout and ``""`` the layout of a scalar.
+
+Hooks are op attributes under TVM's keys, registered with ``register_legalize``,
+``register_alter_op_layout`` and ``register_convert_op_layout``. Alter and legalize hooks can
+be registered per target (``target=None`` is the generic CPU hook).
+"""
+
+from __future__ import annotations
+
+import re
+
+from irlab.errors import IrlabError
+from irlab.ir.op import Op
+from irlab.ir.type import TensorType, TupleType
+from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, TupleWrapper
+from irlab.relay.expr_functor import ExprMutator
+from irlab.relay.op import transform as _transform
+from irlab.relay.transform import function_pass
+from irlab.relay.transform.canonicalize import typed_function
+from irlab.relay.transform.fast_math import FAST_VERSIONS
+
+# ---------------------------------------------------------------------------------------------
+# layouts as strings
+_TOKEN = re.compile(r"\d*[A-Za-z]")
 
 
-def ConvertLayout(*args, **kwargs):
-    raise NotImplementedError("ConvertLayout is being written")
+def layout_axes(layout: str) -> list:
+    """``"NCHW16c"`` -> ``["N", "C", "H", "W", "16c"]``."""
+    return _TOKEN.findall(layout)
 
 
-def AlterOpLayout(*args, **kwargs):
-    raise NotImplementedError("AlterOpLayout is being written")
+def _letter(token: str) -> str:
+    return token[-1]
 
 
-def Legalize(*args, **kwargs):
-    raise NotImplementedError("Legalize is being written")
+def layout_index(layout: str, letter: str) -> int:
+    """Position of axis ``letter`` (``"C"`` primal, ``"c"`` sub-axis) in ``layout``, or -1."""
+    for i, token in enumerate(layout_axes(layout)):
+        if _letter(token) == letter:
+            return i
+    return -1
 
+
+def ndim_primal(layout: str) -> int:
+    return sum(1 for t in layout_axes(layout) if _letter(t).isupper())
+
+
+def sub_layout(layout: str, pos: int, length: int) -> str:
+    return "".join(layout_axes(layout)[pos:pos + length])
+
+
+def expand_primal(src: str, dst: str) -> str:
+    """``src`` prefixed with the primal axes of ``dst`` it lacks (``C`` vs NCHW -> ``NHWC``)."""
+    have = {_letter(t) for t in layout_axes(src)}
+    missing = [_letter(t) for t in layout_axes(dst) if _letter(t).isupper()
+               and _letter(t) not in have]
+    return "".join(missing) + src
+
+
+def adjust_subordinate_factors(src: str, old: str, old_shape) -> str:
+    """``src`` with each sub-axis factor set to 1 where ``old_shape`` is 1 along (or lacks)
+    that axis, so a small broadcast operand keeps broadcasting (NHW1 -> NCHW1c)."""
+    out = []
+    for token in layout_axes(src):
+        letter = _letter(token)
+        if letter.islower():
+            index = layout_index(old, letter.upper())
+            one = index == -1 or old_shape[index] == 1
+            token = ("1" if one else token[:-1]) + letter
+        out.append(token)
+    return "".join(out)
+
+
+def _ndim(layout) -> int:
+    return len(layout_axes(layout))
+
+
+# ---------------------------------------------------------------------------------------------
+# layout inference rules (TVM's FInferCorrectLayout), one per op family
+# rule(attrs, new_in, old_in, types) -> (input layouts, output layouts, attrs); ``new_in`` is
+# None on the first call (the original op); a None layout anywhere means "cannot infer".
+def elemwise_arbitrary_layout(attrs, new_in, old_in, types):
+    """Any layout works: follow the (first known) input."""
+    if new_in is not None:
+        ret = new_in[0]
+    else:
+        ret = next((layout for layout in old_in if layout is not None), None)
+    return [ret] * len(old_in), [ret], attrs
+
+
+def binary_broadcast_layout(attrs, new_in, old_in, types):
+    """Broadcasting binary ops: both operands in one layout; a lower-rank operand takes the
+    matching trailing part of the other's layout."""
+    shapes = [t.shape for t in types]
+    layouts = list(new_in if new_in is not None else old_in)
+    if layouts[0] is None and layouts[1] is None:
+        return [None, None], [None], attrs
+    if layouts[0] is None or layouts[1] is None:
+        known = 0 if layouts[0] is not None else 1
+        unknown = 1 - known
+        if len(shapes[known]) < len(shapes[unknown]):
+            return [None, None], [None], attrs
+        start = len(shapes[known]) - len(shapes[unknown])
+        layouts[unknown] = sub_layout(layouts[known], start, len(shapes[unknown]))
+        return layouts, [layouts[known]], attrs
+    if _ndim(layouts[0]) == 0 or _ndim(layouts[1]) == 0:
+        scalar = 0 if _ndim(layouts[0]) == 0 else 1
+        return layouts, [layouts[1 - scalar]], attrs
+    large = 0 if ndim_primal(layouts[0]) >= ndim_primal(layouts[1]) else 1
+    small = 1 - large
+    ret = layouts[large]
+    if old_in[0] is not None and old_in[0] == old_in[1]:
+        layouts[small] = adjust_subordinate_factors(ret, old_in[small], shapes[small])
+    else:
+        # e.g. a (C,) bias against NHWC: expanded to the full rank, then transformed.
+        layouts[small] = ret
+    return layouts, [ret], attrs
+
+
+def conv2d_layout(attrs, new_in, old_in, types):
+    """Convolutions dictate layouts: whatever the inputs, use the attrs' layouts."""
+    return ([attrs.data_layout, attrs.kernel_layout],
+            [attrs.out_layout or attrs.data_layout], attrs)
+
+
+def pool_layout(attrs, new_in, old_in, types):
+    """Pooling works in any layout: adopt the input's unless ``out_layout`` pins it."""
+    if attrs.out_layout:
+        if attrs.out_layout != attrs.layout:
+            raise IrlabError(f"pooling input/output layouts mismatch: {attrs.layout} vs "
+                             f"{attrs.out_layout}")
+    elif new_in is not None:
+        attrs = attrs.with_fields(layout=new_in[0])
+    return [attrs.layout], [attrs.layout], attrs
+
+
+def concatenate_layout(attrs, new_in, old_in, types):
+    """Follow the inputs when they all share one new layout, moving ``axis`` with it."""
+    ndim = len(types[0].fields[0].shape)
+    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+    if new_in is not None and all(layout == new_in[0] for layout in new_in) \
+            and old_in[0] is not None:
+        dim = _letter(layout_axes(old_in[0])[axis])
+        ret = new_in[0]
+        return [ret] * len(old_in), [ret], attrs.with_fields(axis=layout_index(ret, dim))
+    ret = next((layout for layout in old_in if layout is not None), None)
+    if ret is None or _ndim(ret) <= axis or not _letter(layout_axes(ret)[axis]).isupper():
+        return [None], [None], attrs
+    return [ret] * len(old_in), [ret], attrs
+
+
+def _channel_normalization_layout(num_params, num_outputs):
+    """batch_norm / layer_norm / instance_norm: data in any layout (``axis`` follows its dim), the
+    per-channel parameters and statistics in layout ``C``."""
+
+    def rule(attrs, new_in, old_in, types):
+        ndim = len(types[0].shape)
+        axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+        ret = None
+        if new_in is not None and old_in[0] is not None:
+            dim = _letter(layout_axes(old_in[0])[axis])
+            ret = new_in[0]
+            attrs = attrs.with_fields(axis=layout_index(ret, dim))
+        elif old_in[0] is not None:
+            ret = old_in[0]
+        return [ret] + ["C"] * num_params, [ret] + ["C"] * (num_outputs - 1), attrs
+
+    return rule
+
+
+_UNARY = ("exp", "log", "log2", "log10", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "negative",
+          "abs", "floor", "ceil", "round", "trunc", "sign", "sin", "cos", "tan", "atan", "copy",
+          "logical_not", "isnan", "isinf", "isfinite", "cast", "clip", "nn.relu",
+          "nn.leaky_relu", *(v for k, v in FAST_VERSIONS.items() if not k.startswith("nn.")))
+_BINARY = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "mod",
+           "floor_divide", "floor_mod", "trunc_divide", "trunc_mod", "logical_and",
+           "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "equal",
+           "not_equal", "less", "less_equal", "greater", "greater_equal")
+_POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d",
+          "nn.adaptive_max_pool2d", "nn.adaptive_avg_pool2d")
+
+LAYOUT_RULES = {
+    **{name: elemwise_arbitrary_layout for name in _UNARY},
+    **{name: binary_broadcast_layout for name in _BINARY},
+    **{name: pool_layout for name in _POOLS},
+    "nn.conv2d": conv2d_layout,
+    "concatenate": concatenate_layout,
+    "nn.batch_norm": _channel_normalization_layout(4, 3),
+    "nn.layer_norm": _channel_normalization_layout(2, 1),
+    "nn.instance_norm": _channel_normalization_layout(2, 1),
+}
+
+
+def infer_correct_layouts(op, attrs, new_in, old_in, types):
+    """Run ``op``'s rule; ``None`` when the op has none or some layout stays unknown."""
+    rule = op.get_attr("FInferCorrectLayout") or LAYOUT_RULES.get(op.name)
+    if rule is None:
+        return None
+    inputs, outputs, new_attrs = rule(attrs, new_in, old_in, types)
+    if any(layout is None for layout in list(inputs) + list(outputs)):
+        return None
+    return list(inputs), list(outputs), new_attrs
+
+
+# ---------------------------------------------------------------------------------------------
+# hook registries (op attributes, optionally per target)
+def _current_target_keys() -> list:
+    """Keys of the current target (kind name first), or [] when there is none: the generic
+    hooks (registered with ``target=None``) serve the generic CPU."""
+    try:
+        from irlab.target import Target  # not every build of irlab has targets yet
+    except ImportError:
+        return []
+    current = getattr(Target, "current", None)
+    target = current(allow_none=True) if current is not None else None
+    if target is None:
+        return []
+    kind = getattr(target, "kind", None)
+    keys = [str(getattr(kind, "name", kind))] if kind is not None else []
+    return keys + [str(k) for k in getattr(target, "keys", ())]
+
+
+class TargetHooks:
+    """The hooks of one op for one pass, by target key; ``None`` holds the generic hook.
+    Calling it runs the hook for the current target (or returns None when there is none)."""
+
+    def __init__(self):
+        self.by_target = {}  # key -> (hook, level)
+
+    def add(self, target, hook, level):
+        current = self.by_target.get(target)
+        if current is None or current[1] <= level:  # a lower level never overrides
+            self.by_target[target] = (hook, level)
+
+    def resolve(self, keys=None):
+        for key in list(keys if keys is not None else _current_target_keys()) + [None]:
+            if key in self.by_target:
+                return self.by_target[key][0]
+        return None
+
+    def __call__(self, *args):
+        hook = self.resolve()
+        return None if hook is None else hook(*args)
+
+
+def _register_hook(attr_key, op_name, hook, level, target):
+    def register(fn):
+        op = Op.get(op_name)
+        table = op.get_attr(attr_key)
+        if not isinstance(table, TargetHooks):
+            new_table = TargetHooks()
+            if table is not None:  # a plain hook set with set_attr stays the generic one
+                new_table.add(None, table, level)
+            op.reset_attr(attr_key)
+            op.set_attr(attr_key, new_table, 0)
+            table = new_table
+        table.add(target, fn, level)
+        return fn
+
+    return register(hook) if hook is not None else register
+
+
+def register_legalize(op_name, legal_op=None, level=10, target=None):
+    """Register ``legal_op(attrs, inputs, types) -> Expr | None`` for ``op_name`` (usable as a
+    decorator). ``types`` are the argument types then the output type."""
+    return _register_hook("FTVMLegalize", op_name, legal_op, level, target)
+
+
+def register_alter_op_layout(op_name, alter_layout=None, level=10, target=None):
+    """Register ``alter_layout(attrs, inputs, tinfos, out_type) -> Call | None``."""
+    return _register_hook("FTVMAlterOpLayout", op_name, alter_layout, level, target)
+
+
+def register_convert_op_layout(op_name, convert_layout=None, level=10):
+    """Register ``convert_layout(attrs, inputs, tinfos, desired_layouts) -> Call | None``."""
+    return _register_hook("FTVMConvertOpLayout", op_name, convert_layout, level, None)
+
+
+def _as_call(expr, what):
+    if isinstance(expr, TupleWrapper):
+        expr = expr.astuple()
+    if not isinstance(expr, Call):
+        raise IrlabError(f"{what} must return a call (the replacement of the original "
+                         f"operator), got {type(expr).__name__}")
+    return expr
+
+
+# ---------------------------------------------------------------------------------------------
+# Legalize
+class _Legalizer(ExprMutator):
+    def __init__(self, attr_key):
+        super().__init__()
+        self.attr_key = attr_key
+
+    def visit_call(self, call):
+        new = super().visit_call(call)
+        if not isinstance(call.op, Op):
+            return new
+        hook = call.op.get_attr(self.attr_key)
+        if hook is None:
+            return new
+        types = [arg.checked_type for arg in call.args] + [call.checked_type]
+        result = hook(new.attrs, list(new.args), types)
+        if result is None:
+            return new
+        return _as_call(result, f"the {self.attr_key} hook of {call.op.name}")
+
+
+def Legalize(legalize_map_attr_name="FTVMLegalize"):
+    """Let each op's legalize hook rewrite its calls (e.g. into ops the target supports).
+
+    With ``register_legalize("nn.conv2d", lambda attrs, inputs, types:
+    relay.nn.conv2d(inputs[0], inputs[1] * 2f, **attrs))``, before::
+
+        nn.conv2d(%x, %w, padding=[1, 1, 1, 1])
+
+    After::
+
+        %0 = multiply(%w, 2f);
+        nn.conv2d(%x, %0, padding=[1, 1, 1, 1])
+    """
+
+    def transform(func, mod, ctx):
+        return _Legalizer(legalize_map_attr_name).visit(typed_function(func, mod))
+
+    return function_pass(transform, opt_level=1, name="Legalize", required=["InferType"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the layout rewriter shared by AlterOpLayout and ConvertLayout
+class _Alternated:
+    """``value`` computes in ``new_layout`` what the program computed in ``old_layout``."""
+
+    __slots__ = ("value", "old_layout", "new_layout")
+
+    def __init__(self, value, old_layout=None, new_layout=None):
+        self.value, self.old_layout, self.new_layout = value, old_layout, new_layout
+
+
+class _PendingTuple:
+    """A tuple whose fields are still in their new layouts (TVM keeps tuples unrealized)."""
+
+    __slots__ = ("node", "fields")
+
+    def __init__(self, node, fields):
+        self.node, self.fields = node, fields
+
+
+def _rebuild_tuple(tup, fields):
+    """``tup`` with new fields, or ``tup`` itself when they are the same objects."""
+    if all(a is b for a, b in zip(fields, tup.fields)):
+        return tup
+    return Tuple(fields, tup.span)
+
+
+def _is_scalar(expr):
+    if isinstance(expr, Constant):
+        return expr.data.numpy().ndim == 0
+    return expr.has_checked_type() and isinstance(expr.checked_type, TensorType) \
+        and len(expr.checked_type.shape) == 0
+
+
+class _LayoutRewriter(ExprMutator):
+    """TVM's ForwardRewrite + LayoutRewriter. ``visit`` returns plain expressions (in the
+    original layouts); ``self.pending`` keeps, per original node, the value still in its new
+    layout, which layout-aware consumers use instead."""
+
+    def __init__(self, call_with_new_layouts):
+        super().__init__()
+        self.call_with_new_layouts = call_with_new_layouts
+        self.pending = {}
+        self.transforms = {}  # (expr, src, dst) -> transformed expr, so transforms are shared
+        self.realized = {}  # pending value -> plain expr
+
+    # -- layout transforms --------------------------------------------------------------------
+    def transform(self, expr, src, dst):
+        """``expr`` (in layout ``src``) converted to layout ``dst``."""
+        if src == dst:
+            return expr
+        key = (expr, src, dst)
+        if key not in self.transforms:
+            self.transforms[key] = self._make_transform(expr, src, dst)
+        return self.transforms[key]
+
+    def _make_transform(self, expr, src, dst):
+        if src is None or dst is None:
+            raise IrlabError(f"cannot insert a layout transform between undefined layouts "
+                             f"({src!r} -> {dst!r})")
+        if ndim_primal(src) < ndim_primal(dst):
+            # A scalar broadcasts in any layout; a lower-rank operand is expanded first.
+            if _is_scalar(expr):
+                return expr
+            expr = _transform.expand_dims(expr, 0, ndim_primal(dst) - ndim_primal(src))
+            src = expand_primal(src, dst)
+            if src == dst:
+                return expr
+        return _transform.layout_transform(expr, src, dst)
+
+    def realize(self, value):
+        if not isinstance(value, (_Alternated, _PendingTuple)):
+            return value
+        if value not in self.realized:
+            if isinstance(value, _Alternated):
+                plain = self.transform(value.value, value.new_layout, value.old_layout)
+            else:
+                fields = [self.realize(f) for f in value.fields]
+                plain = _rebuild_tuple(value.node, fields)
+            self.realized[value] = plain
+        return self.realized[value]
+
+    def value_of(self, expr):
+        plain = self.visit(expr)
+        return self.pending.get(expr, plain)
+
+    # -- dataflow -----------------------------------------------------------------------------
+    def visit_tuple(self, tup):
+        plain = super().visit_tuple(tup)
+        fields = [self.value_of(f) for f in tup.fields]
+        if any(isinstance(f, _Alternated) for f in fields):
+            self.pending[tup] = _PendingTuple(plain, fields)
+        return plain
+
+    def visit_tuple_getitem(self, item):
+        value = self.value_of(item.tuple_value)
+        if isinstance(value, _PendingTuple):
+            field = value.fields[item.index]
+            if isinstance(field, _Alternated):
+                self.pending[item] = field
+            return self.realize(field)
+        if isinstance(value, Tuple):  # a literal tuple: take the field directly
+            return value.fields[item.index]
+        if value is item.tuple_value:
+            return item
+        return TupleGetItem(value, item.index, item.span)
+
+    def visit_call(self, call):
+        values = [self.value_of(arg) for arg in call.args]
+        result = self.rewrite(call, values) if isinstance(call.op, Op) else None
+        if result is None:
+            op = self.visit(call.op)
+            args = [self.realize(v) for v in values]
+            if op is call.op and all(a is b for a, b in zip(args, call.args)):
+                return call
+            return Call(op, args, call.attrs, call.type_args, call.span)
+        if isinstance(result, Call):
+            return result
+        self.pending[call] = result
+        return self.realize(result)
+
+    # -- one call -----------------------------------------------------------------------------
+    def rewrite(self, call, values):
+        inputs = []  # one _Alternated per tensor input, tuple fields flattened
+
+        def take(value):
+            if not isinstance(value, _Alternated):
+                value = _Alternated(value)
+            inputs.append(value)
+            return value.value
+
+        args = []
+        for value in values:
+            if isinstance(value, (_PendingTuple, Tuple)):
+                node = value.node if isinstance(value, _PendingTuple) else value
+                fields = value.fields
+                args.append(_rebuild_tuple(node, [take(f) for f in fields]))
+            else:
+                args.append(take(value))
+
+        op = call.op
+        no_rule = op.get_attr("FInferCorrectLayout") is None and op.name not in LAYOUT_RULES
+        if no_rule:
+            if op.get_attr("FTVMAlterOpLayout") is not None:
+                # The alter hook may still rewrite the op (both passes, as TVM); without a
+                # layout rule its inputs are given in the old layouts.
+                plain = [self.realize(v) for v in values]
+                return self.call_with_new_layouts(call, call.attrs, plain)
+            return None
+
+        old_prd = [i.old_layout for i in inputs]
+        new_prd = [i.new_layout for i in inputs]
+        types = [arg.checked_type for arg in call.args]
+        inferred = infer_correct_layouts(op, call.attrs, None, old_prd, types)
+        if inferred is None:
+            return None
+        old_cur, old_out, attrs = inferred
+        new_prd_inferred = [n if n is not None else c for n, c in zip(new_prd, old_cur)]
+        old_prd_inferred = [o if o is not None else c for o, c in zip(old_prd, old_cur)]
+
+        new_call = self.call_with_new_layouts(call, attrs, args)
+        if not isinstance(new_call.op, Op):
+            return None
+        inferred = infer_correct_layouts(new_call.op, new_call.attrs, new_prd_inferred,
+                                         old_prd_inferred, types)
+        if inferred is None:
+            return None
+        new_cur, new_out, new_attrs = inferred
+        if len(new_out) != len(old_out) or len(new_cur) != len(new_prd):
+            raise IrlabError(f"the new {new_call.op.name} call must keep the number of inputs "
+                             f"and outputs of {op.name}")
+
+        position = iter(range(len(inputs)))
+
+        def convert(arg):
+            i = next(position)
+            if old_cur[i] == old_prd[i]:  # the two transforms fuse into one
+                return self.transform(arg, new_prd[i], new_cur[i])
+            if old_prd[i] is not None:
+                arg = self.transform(arg, new_prd[i], old_prd[i])
+            return self.transform(arg, old_cur[i], new_cur[i])
+
+        new_args = []
+        for arg in new_call.args:
+            if isinstance(arg, Tuple):
+                new_args.append(_rebuild_tuple(arg, [convert(f) for f in arg.fields]))
+            else:
+                new_args.append(convert(arg))
+        if isinstance(call.checked_type, TupleType):
+            out = Call(new_call.op, new_args, new_attrs, span=call.span)
+            fields = [_Alternated(TupleGetItem(out, i), old_out[i], new_out[i])
+                      for i in range(len(new_out))]
+            return _PendingTuple(Tuple([f.value for f in fields]), fields)
+        out = Call(new_call.op, new_args, new_attrs, span=call.span)
+        return _Alternated(out, old_out[0], new_out[0])
+
+
+def _tensor_infos(call):
+    """The argument types (tuple arguments flattened), as TVM's ``tinfos``."""
+    infos = []
+    for arg in call.args:
+        ty = arg.checked_type
+        infos.extend(ty.fields if isinstance(ty, TupleType) else [ty])
+    return infos
+
+
+# ---------------------------------------------------------------------------------------------
+# AlterOpLayout
+def _alter_call(call, attrs, args):
+    hook = call.op.get_attr("FTVMAlterOpLayout")
+    if hook is not None:
+        result = hook(attrs, list(args), _tensor_infos(call), call.checked_type)
+        if result is not None:
+            return _as_call(result, f"the alter-layout hook of {call.op.name}")
+    return Call(call.op, args, attrs)
+
+
+def AlterOpLayout():
+    """Let each op's (target's) alter-layout hook choose new layouts, inserting
+    ``layout_transform`` where a consumer cannot follow.
+
+    With a conv2d hook returning ``nn.conv2d(..., data_layout="NHWC", kernel_layout="HWIO")``,
+    before::
+
+        %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);
+        nn.relu(%0)
+
+    After::
+
+        %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NHWC");
+        %1 = layout_transform(%w, src_layout="OIHW", dst_layout="HWIO");
+        %2 = nn.conv2d(%0, %1, padding=[1, 1, 1, 1], data_layout="NHWC", kernel_layout="HWIO");
+        %3 = nn.relu(%2);
+        layout_transform(%3, src_layout="NHWC", dst_layout="NCHW")
+    """
+
+    def transform(func, mod, ctx):
+        return _LayoutRewriter(_alter_call).visit(typed_function(func, mod))
+
+    return function_pass(transform, opt_level=3, name="AlterOpLayout", required=["InferType"])
+
+
+# ---------------------------------------------------------------------------------------------
+# ConvertLayout
+def ConvertLayout(desired_layouts):
+    """Convert ops to the layouts the user asks for, e.g.
+    ``{"nn.conv2d": ["NHWC", "default"]}`` (data layout, kernel layout or "default").
+
+    Before::
+
+        %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);          /* NCHW, OIHW */
+        nn.relu(%0)
+
+    After::
+
+        %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NHWC");
+        %1 = layout_transform(%w, src_layout="OIHW", dst_layout="HWIO");
+        %2 = nn.conv2d(%0, %1, padding=[1, 1, 1, 1], data_layout="NHWC", kernel_layout="HWIO");
+        %3 = nn.relu(%2);
+        layout_transform(%3, src_layout="NHWC", dst_layout="NCHW")
+    """
+    if not isinstance(desired_layouts, dict):
+        raise IrlabError(f"ConvertLayout takes a dict op name -> list of layouts, got "
+                         f"{type(desired_layouts).__name__}")
+    desired = {}
+    for name, layouts in desired_layouts.items():
+        if isinstance(layouts, str) or not layouts:
+            raise IrlabError(f"desired layouts of {name} must be a non-empty list of layout "
+                             f"strings, got {layouts!r}")
+        desired[name] = [str(layout) for layout in layouts]
+
+    def convert_call(call, attrs, args):
+        op = call.op
+        hook = op.get_attr("FTVMConvertOpLayout")
+        if hook is not None and op.name in desired:
+            result = hook(attrs, list(args), _tensor_infos(call), desired[op.name])
+            if result is not None:
+                return _as_call(result, f"the convert-layout hook of {op.name}")
+        return Call(op, args, attrs)
+
+    def transform(func, mod, ctx):
+        return _LayoutRewriter(convert_call).visit(typed_function(func, mod))
+
+    return function_pass(transform, opt_level=3, name="ConvertLayout",
+                         required=["InferType", "CanonicalizeOps"])
+
+
+# ---------------------------------------------------------------------------------------------
+# default hooks (TVM's python/tvm/relay/op/nn/_nn.py)
+def is_depthwise_conv2d(data_shape, data_layout, weight_shape, kernel_layout, groups):
+    """Each input channel convolved on its own: C_in == C_out == groups."""
+    in_channels = data_shape[data_layout.index("C")]
+    out_channels = weight_shape[kernel_layout.index("O")]
+    return in_channels == groups and out_channels == groups
+
+
+@register_convert_op_layout("nn.conv2d")
+def convert_conv2d(attrs, inputs, tinfos, desired_layouts):
+    """New data layout as desired; a "default" kernel layout follows the data layout
+    (OIHW for NCHW; HWIO, or HWOI for depthwise, for NHWC)."""
+    from irlab.relay.op.nn import conv2d
+
+    data, weight = inputs
+    if len(desired_layouts) != 2:
+        raise IrlabError("nn.conv2d needs two desired layouts (data, kernel), got "
+                         f"{desired_layouts!r}")
+    data_layout, kernel_layout = desired_layouts
+    if data_layout == "default":
+        raise IrlabError("the data layout of nn.conv2d cannot be 'default'")
+    new_attrs = dict(attrs)
+    new_attrs["data_layout"] = data_layout
+    if kernel_layout != "default":
+        new_attrs["kernel_layout"] = kernel_layout
+    elif data_layout == "NCHW":
+        new_attrs["kernel_layout"] = "OIHW"
+    elif data_layout == "NHWC":
+        depthwise = is_depthwise_conv2d(tinfos[0].shape, attrs.data_layout, tinfos[1].shape,
+                                        attrs.kernel_layout, attrs.groups)
+        new_attrs["kernel_layout"] = "HWOI" if depthwise else "HWIO"
+    elif data_layout == "HWNC":
+        new_attrs["kernel_layout"] = "HWOI"
+    else:
+        raise IrlabError(f"layout {data_layout} is not supported for nn.conv2d")
+    return conv2d(data, weight, **new_attrs)
+
+
+def _convert_pool(constructor_name):
+    def convert(attrs, inputs, tinfos, desired_layouts):
+        from irlab.relay.op import nn
+
+        new_attrs = dict(attrs)
+        new_attrs["layout"] = new_attrs["out_layout"] = str(desired_layouts[0])
+        return getattr(nn, constructor_name)(*inputs, **new_attrs)
+
+    convert.__name__ = f"convert_{constructor_name}"
+    return convert
+
+
+for _name in ("max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d"):
+    register_convert_op_layout(f"nn.{_name}", _convert_pool(_name))
+
+
+@register_alter_op_layout("nn.conv2d")
+def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
+    """The generic CPU keeps conv2d as it is (an x86 NCHWc schedule would return
+    ``contrib_conv2d_nchwc`` here)."""
+    return None
+
+
+__all__ = ["ConvertLayout", "AlterOpLayout", "Legalize", "register_legalize",
+           "register_alter_op_layout", "register_convert_op_layout", "LAYOUT_RULES",
+           "infer_correct_layouts", "TargetHooks", "convert_conv2d", "is_depthwise_conv2d"]

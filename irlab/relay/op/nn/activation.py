@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TupleType
 from irlab.relay.expr import TupleWrapper
 from irlab.relay.op.nn._utils import acc_dtype
@@ -98,6 +98,11 @@ register_op("nn.softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_softmax_reference, support_level=1,
             description="Softmax along an axis.")
+# FastMath's softmax: an approximate exp in compiled code, the exact softmax as semantics.
+register_op("nn.fast_softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
+            type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            reference=_softmax_reference, support_level=1,
+            description="Softmax along an axis, with a fast approximate exp.")
 register_op("nn.log_softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_log_softmax_reference, support_level=1,
@@ -106,6 +111,9 @@ register_op("nn.dropout", num_inputs=1, arguments=_DATA, attrs_type=DropoutAttrs
             type_rel=_dropout_rel, pattern=OpPattern.OPAQUE, reference=_dropout_reference,
             support_level=1,
             description="Dropout; at inference the identity, with an all-ones mask.")
+# Dropout draws random numbers when training: passes must not evaluate it ahead of time
+# (FoldConstant skips stateful ops), as TVM's TOpIsStateful.
+Op.get("nn.dropout").set_attr("TOpIsStateful", True)
 
 
 def relu(data):
@@ -121,6 +129,11 @@ def leaky_relu(data, alpha=0.01):
 def softmax(data, axis=-1):
     """Softmax of ``data`` along ``axis``."""
     return make_call("nn.softmax", [data], SoftmaxAttrs(axis=int(axis)))
+
+
+def fast_softmax(data, axis=-1):
+    """Softmax of ``data`` along ``axis``, computed with a fast approximate exp."""
+    return make_call("nn.fast_softmax", [data], SoftmaxAttrs(axis=int(axis)))
 
 
 def log_softmax(data, axis=-1):
@@ -139,4 +152,4 @@ def dropout(data, rate=0.5):
 
 
 __all__ = ["LeakyReluAttrs", "SoftmaxAttrs", "DropoutAttrs", "relu", "leaky_relu", "softmax",
-           "log_softmax", "dropout", "dropout_raw"]
+           "fast_softmax", "log_softmax", "dropout", "dropout_raw"]
