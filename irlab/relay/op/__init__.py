@@ -2,6 +2,7 @@
 
 from irlab.ir.op import Op, OpPattern, register_op
 from irlab.relay.op import tensor, transform, reduce, nn  # noqa: F401 - registration
+from irlab.relay.op import annotation  # noqa: F401 - registration
 from irlab.relay.op.tensor import *  # noqa: F401,F403
 from irlab.relay.op.transform import *  # noqa: F401,F403
 from irlab.relay.op.reduce import *  # noqa: F401,F403
