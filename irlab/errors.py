@@ -43,3 +43,7 @@ class InterpreterError(DiagnosticError):
 
 class StructuralMismatchError(IrlabError, AssertionError):
     """``assert_structural_equal`` failed; the message holds a text diff of both sides."""
+
+
+class FrontendError(IrlabError):
+    """A model cannot be imported: unsupported operators, or a malformed or inconsistent model."""

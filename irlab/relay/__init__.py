@@ -12,7 +12,7 @@ from irlab.relay.op import Op, OpPattern
 from irlab.relay.op.tensor import *  # noqa: F401,F403 - relay.add, relay.exp, ...
 from irlab.relay.op.transform import *  # noqa: F401,F403 - relay.reshape, ...
 from irlab.relay.op.reduce import *  # noqa: F401,F403 - relay.sum, ...
-from irlab.relay.op import nn
+from irlab.relay.op import nn, image, annotation
 from irlab.relay import analysis, expr_functor, transform
 from irlab.relay.expr_functor import ExprFunctor, ExprVisitor, ExprMutator
 from irlab.relay.printer import astext, pretty_print
@@ -20,4 +20,6 @@ from irlab.relay.parser import fromtext, parse_expr
 from irlab.relay.build_module import create_executor, bind_params_by_name
 from irlab.relay import build_module
 from irlab.relay.pipeline import optimize
+from irlab.relay import frontend
+from irlab.relay import dataflow_pattern
 

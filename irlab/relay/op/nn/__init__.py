@@ -6,8 +6,11 @@ reference) and defines TVM's Python constructors (``relay.nn.conv2d(...)`` ...).
 """
 
 from irlab.relay.op.nn.activation import (DropoutAttrs, LeakyReluAttrs, SoftmaxAttrs, dropout,
-                                          dropout_raw, leaky_relu, log_softmax, relu, softmax)
+                                          dropout_raw, fast_softmax, leaky_relu, log_softmax,
+                                          relu, softmax)
 from irlab.relay.op.nn.conv import Conv2DAttrs, conv2d
+from irlab.relay.op.nn.conv_transpose import Conv2DTransposeAttrs, conv2d_transpose
+from irlab.relay.op.nn.local_norm import InstanceNormAttrs, LRNAttrs, instance_norm, lrn
 from irlab.relay.op.nn.linear import (BatchMatmulAttrs, DenseAttrs, MatmulAttrs, batch_matmul,
                                      dense, matmul)
 from irlab.relay.op.nn.misc import BiasAddAttrs, PadAttrs, batch_flatten, bias_add, pad
@@ -20,7 +23,8 @@ from irlab.relay.op.nn.pooling import (AdaptivePool2DAttrs, AvgPool2DAttrs, Glob
 
 __all__ = [
     # conv
-    "Conv2DAttrs", "conv2d",
+    "Conv2DAttrs", "conv2d", "Conv2DTransposeAttrs", "conv2d_transpose",
+    "LRNAttrs", "InstanceNormAttrs", "lrn", "instance_norm",
     # linear
     "DenseAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense", "matmul", "batch_matmul",
     # pooling
@@ -31,6 +35,7 @@ __all__ = [
     "BatchNormAttrs", "LayerNormAttrs", "batch_norm", "layer_norm",
     # activation
     "LeakyReluAttrs", "SoftmaxAttrs", "DropoutAttrs", "relu", "leaky_relu", "softmax",
+    "fast_softmax",
     "log_softmax", "dropout", "dropout_raw",
     # misc
     "BiasAddAttrs", "PadAttrs", "bias_add", "batch_flatten", "pad",
