@@ -221,10 +221,18 @@ class ModulePass(Pass):
 
 
 def get_pass(name: str) -> Pass:
-    """Look up a pass by name, as Sequential does for ``required`` lists."""
+    """Look up a pass by its PassInfo name, as Sequential does for ``required`` lists."""
+    import importlib
+
     from irlab.relay import transform as relay_transform
 
     factory = _PASS_FACTORIES.get(name) or getattr(relay_transform, name, None)
+    if factory is None:
+        # Some PassInfo names differ from the factory's (InlineGlobals is Inline()): their
+        # modules register them when imported.
+        for module in set(relay_transform._PASS_MODULES.values()):
+            importlib.import_module(f"irlab.relay.transform.{module}")
+        factory = _PASS_FACTORIES.get(name)
     if factory is None:
         raise IrlabError(f"cannot find a pass named {name!r}")
     return factory()
