@@ -17,5 +17,14 @@ from irlab import instrument
 from irlab import relay
 from irlab import parser
 
-__all__ = ["IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError", "ir",
-           "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform", "instrument", "relay", "parser"]
+
+def explore(mod_or_expr, **kw):
+    """Graph view and pass stepper of a program, as one notebook app (``irlab.widgets``)."""
+    from irlab.widgets import explore as _e
+
+    return _e(mod_or_expr, **kw)
+
+
+__all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
+           "ir", "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform",
+           "instrument", "relay", "parser"]

@@ -21,6 +21,17 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# The real-browser tests (tests/browser/) drive Debian's Chromium with Playwright: pip's
+# playwright cannot download browsers here. Optional: if it cannot be installed, those tests
+# skip and say why, and everything else still runs.
+if [ "$mode" = "test" ] && ! command -v chromium >/dev/null; then
+  echo "== installing system packages: chromium (for tests/browser)"
+  export DEBIAN_FRONTEND=noninteractive
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null; } \
+    || echo "== could not install chromium: the browser tests will be skipped" >&2
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv"
   python3 -m venv .venv

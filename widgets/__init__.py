@@ -1,1 +1,47 @@
-"""irlab.widgets: the notebook layer (GraphView, PassStepper...). Arrives with the explorer issue."""
+"""irlab.widgets: the notebook layer.
+
+- ``GraphView(mod_or_expr, params=None)``: the program as an interactive graph (pan/zoom,
+  search, inspector with the node's IR line, collapsible fused functions, neighbourhoods).
+- ``PassStepper(mod, passes=None, params=None, opt_level=3)``: step through a pass pipeline
+  (diffs, before/after graphs, numerics, provenance, pipeline editing).
+- ``explore(mod_or_expr, params=None, ...)``: both as one app (``Explorer``).
+- ``export_html(obj, path)``: one self-contained HTML file (no network, no kernel).
+
+The widget classes import ipywidgets/anywidget on first use; ``export_html`` needs neither.
+"""
+
+from __future__ import annotations
+
+from irlab.widgets.export import export_html
+
+_LAZY = {
+    "GraphView": "irlab.widgets.graph_view",
+    "PassStepper": "irlab.widgets.pass_stepper",
+    "Explorer": "irlab.widgets.explorer",
+    "explore": "irlab.widgets.explorer",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irlab.widgets' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _register_reprs():
+    from irlab.widgets.reprs import register
+
+    try:
+        register()
+    except Exception:  # noqa: BLE001 - a display nicety must never break the import
+        pass
+
+
+_register_reprs()
+
+__all__ = ["GraphView", "PassStepper", "Explorer", "explore", "export_html"]

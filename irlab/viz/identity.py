@@ -5,6 +5,8 @@ A node keeps its id from version to version:
 2. a new object takes the id of the predecessor it replaces: an unclaimed node of the
    previous version with the same kind, operator/name and the same input ids; failing that,
    the same kind/operator and the same first input; failing that, a variable of the same name;
+   failing that, the same kind/operator whose inputs are the same except where this node's
+   input is new (a consumer of a rewritten operand);
 3. anything else gets a fresh id.
 So a pass that rewrites ``conv2d`` attrs keeps the conv's id (it shows as *changed*), while a
 fused-away node disappears (*removed*) and a node a pass creates appears (*added*).
@@ -65,11 +67,33 @@ class NodeIds:
                 if node not in seen and not isinstance(node, Op):
                     seen.add(node)
                     order.append(node)
+        # A function called in place (FuseOps' Primitive functions) is drawn inline: inside
+        # it a parameter stands for the call's argument, and the call for the function's
+        # result. Inputs are compared through these aliases, so an op moved into a fused
+        # function keeps its inputs, hence its id.
+        alias = {}
+        for node in order:
+            if isinstance(node, Call) and isinstance(node.op, Function):
+                alias.update(zip(node.op.params, node.args))
+                alias[node] = node.op.body
+
+        def resolve(node):
+            while node in alias:
+                node = alias[node]
+            return node
+
+        order = _dependency_order(order, resolve)
         claimed = set()
+        fresh = set()  # ids new in this version
         ids = {}
         exact, by_first, by_name = self._indexes()
+
+        def child_ids(node):
+            return tuple(ids.get(resolve(c)) for c in expr_children(node)
+                         if not isinstance(c, Op))
+
         for node in order:
-            children = tuple(ids.get(c) for c in expr_children(node) if not isinstance(c, Op))
+            children = child_ids(node)
             ident = self._by_object.get(node)
             if ident is not None and ident in claimed:
                 ident = None
@@ -83,16 +107,32 @@ class NodeIds:
                     ident = _pop_unclaimed(table.get(key), claimed)
                     if ident is not None:
                         break
+                if ident is None and fresh.intersection(children):
+                    ident = self._rewritten(by_name.get((kind, name)), children, fresh, claimed)
             if ident is None:
                 ident = self._fresh()
+                fresh.add(ident)
             claimed.add(ident)
             ids[node] = ident
             self._by_object[node] = ident
-        self._previous = {ident: (node_kind(n), node_name(n),
-                                  tuple(ids.get(c) for c in expr_children(n)
-                                        if not isinstance(c, Op)))
+        self._previous = {ident: (node_kind(n), node_name(n), child_ids(n))
                           for n, ident in ids.items()}
         return ids
+
+    def _rewritten(self, candidates, children, fresh, claimed):
+        """An unclaimed predecessor with the same inputs except where this node's input is
+        new (and the predecessor's is gone): the consumer of an operand a pass rewrote, so a
+        rewrite does not turn everything below it into new nodes."""
+        for i, ident in enumerate(candidates or ()):
+            if ident in claimed:
+                continue
+            before = self._previous[ident][2]
+            if len(before) == len(children) and all(
+                    (new in fresh and old not in claimed) if new in fresh else new == old
+                    for new, old in zip(children, before)):
+                del candidates[i]
+                return ident
+        return None
 
     def _indexes(self):
         exact, by_first, by_name = {}, {}, {}
@@ -101,6 +141,36 @@ class NodeIds:
             by_first.setdefault((kind, name, children[:1]), []).append(ident)
             by_name.setdefault((kind, name), []).append(ident)
         return exact, by_first, by_name
+
+
+def _dependency_order(order, resolve) -> list:
+    """``order`` (a post-order) rearranged so that every node comes after the nodes its
+    inputs resolve to (a fused function's body after the call's arguments); ties keep the
+    post-order."""
+    import heapq
+
+    position = {node: i for i, node in enumerate(order)}
+    users: dict = {}
+    waiting = {}
+    for node in order:
+        deps = {resolve(c) for c in expr_children(node) if not isinstance(c, Op)}
+        deps = {d for d in deps if d in position and d is not node}
+        waiting[node] = len(deps)
+        for dep in deps:
+            users.setdefault(dep, []).append(node)
+    ready = [(position[n], n) for n in order if waiting[n] == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, node = heapq.heappop(ready)
+        out.append(node)
+        for user in users.get(node, ()):
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, (position[user], user))
+    if len(out) < len(order):  # a cycle through the aliases (not a Relay program): as given
+        return order
+    return out
 
 
 def _pop_unclaimed(candidates, claimed):

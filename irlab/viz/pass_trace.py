@@ -49,6 +49,9 @@ class Step:
     op_counts: dict = field(default_factory=dict)
     error: float | None = None  # max relative error vs the input program (numerics)
     abs_error: float | None = None
+    # The module the pass received. For a nested pass it is not always an earlier step's
+    # module (a function pass closes with an InferType on its own output).
+    before: IRModule | None = field(default=None, repr=False)
 
 
 class PassTrace:
@@ -80,6 +83,8 @@ class PassTrace:
         self.error = None  # the exception a pass raised, if the pipeline failed
         self._ids = NodeIds()
         self._graphs: dict = {}
+        self._by_module: dict = {}  # module key -> graph (same functions: same picture)
+        self._provenance = None
         self._texts: dict = {}
         self.run()
 
@@ -108,7 +113,7 @@ class PassTrace:
                 None if record.parent is None else record.parent + 1, record.opt_level,
                 record.seconds, record.changed,
                 record.after if record.after is not None else record.before,
-                record.node_count, dict(record.op_counts)))
+                record.node_count, dict(record.op_counts), before=record.before))
 
     def __len__(self):
         return len(self.steps)
@@ -124,63 +129,118 @@ class PassTrace:
         return self._texts[index]
 
     def graph(self, index):
-        """The graph after step ``index``. Graphs are built in step order so that node ids
-        follow each node through the passes; an unchanged step shares its predecessor's."""
-        if index in self._graphs:
-            return self._graphs[index]
-        for i in range(index + 1):
-            if i in self._graphs:
-                continue
-            step = self.steps[i]
-            if i > 0 and not step.changed:  # same structure: same picture
-                self._graphs[i] = self._graphs[i - 1]
-            else:
-                self._graphs[i] = build_relay_graph(step.module, self.params, self._ids)
+        """The graph after step ``index``; an unchanged step shares the graph of the program
+        it received (not of the step listed before it: with nesting, that is the enclosing
+        Sequential's *result*)."""
+        if not self._graphs:
+            self._build_graphs()
         return self._graphs[index]
+
+    def _build_graphs(self):
+        """Graphs of every program of the run, in the order the programs appeared (a step's
+        input when it starts, its output when it ends, after its nested steps), so that node
+        ids follow each node from one version to the next."""
+        children: dict = {}
+        for step in self.steps[1:]:
+            children.setdefault(step.parent, []).append(step.index)
+        self._graphs[0] = self._graph_of(self.steps[0].module)
+        stack = [(i, False) for i in reversed(children.get(None, []))]
+        while stack:
+            i, ended = stack.pop()
+            step = self.steps[i]
+            if ended:
+                unchanged = not step.changed and step.before is not None
+                self._graphs[i] = self._graph_of(step.before if unchanged else step.module)
+                continue
+            if step.before is not None:
+                self._graph_of(step.before)
+            stack.append((i, True))
+            stack.extend((c, False) for c in reversed(children.get(i, [])))
+
+    def before_graph(self, index):
+        """The graph of the program step ``index`` received (the input's for step 0)."""
+        step = self.steps[index]
+        self.graph(index)  # ids are assigned in the order the programs appeared first
+        return self._graph_of(step.before) if step.before is not None else self.graph(0)
+
+    def _graph_of(self, module):
+        key = _module_key(module)
+        if key not in self._by_module:
+            self._by_module[key] = (module, build_relay_graph(module, self.params, self._ids))
+        return self._by_module[key][1]
+
+    def is_ancestor(self, a, b) -> bool:
+        """True when step ``a`` encloses step ``b`` (``b`` ran nested inside ``a``)."""
+        parent = self.steps[b].parent
+        while parent is not None:
+            if parent == a:
+                return True
+            parent = self.steps[parent].parent
+        return False
 
     def diff(self, a, b, ignore_types=False) -> dict:
         """Text and graph difference between any two steps."""
         return {"text": diff_lines(self.text(a), self.text(b), ignore_types),
                 "graph": graph_diff(self.graph(a), self.graph(b))}
 
-    def provenance(self, node_id) -> list:
-        """Indexes of the steps that created or changed graph node ``node_id``."""
-        hits = []
-        for i in range(1, len(self.steps)):
-            if not self.steps[i].changed:
-                continue
-            state = graph_diff(self.graph(i - 1), self.graph(i)).get(node_id)
-            if state in ("added", "changed"):
-                hits.append(i)
-        return hits
+    def provenance(self, node_id=None):
+        """Indexes of the steps that created or changed graph node ``node_id`` (what each
+        step did to the program it received). An enclosing step (a Sequential) is left out
+        when a pass nested in it is listed. Without ``node_id``: the map for every node."""
+        if self._provenance is None:
+            hits: dict = {}
+            for i in range(1, len(self.steps)):
+                if not self.steps[i].changed:
+                    continue
+                for ident, state in graph_diff(self.before_graph(i), self.graph(i)).items():
+                    if state in ("added", "changed"):
+                        hits.setdefault(ident, []).append(i)
+            self._provenance = {
+                ident: [i for i in steps if not any(self.is_ancestor(i, j) for j in steps)]
+                for ident, steps in hits.items()}
+        if node_id is None:
+            return self._provenance
+        return list(self._provenance.get(node_id, []))
 
     # -- numerics ---------------------------------------------------------------------------------
     def check_numerics(self, inputs=None, seed=0, rtol=1e-4, atol=1e-4, only_changed=True):
         """Run the interpreter after each step on the same inputs; fill ``Step.error``.
 
-        Returns the first step whose outputs differ from the input program's (or None).
+        Returns the first step whose outputs differ from the input program's while the
+        program it received still agreed (the innermost pass, not its enclosing Sequential),
+        or None. Programs with the same functions run once.
         """
         from irlab.testing.check import random_inputs, run_module
 
         if inputs is None:
             inputs = random_inputs(self.input, seed)
         reference = run_module(self.input, inputs)
-        first_bad = None
-        last_error = (0.0, 0.0)
-        previous = None
+        results = {_module_key(self.input): (self.input, (0.0, 0.0), True)}
+
+        def check(module):
+            key = _module_key(module)
+            if key not in results:
+                got = run_module(module, inputs)
+                results[key] = (module, _errors(reference, got),
+                                _close(reference, got, rtol, atol))
+            return results[key][1:]
+
+        culprits = []
         for step in self.steps[1:]:
-            if only_changed and not step.changed and previous is not None:
-                step.error, step.abs_error = last_error[1], last_error[0]
-                continue
-            got = run_module(step.module, inputs)
-            abs_err, rel_err = _errors(reference, got)
-            step.error, step.abs_error = rel_err, abs_err
-            last_error = (abs_err, rel_err)
-            previous = step
-            if first_bad is None and not _close(reference, got, rtol, atol):
-                first_bad = step
+            source = step.module
+            if only_changed and not step.changed and step.before is not None:
+                source = step.before
+            (step.abs_error, step.error), good = check(source)
+            if not good and (step.before is None or check(step.before)[1]):
+                culprits.append(step.index)
         self.steps[0].error = self.steps[0].abs_error = 0.0
-        return first_bad
+        culprits = [i for i in culprits if not any(self.is_ancestor(i, j) for j in culprits)]
+        return self.steps[culprits[0]] if culprits else None
+
+
+def _module_key(module) -> tuple:
+    """Identity of a module's contents: the same function objects under the same names."""
+    return tuple(sorted((gv.name_hint, id(func)) for gv, func in module.functions.items()))
 
 
 def _errors(expected, got):

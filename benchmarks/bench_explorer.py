@@ -1,0 +1,203 @@
+"""The explorer's figures: render time of ResNet-50's graph, PassStepper's step-switch time on
+a ~1,000-node graph (target < 100 ms after the first render), size of the exported HTML.
+Prints figures; asserts nothing.
+
+Python side: what the kernel does (type inference, graph, Graphviz layout, diff) before the
+browser gets anything. Browser side (when Debian's Chromium and pip's playwright are there):
+the widgets' own JavaScript drawing the exported page, the same code as in a notebook.
+
+Run: python benchmarks/bench_explorer.py [--repeat 5] [--no-browser]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from irlab.relay.testing import resnet, simplenet
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-quic", "--no-first-run"]
+
+
+def _once(fn):
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def _median(fn, repeat):
+    times = []
+    result = None
+    for _ in range(repeat):
+        seconds, result = _once(fn)
+        times.append(seconds)
+    return statistics.median(times), result
+
+
+def _ms(seconds) -> str:
+    return f"{seconds * 1e3:8.1f} ms"
+
+
+def _mb(size) -> str:
+    return f"{size / 1e6:6.2f} MB"
+
+
+def bench_graph(mod, params, repeat):
+    """ResNet-50's graph: each stage of a GraphView's first render, then the whole."""
+    from irlab.relay.transform import InferType
+    from irlab.viz import build_relay_graph, layout_engine
+    from irlab.widgets import GraphView
+    from irlab.widgets.layout import layout_payload
+
+    print(f"\nResNet-50 graph (ImageNet shapes), median of {repeat}; "
+          f"layout engine: {layout_engine() or 'none (layered fallback)'}")
+    t_infer, typed = _median(lambda: InferType()(mod), repeat)
+    t_graph, graph = _median(lambda: build_relay_graph(typed, params), repeat)
+    t_layout, payload = _median(lambda: layout_payload(graph), repeat)
+    t_view, view = _median(lambda: GraphView(mod, params=params), repeat)
+    size = len(json.dumps(view.graph))
+    print(f"  {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges")
+    print(f"  type inference            {_ms(t_infer)}")
+    print(f"  networkx graph            {_ms(t_graph)}")
+    print(f"  layout + payload          {_ms(t_layout)}   ({_mb(size)} of JSON to the browser)")
+    print(f"  GraphView(mod) in total   {_ms(t_view)}")
+    if payload.get("warning"):
+        print(f"  note: {payload['warning']}")
+    return view
+
+
+def bench_stepper(mod, params, repeat):
+    """Step switches in a PassStepper over relay.optimize's pipeline: to the biggest graph
+    (SimplifyInference turns each batch_norm into several ops: ~1,000 nodes) and its
+    neighbours, the first time (layout on demand) and again (cached)."""
+    from irlab.widgets import PassStepper
+
+    t_first, stepper = _once(lambda: PassStepper(mod, params=params))
+    trace = stepper.trace
+    shown = stepper.step  # laid out by the first render already
+    sizes = {i: trace.graph(i).number_of_nodes() for i, s in enumerate(trace.steps)
+             if i == 0 or s.changed}
+    big = max(sizes, key=sizes.get)
+    targets = [i for i in (big, big + 1, big - 1) if 0 <= i < len(trace.steps)]
+    union = len(stepper.data.union(big))
+    print(f"\nPassStepper on ResNet-50: {len(trace.steps) - 1} pass runs; "
+          f"first render {_ms(t_first).strip()} (pipeline {trace.seconds * 1e3:.0f} ms)")
+    print(f"  biggest graph: step {big} ({trace.steps[big].name}), {sizes[big]} nodes; "
+          f"its before/after union {union} nodes")
+    cold = {}
+    for i in targets:
+        cold[i], _ = _once(lambda i=i: setattr(stepper, "step", i))
+    warm = {i: [] for i in targets}
+    for _ in range(repeat):
+        for i in targets:
+            seconds, _ = _once(lambda i=i: setattr(stepper, "step", i))
+            warm[i].append(seconds)
+    for i in targets:
+        first = "  (shown first)" if i == shown else f"first {_ms(cold[i])}"
+        print(f"  switch to step {i:3d} {trace.steps[i].name:18s} {first:>16s}   "
+              f"again {_ms(statistics.median(warm[i]))} (median)")
+    stepper.step = big
+    print(f"  message for one step: {_mb(len(json.dumps(stepper.current)))}")
+    t_prepare, _ = _once(stepper.prepare)
+    print(f"  prepare() (lay out every step up front) {_ms(t_prepare)}")
+    return stepper, big, targets
+
+
+def bench_export(view, stepper, out_dir: Path):
+    from irlab.widgets import export_html
+
+    small, small_params = simplenet.get_workload(image_shape=(3, 32, 32))
+    files = {
+        "graph": export_html(view, out_dir / "resnet50_graph.html"),
+        "stepper": export_html(stepper, out_dir / "resnet50_passes.html"),
+        "simplenet": export_html(small, out_dir / "simplenet_passes.html", params=small_params),
+    }
+    print("\nExported HTML (one self-contained file each)")
+    labels = {"graph": "ResNet-50 graph", "stepper": "ResNet-50 pass report",
+              "simplenet": "simplenet pass report"}
+    for key, path in files.items():
+        print(f"  {labels[key]:24s} {_mb(path.stat().st_size)}")
+    return files
+
+
+_CLICK = """async (sel) => {
+  const el = document.querySelector(sel);
+  const t0 = performance.now();
+  el.click();
+  const t1 = performance.now();
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  return [t1 - t0, performance.now() - t0];
+}"""
+
+
+def bench_browser(files, view, big, targets, repeat):
+    """The exported pages in Chromium: graph drawn after load; step switches in the page."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("\nBrowser: skipped (pip install playwright)")
+        return
+    if not os.access(CHROMIUM, os.X_OK):
+        print(f"\nBrowser: skipped ({CHROMIUM} missing: apt-get install chromium)")
+        return
+    nodes = len(view.graph["nodes"])
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        print(f"\nBrowser: Chromium {browser.version}, median of {repeat}")
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        loads = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            page.goto(files["graph"].resolve().as_uri())
+            page.wait_for_function(
+                f"document.querySelectorAll('[data-testid=graph-node]').length >= {nodes}")
+            loads.append(time.perf_counter() - start)
+        print(f"  ResNet-50 graph page: load to {nodes} nodes drawn "
+              f"{_ms(statistics.median(loads))}")
+        page.goto(files["stepper"].resolve().as_uri())
+        page.wait_for_selector("[data-testid=pass-item]")
+        for view_name in ("side", "graphs"):
+            page.click(f"[data-testid=view-{view_name}]")
+            sync, painted = {i: [] for i in targets}, {i: [] for i in targets}
+            for _ in range(repeat + 1):  # the first round builds each drawing once
+                for i in targets:
+                    a, b = page.evaluate(_CLICK, f"[data-testid=pass-item][data-step='{i}']")
+                    sync[i].append(a)
+                    painted[i].append(b)
+            for i in targets:
+                first, again = painted[i][0], statistics.median(painted[i][1:])
+                script = statistics.median(sync[i][1:])
+                print(f"  {view_name:6s} view, switch to step {i:3d}: first {first:7.1f} ms, "
+                      f"again {again:7.1f} ms to the next paint ({script:.1f} ms of it script)")
+        browser.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--out", help="keep the exported HTML files in this directory")
+    args = parser.parse_args()
+    print(f"bench_explorer: {os.cpu_count()} CPUs")
+    mod, params = resnet.get_workload(num_layers=50)
+    view = bench_graph(mod, params, args.repeat)
+    stepper, big, targets = bench_stepper(mod, params, args.repeat)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.out) if args.out else Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        files = bench_export(view, stepper, out)
+        if not args.no_browser:
+            bench_browser(files, view, big, targets, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

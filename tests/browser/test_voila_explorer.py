@@ -1,0 +1,118 @@
+"""The widgets in a real browser: Voila serves small notebooks on 127.0.0.1, Chromium (driven by
+Playwright) loads them. Checks that the graph renders, that a click fills the inspector (in the
+page and, through the kernel, in Python), that stepping to FuseOps shows a diff, and that a
+variable named like an HTML payload is shown as text and runs nothing.
+Screenshots: ``tests/browser/artifacts/<test>.png``."""
+
+from __future__ import annotations
+
+from voila_support import XSS_NAME, open_notebook
+
+GRAPH_READY = "[data-testid=graph-view] [data-testid=graph-node]"
+STEPPER_READY = "[data-testid=pass-stepper] [data-testid=pass-item]"
+
+
+def _node(page, title, scope="[data-testid=graph-view]"):
+    """The graph node whose first label line contains ``title``."""
+    return page.locator(f"{scope} [data-testid=graph-node]").filter(
+        has=page.locator("tspan.irlab-label-title", has_text=title))
+
+
+def _no_injection(page):
+    """Nothing from the payload became markup or ran."""
+    page.wait_for_timeout(300)  # an <img onerror> would fire right after insertion
+    assert page.log.dialogs == [], page.log.dialogs
+    injected = page.evaluate(
+        "() => [...document.querySelectorAll('img')].filter("
+        "i => i.getAttribute('src') === 'x' || i.hasAttribute('onerror')).length")
+    assert injected == 0
+
+
+def test_graph_renders(page, voila_url):
+    open_notebook(page, voila_url, "graph", GRAPH_READY)
+    nodes = page.locator(GRAPH_READY)
+    # input, weight, conv2d, relu: drawn as SVG groups inside the widget's <svg>
+    assert nodes.count() == 4
+    assert page.locator("[data-testid=graph-view] svg [data-testid=graph-node]").count() == 4
+    assert page.locator("[data-testid=graph-view] .irlab-edge").count() == 3
+    box = _node(page, "nn.conv2d").bounding_box()
+    assert box and box["width"] > 10 and box["height"] > 5  # laid out and visible
+    kinds = sorted(nodes.evaluate_all("els => els.map(e => e.getAttribute('data-kind'))"))
+    assert kinds == ["call", "call", "input", "param"]
+    assert page.log.page_errors == []
+
+
+def test_click_fills_inspector(page, voila_url):
+    open_notebook(page, voila_url, "graph", GRAPH_READY)
+    inspector = page.locator("[data-testid=graph-view] [data-testid=inspector]")
+    assert inspector.get_by_test_id("inspector-empty").is_visible()
+    _node(page, "nn.conv2d").click()
+    assert inspector.get_by_test_id("inspector-title").inner_text() == "nn.conv2d"
+    ty = inspector.get_by_test_id("inspector-type").inner_text()
+    assert "Tensor[(1, 4, 8, 8), float32]" in ty
+    attrs = inspector.get_by_test_id("inspector-attrs").inner_text()
+    assert "padding" in attrs and "kernel_size" in attrs
+    assert "nn.conv2d(" in inspector.get_by_test_id("inspector-line").inner_text()
+    # The click reached the kernel: the notebook's observer echoes GraphView.inspector.
+    echo = page.locator(".py-echo")
+    echo.filter(has_text="nn.conv2d").wait_for(timeout=15_000)
+    assert echo.inner_text().startswith("python: n")
+    assert page.log.page_errors == []
+
+
+def test_step_to_fuseops_shows_diff(page, voila_url):
+    open_notebook(page, voila_url, "stepper", STEPPER_READY)
+    fuse = page.locator("[data-testid=pass-item][data-name=FuseOps]")
+    assert fuse.count() == 1 and fuse.get_attribute("data-changed") == "true"
+    fuse.click()
+    title = page.get_by_test_id("step-title")
+    title.filter(has_text="FuseOps").wait_for()
+    diff = page.get_by_test_id("diff-view")
+    assert diff.get_by_test_id("diff-nochange").count() == 0
+    changed = diff.locator("[data-testid=diff-row]:not([data-tag=e])")
+    assert changed.count() > 0
+    assert "Primitive=1" in diff.inner_text()  # the fused function appears in the new IR
+    # The graph after the pass draws the fused group as a cluster; its ops are marked changed.
+    page.get_by_test_id("view-graphs").click()
+    after = page.locator("[data-testid=graph-after]")
+    after.locator("[data-testid=graph-cluster]").first.wait_for()
+    marked = after.locator("[data-testid=graph-node]:not([data-state=same])")
+    assert marked.count() >= 3  # conv2d, add, relu now inside fused_conv2d_add_relu
+    # Keyboard navigation: k goes one step back, j forward again.
+    step = int(fuse.get_attribute("data-step"))
+    page.get_by_test_id("pass-list").focus()
+    page.keyboard.press("k")
+    title.filter(has_text=f"{step - 1}:").wait_for()
+    page.keyboard.press("j")
+    title.filter(has_text=f"{step}:").wait_for()
+    assert page.log.page_errors == []
+
+
+def test_html_in_a_name_is_text(page, voila_url):
+    open_notebook(page, voila_url, "graph", GRAPH_READY)
+    node = _node(page, XSS_NAME)
+    assert node.count() == 1  # the label's text is the payload, literally
+    node.click()
+    inspector = page.locator("[data-testid=graph-view] [data-testid=inspector]")
+    assert inspector.get_by_test_id("inspector-title").inner_text() == XSS_NAME
+    assert XSS_NAME in page.get_by_test_id("ir-pane").inner_text()
+    _no_injection(page)
+    # The same name through the pass stepper: pass graphs, IR diffs, inspector.
+    open_notebook(page, voila_url, "stepper", STEPPER_READY)
+    page.locator("[data-testid=pass-item][data-name=FuseOps]").click()
+    page.get_by_test_id("step-title").filter(has_text="FuseOps").wait_for()
+    assert XSS_NAME in page.get_by_test_id("diff-view").inner_text()
+    _no_injection(page)
+
+
+def test_dashboard_switches_model(page, voila_url):
+    open_notebook(page, voila_url, "explorer", GRAPH_READY)
+    tabs = page.locator(".irlab-explorer")
+    assert tabs.get_by_text("Passes").count() > 0
+    before = page.locator(GRAPH_READY).count()
+    page.select_option(".widget-dropdown select", "mlp")
+    status = page.locator(".widget-label", has_text="mlp:")
+    status.wait_for(timeout=60_000)  # the new model went through the pipeline
+    ops = page.locator("[data-testid=graph-view] tspan.irlab-label-title", has_text="nn.dense")
+    assert ops.count() > 0 and page.locator(GRAPH_READY).count() != before
+    assert page.log.page_errors == []

@@ -1,0 +1,79 @@
+"""Helpers of the real-browser tests: where Chromium is, the small notebooks Voila serves, and how
+a test opens one. (A module of its own: the name ``conftest`` is shared with tests/conftest.py.)"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-quic", "--no-first-run"]
+XSS_NAME = "<img src=x onerror=alert(1)>"
+
+# Voila runs these on page load and shows their widget outputs. A variable is named like an
+# HTML payload in both: every place that shows a name must show it as text.
+_GRAPH = [
+    "import ipywidgets as widgets\nimport irlab as tvm\nfrom irlab import relay\n"
+    "from irlab.widgets import GraphView",
+    f"x = relay.var({XSS_NAME!r}, shape=(1, 3, 8, 8))\n"
+    "w = relay.var('weight', shape=(4, 3, 3, 3))\n"
+    "conv = relay.nn.conv2d(x, w, padding=(1, 1), channels=4, kernel_size=(3, 3))\n"
+    "func = relay.Function([x, w], relay.nn.relu(conv))\n"
+    "view = GraphView(tvm.IRModule.from_expr(func), params=['weight'])",
+    # Echo the Python side of a click, so the test sees it crossed the kernel.
+    "echo = widgets.Label('python: nothing selected')\necho.add_class('py-echo')\n"
+    "def on_inspector(change):\n"
+    "    echo.value = f\"python: {view.selected} {view.inspector.get('op', '')}\"\n"
+    "view.observe(on_inspector, names='inspector')\n"
+    "widgets.VBox([view, echo])",
+]
+_STEPPER = [
+    "from irlab import relay\nfrom irlab.relay.testing import simplenet\n"
+    "from irlab.widgets import PassStepper",
+    f"data = relay.var({XSS_NAME!r}, shape=(1, 3, 32, 32))\n"
+    "act = simplenet.simplenet(data, 'graph', 32, strides=(2, 2))\n"
+    "_, params = simplenet.get_workload(image_shape=(3, 32, 32))\n"
+    "func = relay.Function(relay.analysis.free_vars(act), act)\n"
+    "PassStepper(func, params=params)",
+]
+NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER}
+# The Binder dashboard itself, served as it is in the repository.
+DASHBOARD = Path(__file__).resolve().parents[2] / "notebooks" / "explorer.ipynb"
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium (``IRLAB_CHROMIUM`` overrides), or None."""
+    for candidate in (os.environ.get("IRLAB_CHROMIUM"), "/usr/bin/chromium",
+                      shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_notebooks(root: Path):
+    (root / DASHBOARD.name).write_bytes(DASHBOARD.read_bytes())
+    for name, sources in NOTEBOOKS.items():
+        nb = new_notebook(cells=[new_code_cell(src) for src in sources])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        nbformat.write(nb, root / f"{name}.ipynb")
+
+
+def open_notebook(page, voila_url: str, name: str, ready_selector: str, timeout=60_000):
+    """Load a test notebook in Voila and wait until ``ready_selector`` is visible."""
+    page.goto(f"{voila_url}/voila/render/{name}.ipynb", wait_until="domcontentloaded")
+    page.locator(ready_selector).first.wait_for(state="visible", timeout=timeout)
+    return page

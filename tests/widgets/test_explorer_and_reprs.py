@@ -1,0 +1,91 @@
+"""``irlab.explore``: one app whose graph view and stepper share the run, the selection and
+the step; ``import irlab`` stays free of Jupyter packages; displays without widgets."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import irlab
+from irlab import relay
+from irlab.relay.testing import MODELS
+from irlab.viz import build_relay_graph
+from irlab.viz.pass_trace import PassTrace
+from irlab.widgets.reprs import graph_svg, register, trace_html
+
+ROOT = Path(__file__).resolve().parents[2]
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+def test_import_irlab_does_not_import_jupyter_packages():
+    code = ("import sys, irlab; bad = [m for m in ('ipywidgets', 'anywidget', 'traitlets', "
+            "'irlab.widgets') if m in sys.modules]; print(bad); assert not bad")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_explore_links_graph_and_passes():
+    mod, params = MODELS["simplenet"]()
+    app = irlab.explore(mod, params=params)
+    stepper, view = app.stepper, app.graph_view
+    assert app.tabs.titles == ("Graph", "Passes")
+    assert view.step == stepper.step and view.graph["nodes"]
+    fuse = [r["name"] for r in stepper.steps].index("FuseOps")
+    stepper.step = fuse
+    assert view.step == fuse and view.graph["clusters"]
+    conv = next(n["id"] for n in view.graph["nodes"] if n["title"] == "nn.conv2d")
+    view.set_state({"selected": conv})  # a click in the graph tab...
+    assert stepper.selected == conv  # ...selects the node in the passes tab
+    assert stepper.inspector["op"] == "nn.conv2d"
+    assert "FuseOps" in [p["name"] for p in stepper.inspector["provenance"]]
+    view.set_state({"step": 0})  # a click on a provenance entry in the graph tab
+    assert stepper.step == 0 and view.title == "input program"
+    stepper.disable_pass("FuseOps")  # a re-run: the graph tab follows the new run
+    assert app.trace is stepper.trace and view.step == stepper.step
+    app.tabs.selected_index = 1  # graph tab hidden: laid out only when shown again
+    stepper.step = 1
+    assert view.step != 1
+    app.tabs.selected_index = 0
+    assert view.step == 1 and view.title.startswith("after step 1")
+
+
+def test_trace_html_escapes_and_lists_steps():
+    x = relay.var("x", shape=(2,))
+
+    @irlab.transform.module_pass(opt_level=0, name=EVIL)
+    def evil(mod, ctx):
+        return mod
+
+    trace = PassTrace(relay.Function([x], relay.nn.relu(x)), [evil])
+    out = trace_html(trace)
+    assert EVIL not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert out.count("<tr>") == len(trace.steps) + 1
+
+
+def test_graph_svg_for_relay_graphs_only():
+    import networkx as nx
+
+    x = relay.var(EVIL, shape=(2,))
+    mod = relay.transform.InferType()(irlab.IRModule.from_expr(
+        relay.Function([x], relay.nn.relu(x))))
+    svg = graph_svg(build_relay_graph(mod))
+    assert svg.lstrip().startswith("<?xml") or "<svg" in svg
+    assert EVIL not in svg and "&lt;img" in svg
+    assert graph_svg(nx.DiGraph()) is None
+
+
+def test_formatters_registered_in_ipython():
+    class Formatter:
+        def __init__(self):
+            self.types = {}
+
+        def for_type(self, cls, fn):
+            self.types[cls] = fn
+
+    class Shell:
+        class display_formatter:
+            formatters = {"text/html": Formatter(), "image/svg+xml": Formatter()}
+
+    assert register(Shell())
+    assert Shell.display_formatter.formatters["text/html"].types[PassTrace] is trace_html
+    assert register(None) in (True, False)  # outside IPython: nothing to do, no error

@@ -1,0 +1,176 @@
+"""GraphView: layout payload, inspector, search, collapse, neighbourhood, synced traits (a
+browser's changes arrive through ``set_state``, as from the comm)."""
+
+import json
+
+import pytest
+
+import irlab
+from irlab import relay
+from irlab.errors import IrlabError
+from irlab.widgets import GraphView
+from irlab.widgets import layout as layout_mod
+
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+def _conv_net():
+    data = relay.var("data", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    b = relay.var("b", shape=(4,))
+    conv = relay.nn.conv2d(data, w, padding=(1, 1), channels=4, kernel_size=(3, 3))
+    out = relay.nn.relu(relay.nn.bias_add(conv, b))
+    return relay.Function([data, w, b], out)
+
+
+def _fused():
+    x = relay.var("x", shape=(2, 2))
+    p0 = relay.var("p0", shape=(2, 2))
+    fused = relay.Function([p0], relay.nn.relu(relay.exp(p0))).with_attr("Primitive", 1)
+    return relay.Function([x], relay.negative(fused(x)))
+
+
+def _node(view, title):
+    return next(n for n in view.graph["nodes"] if n["title"] == title)
+
+
+def test_payload_has_geometry_details_and_is_json():
+    view = GraphView(_conv_net(), params={"w": None, "b": None})
+    payload = view.graph
+    json.dumps(payload, allow_nan=False)  # what the comm (or the export) sends
+    conv = _node(view, "nn.conv2d")
+    assert conv["w"] > 0 and conv["h"] > 0 and conv["type"] == "Tensor[(1, 4, 8, 8), float32]"
+    # all attrs, defaults included (the label shows only non-default ones)
+    assert conv["attrs"]["kernel_size"] == "[3, 3]" and "data_layout" in conv["attrs"]
+    assert "nn.conv2d(" in view.ir.splitlines()[conv["line"]]
+    kinds = {n["title"]: n["kind"] for n in payload["nodes"]}
+    assert kinds["w"] == "param" and kinds["data"] == "input"
+    ids = {n["id"] for n in payload["nodes"]}
+    assert all(e["s"] in ids and e["t"] in ids and e["d"].startswith("M")
+               for e in payload["edges"])
+
+
+def test_click_from_browser_fills_inspector_and_observers_see_it():
+    view = GraphView(_conv_net())
+    seen = []
+    view.observe(lambda change: seen.append(change["new"]), names=["selected"])
+    conv = _node(view, "nn.conv2d")["id"]
+    view.set_state({"selected": conv})  # what a click sends through the comm
+    assert seen == [conv]
+    info = view.inspector
+    assert info["op"] == "nn.conv2d" and info["type"] == "Tensor[(1, 4, 8, 8), float32]"
+    assert info["attrs"]["channels"] == "4" and "nn.conv2d(" in info["ir"]
+    assert [i["title"] for i in info["inputs"]] == ["data", "w"]
+    assert [u["title"] for u in info["users"]] == ["nn.bias_add"]
+    view.select("")
+    assert view.inspector == {}
+
+
+def test_search_matches_op_name_and_id():
+    view = GraphView(_conv_net())
+    view.set_state({"search": "CONV"})
+    assert [view.networkx_graph.nodes[i]["title"] for i in view.matches] == ["nn.conv2d"]
+    view.search = "bias"
+    titles = {view.networkx_graph.nodes[i]["title"] for i in view.matches}
+    assert titles == {"nn.bias_add"}
+    view.search = "w"  # a name
+    assert "w" in {view.networkx_graph.nodes[i]["title"] for i in view.matches}
+    view.search = "   "
+    assert view.matches == []
+
+
+def test_collapse_fused_function_to_one_node_and_back():
+    view = GraphView(_fused())
+    (cluster,) = view.graph["top_clusters"]
+    exp = _node(view, "exp")["id"]
+    view.selected = exp
+    view.set_state({"collapsed": [cluster]})
+    titles = [n["title"] for n in view.graph["nodes"]]
+    assert "exp" not in titles and "fused_exp_relu" in titles
+    node = _node(view, "fused_exp_relu")
+    assert node["kind"] == "cluster" and sorted(node["members"]) == ["exp", "nn.relu"]
+    assert view.selected == cluster  # the selection followed its node into the function
+    edges = {(e["s"], e["t"]) for e in view.graph["edges"]}
+    x = _node(view, "x")["id"]
+    neg = _node(view, "negative")["id"]
+    assert edges == {(x, cluster), (cluster, neg)}
+    assert view.graph["clusters"] == []
+    view.expand_all()
+    assert "exp" in [n["title"] for n in view.graph["nodes"]]
+    assert len(view.graph["clusters"]) == 1
+
+
+def test_big_graph_starts_collapsed():
+    view = GraphView(_fused(), big=3)
+    assert view.collapsed == view.graph["top_clusters"]
+    assert any(n["kind"] == "cluster" for n in view.graph["nodes"])
+
+
+def test_neighbourhood_of_selected_node():
+    view = GraphView(_conv_net())
+    conv = _node(view, "nn.conv2d")["id"]
+    view.selected = conv
+    view.show_neighbourhood(hops=1)
+    titles = {view.networkx_graph.nodes[i]["title"] for i in view.neighbours}
+    assert titles == {"nn.conv2d", "data", "w", "nn.bias_add"}
+    view.hops = 2
+    assert "nn.relu" in {view.networkx_graph.nodes[i]["title"] for i in view.neighbours}
+    relu = _node(view, "nn.relu")["id"]
+    view.selected = relu  # the neighbourhood follows the selection
+    assert view.focus == relu
+    view.show_neighbourhood("")
+    assert view.neighbours == []
+
+
+def test_layout_falls_back_when_graphviz_is_too_slow(monkeypatch):
+    def too_slow(*args, **kwargs):
+        raise IrlabError("graph layout took longer than 1 s")
+
+    monkeypatch.setattr(layout_mod, "render", too_slow)
+    view = GraphView(_fused())
+    payload = view.graph
+    assert payload["engine"] == "layered" and "longer" in payload["warning"]
+    ys = {n["title"]: n["y"] for n in payload["nodes"]}
+    assert ys["x"] < ys["exp"] < ys["nn.relu"] < ys["negative"]  # top-down by rank
+    (cluster,) = payload["clusters"]
+    inner = [n for n in payload["nodes"] if n["title"] in ("exp", "nn.relu")]
+    assert all(cluster["x"] <= n["x"] - n["w"] / 2 and n["x"] + n["w"] / 2 <=
+               cluster["x"] + cluster["w"] for n in inner)
+
+
+def test_model_strings_are_data_not_markup():
+    x = relay.var(EVIL, shape=(2,))
+    view = GraphView(relay.Function([x], relay.nn.relu(x)))
+    node = _node(view, EVIL)
+    # kept verbatim as data: the browser writes it with textContent, the export escapes it
+    assert node["name"] == EVIL and node["label"][0] == EVIL
+
+
+def test_step_of_a_trace_with_provenance():
+    from irlab.viz.pass_trace import PassTrace
+
+    @irlab.transform.module_pass(opt_level=0, name="ExpToSigmoid")
+    def rewrite(mod, ctx):
+        class M(relay.ExprMutator):
+            def visit_call(self, call):
+                new = super().visit_call(call)
+                return relay.sigmoid(new.args[0]) if new.op.name == "exp" else new
+        out = mod.copy()
+        out["main"] = M().visit(mod["main"])
+        return out
+
+    x = relay.var("x", shape=(2, 2))
+    trace = PassTrace(relay.Function([x], relay.nn.relu(relay.exp(x))), [rewrite])
+    view = GraphView(trace=trace, step=1)
+    assert view.step == 1 and "ExpToSigmoid" in view.title
+    sig = _node(view, "sigmoid")
+    assert sig["prov"] == [[1, "ExpToSigmoid"]]
+    view.selected = sig["id"]
+    assert view.inspector["provenance"] == [{"step": 1, "name": "ExpToSigmoid"}]
+
+
+@pytest.mark.parametrize("bad", [None, "n999"])
+def test_unknown_selection_gives_empty_inspector(bad):
+    view = GraphView(_fused())
+    view.selected = bad or ""
+    assert view.inspector == {}

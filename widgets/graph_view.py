@@ -1,0 +1,201 @@
+"""``GraphView``: a Relay program as an interactive graph in a notebook cell.
+
+Pan and zoom (wheel, drag, Fit), search by op or name (matches highlighted, Enter jumps from
+one to the next), click a node to see its op, all attrs, type, name and its line in the printed
+IR (highlighted in the IR pane; clicking a line selects its node). Big graphs stay usable:
+fused functions collapse into one node each (new layout), and the neighbourhood view shows only
+the nodes within k hops of the selected one.
+
+Everything the user does is a synced trait, so Python observers see it: ``selected`` (node
+id; ``inspector`` then holds its description), ``search`` (``matches``), ``collapsed``
+(cluster ids), ``focus``/``hops`` (``neighbours``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import anywidget
+import traitlets as t
+
+from irlab.widgets.assets import css, widget_module
+from irlab.widgets.graph_ops import (cluster_tree, collapse, neighbourhood, node_details,
+                                     search_nodes, top_clusters)
+from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
+
+BIG_GRAPH = 1500  # nodes: above this, fused functions start collapsed
+_keys = itertools.count()
+
+
+def as_module(mod_or_expr):
+    """An ``IRModule`` for a module, a function or any Relay expression."""
+    from irlab.ir.module import IRModule
+
+    return mod_or_expr if isinstance(mod_or_expr, IRModule) else IRModule.from_expr(mod_or_expr)
+
+
+def typed(mod):
+    """``mod`` with types inferred (types label the nodes); as it is when inference fails,
+    with the reason, so that an ill-typed program can still be looked at."""
+    from irlab.relay.transform import InferType
+
+    try:
+        return InferType()(mod), ""
+    except Exception as err:  # noqa: BLE001 - the picture is still useful
+        return mod, f"type inference failed: {err}"
+
+
+class GraphView(anywidget.AnyWidget):
+    """Interactive graph of ``mod_or_expr`` (an IRModule, a function or an expression).
+
+    ``params``: weights (dict or names) drawn as parameters rather than inputs. With
+    ``trace=`` (a ``PassTrace``) and ``step=``, shows the program after that step, with the
+    trace's node ids (shared with a ``PassStepper``) and each node's provenance.
+    """
+
+    _esm = widget_module("graph_view.js", "renderGraphView")
+    _css = css()
+
+    graph = t.Dict().tag(sync=True)
+    ir = t.Unicode("").tag(sync=True)
+    title = t.Unicode("").tag(sync=True)
+    status = t.Unicode("").tag(sync=True)
+    selected = t.Unicode("").tag(sync=True)
+    search = t.Unicode("").tag(sync=True)
+    collapsed = t.List(t.Unicode()).tag(sync=True)
+    focus = t.Unicode("").tag(sync=True)
+    hops = t.Int(2).tag(sync=True)
+    step = t.Int(-1).tag(sync=True)
+    # Computed in Python for observers (the browser computes its own copies).
+    inspector = t.Dict()
+    matches = t.List()
+    neighbours = t.List()
+
+    def __init__(self, mod_or_expr=None, params=None, *, trace=None, step=None,
+                 timeout=LAYOUT_TIMEOUT, big=BIG_GRAPH, **kwargs):
+        super().__init__(**kwargs)
+        self.timeout = timeout
+        self.big = big
+        self._full = None  # the graph before collapsing
+        self._shown = None  # the graph drawn (collapsed clusters as nodes)
+        self._provenance = {}
+        self._names = []
+        self._layouts = {}  # (id(full graph), collapsed ids) -> (graph, reduced, payload)
+        if trace is None and type(mod_or_expr).__name__ == "PassTrace":
+            trace, mod_or_expr = mod_or_expr, None
+        if trace is not None:
+            self.show_step(trace, len(trace.steps) - 1 if step is None else step)
+        elif mod_or_expr is not None:
+            self.show(mod_or_expr, params)
+
+    # -- what is shown ----------------------------------------------------------------------------
+    def show(self, mod_or_expr, params=None):
+        """Show another program."""
+        from irlab.viz.relay_graph import build_relay_graph
+
+        mod, problem = typed(as_module(mod_or_expr))
+        graph = build_relay_graph(mod, params)
+        self._provenance, self._names = {}, []
+        self._set_source(graph, str(mod), "program", problem, step=-1)
+
+    def show_step(self, trace, index):
+        """Show the program after step ``index`` of ``trace`` (a ``PassTrace``)."""
+        index = max(0, min(int(index), len(trace.steps) - 1))
+        graph = trace.graph(index)
+        self._provenance = trace.provenance()
+        self._names = [s.name for s in trace.steps]
+        name = trace.steps[index].name
+        title = "input program" if index == 0 else f"after step {index}: {name}"
+        self._set_source(graph, trace.text(index), title, "", step=index)
+
+    def _set_source(self, graph, text, title, problem, step):
+        fresh = graph is not self._full
+        self._full = graph
+        with self.hold_trait_notifications():
+            self.ir = text
+            self.title = title
+            self.status = problem
+            self.step = step
+            if fresh and len(graph) > self.big and not self.collapsed:
+                self.collapsed = top_clusters(graph)  # observer redraws
+            self._redraw()
+
+    # -- observers --------------------------------------------------------------------------------
+    @t.observe("collapsed")
+    def _on_collapsed(self, change):
+        if self._full is not None:
+            self._redraw()
+
+    @t.observe("selected")
+    def _on_selected(self, change):
+        self._describe()
+        if self.focus and self.selected:
+            self.focus = self.selected
+
+    @t.observe("search")
+    def _on_search(self, change):
+        self.matches = search_nodes(self._shown, self.search) if self._shown is not None else []
+
+    @t.observe("focus", "hops")
+    def _on_focus(self, change):
+        self.neighbours = sorted(neighbourhood(self._shown, self.focus, self.hops)) \
+            if self._shown is not None and self.focus else []
+
+    def _redraw(self):
+        graph = self._full
+        known = set(graph.graph.get("clusters", {}))
+        shut = tuple(sorted(c for c in self.collapsed if c in known))
+        key = (id(graph), shut)
+        if key not in self._layouts:
+            reduced = collapse(graph, shut)
+            payload = layout_payload(reduced, timeout=self.timeout)
+            payload["key"] = f"v{next(_keys)}"
+            payload["top_clusters"] = top_clusters(graph)
+            for node in payload["nodes"]:
+                steps = self._provenance.get(node["id"])
+                if self._names:
+                    node["prov"] = [[i, self._names[i]] for i in steps or []]
+            if len(self._layouts) > 16:  # bounded: a long session steps through many graphs
+                self._layouts.pop(next(iter(self._layouts)))
+            self._layouts[key] = (graph, reduced, payload)
+        _, self._shown, payload = self._layouts[key]
+        if self.selected and self.selected not in self._shown:
+            # the selected node went into a collapsed function: select that function
+            owner = next((c for c in shut if self.selected in cluster_tree(graph)[c]), "")
+            if owner:
+                self.selected = owner
+        self.graph = payload
+        self._describe()
+        self._on_search(None)
+        self._on_focus(None)
+
+    def _describe(self):
+        if self._shown is None or not self.selected:
+            self.inspector = {}
+            return
+        self.inspector = node_details(self._shown, self.selected, self.ir,
+                                      self._provenance.get(self.selected, []), self._names)
+
+    # -- Python-side controls ------------------------------------------------------------------
+    def select(self, node_id):
+        """Select a node (as a click does)."""
+        self.selected = node_id or ""
+
+    def collapse_all(self):
+        """Draw every fused function as one node."""
+        if self._full is not None:
+            self.collapsed = top_clusters(self._full)
+
+    def expand_all(self):
+        self.collapsed = []
+
+    def show_neighbourhood(self, node_id=None, hops=None):
+        """Show only the nodes near ``node_id`` (default: the selected one); None: all."""
+        if hops is not None:
+            self.hops = int(hops)
+        self.focus = (node_id if node_id is not None else self.selected) or ""
+
+    @property
+    def networkx_graph(self):
+        """The graph drawn (``networkx.DiGraph``; collapsed functions as single nodes)."""
+        return self._shown

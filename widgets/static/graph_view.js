@@ -1,0 +1,211 @@
+// graph_view.js: the GraphView widget (needs irlab_core.js in front of it).
+// Synced traits read here: graph (laid-out payload), ir, title, status, selected, search,
+// collapsed, focus, hops, step; `_static` is set by the HTML export's model shim (no kernel:
+// collapsing, which needs a new layout, is hidden there).
+
+function renderGraphView({ model, el }) {
+  const isStatic = !!model.get("_static");
+  const save = (pairs) => {
+    for (const [k, v] of Object.entries(pairs)) model.set(k, v);
+    model.save_changes();
+  };
+  let matches = [], matchPos = -1, searchTimer = null;
+
+  const searchBox = h("input", { type: "search", class: "irlab-search", "data-testid": "search-box",
+    placeholder: "search op / name / id", value: model.get("search") || "" });
+  const count = h("span", { class: "irlab-count", "data-testid": "search-count" });
+  const prevBtn = h("button", { "data-testid": "search-prev", text: "‹",
+    title: "previous match" });
+  const nextBtn = h("button", { "data-testid": "search-next", text: "›",
+    title: "next match (Enter)" });
+  const fitBtn = h("button", { "data-testid": "fit-button", text: "Fit",
+    title: "fit to view (f)" });
+  const collapseBtn = h("button", { "data-testid": "collapse-all", text: "Collapse fused",
+    title: "draw each fused function as one node" });
+  const expandBtn = h("button", { "data-testid": "expand-all", text: "Expand all" });
+  const hoodBox = h("input", { type: "checkbox", "data-testid": "neighbourhood-toggle" });
+  const hopsBox = h("input", { type: "number", class: "irlab-hops", min: 1, max: 50,
+    value: model.get("hops") || 2, "data-testid": "hops-input", title: "hops" });
+  const title = h("span", { class: "irlab-title", "data-testid": "graph-title" });
+  const status = h("span", { class: "irlab-status", "data-testid": "status" });
+  const inspector = h("div", { class: "irlab-inspector", "data-testid": "inspector" });
+  const irPane = h("div", { class: "irlab-ir", "data-testid": "ir-pane" });
+  const canvas = new GraphCanvas({
+    onSelect: (id, dbl) => {
+      const node = canvas.data.get(id);
+      if (dbl && node && node.kind === "cluster" && !isStatic) {
+        expand(id);
+      } else select(id);
+    },
+    onCluster: (cid) => {
+      if (!isStatic) save({ collapsed: [...(model.get("collapsed") || []), cid] });
+    },
+  });
+
+  const toolbar = h("div", { class: "irlab-toolbar" }, title, searchBox, count, prevBtn, nextBtn,
+    fitBtn, isStatic ? null : collapseBtn, isStatic ? null : expandBtn,
+    h("label", { class: "irlab-check", title: "show only the nodes near the selected one" },
+      hoodBox, "neighbourhood"), hopsBox, status);
+  const root = h("div", { class: "irlab irlab-graphview", "data-testid": "graph-view",
+    tabIndex: 0 },
+    toolbar,
+    h("div", { class: "irlab-body" }, canvas.el,
+      h("div", { class: "irlab-side" }, h("div", { class: "irlab-section", text: "Inspector" }),
+        inspector, h("div", { class: "irlab-section", text: "IR" }), irPane)));
+  el.replaceChildren(root);
+
+  function layout() { return model.get("graph") || null; }
+
+  function expand(id) {
+    save({ collapsed: (model.get("collapsed") || []).filter((c) => c !== id) });
+  }
+
+  function select(id) {
+    const pairs = { selected: id || "" };
+    if (model.get("focus") && id) pairs.focus = id;  // the neighbourhood follows the selection
+    save(pairs);
+    drawSelection(true);
+  }
+
+  function drawSelection(scroll) {
+    const lay = layout();
+    const id = model.get("selected") || "";
+    canvas.mark({ selected: id, matches: new Set(matches), current: matches[matchPos] });
+    renderInspector(inspector, lay, id, {
+      onSelect: (other) => { select(other); canvas.centerOn(other); },
+      onStep: (i) => save({ step: i }),
+      irText: model.get("ir") || "",
+      extra: (node) => node.kind === "cluster" && !isStatic ? h("button", {
+        "data-testid": "expand-cluster", text: "Expand this function",
+        on: { click: () => expand(node.id) },
+      }) : null,
+    });
+    const node = canvas.data && canvas.data.get(id);
+    markIRLine(irPane, node ? node.line : null, scroll);
+  }
+
+  function drawSearch(jump) {
+    matches = matchNodes(layout(), searchBox.value);
+    if (matchPos >= matches.length) matchPos = matches.length ? 0 : -1;
+    if (jump && matches.length) {
+      const id = matches[matchPos];
+      canvas.centerOn(id);
+      select(id);
+    }
+    count.textContent = searchBox.value.trim()
+      ? (matches.length ? `${matchPos + 1} / ${matches.length}` : "no match") : "";
+    canvas.mark({ selected: model.get("selected") || "", matches: new Set(matches),
+      current: matches[matchPos] });
+  }
+
+  function step(delta) {
+    if (!matches.length) { drawSearch(false); if (!matches.length) return; }
+    matchPos = (matchPos + delta + matches.length) % matches.length;
+    drawSearch(true);
+  }
+
+  function drawFocus() {
+    const focus = model.get("focus") || "";
+    hoodBox.checked = !!focus;
+    const lay = layout();
+    if (focus && lay && canvas.has(focus)) {
+      canvas.showOnly(neighbourhood(lay, focus, Number(model.get("hops")) || 2));
+    } else if (canvas.visible) canvas.showOnly(null);
+  }
+
+  function drawStatus() {
+    const lay = layout();
+    const parts = [model.get("status") || ""];
+    if (lay && lay.warning) parts.push(`simple layout: ${lay.warning}`);
+    if (lay) parts.push(`${lay.nodes.length} nodes`);
+    status.textContent = parts.filter(Boolean).join(" · ");
+    title.textContent = model.get("title") || "";
+    const hasClusters = lay && ((lay.clusters || []).length ||
+      lay.nodes.some((n) => n.kind === "cluster"));
+    collapseBtn.disabled = !hasClusters;
+    expandBtn.disabled = !(model.get("collapsed") || []).length;
+  }
+
+  function drawGraph() {
+    canvas.setLayout(layout());
+    drawFocus();
+    drawSearch(false);
+    drawSelection(false);
+    drawStatus();
+  }
+
+  function drawIR() {
+    renderIR(irPane, model.get("ir") || "", (line) => {
+      const lay = layout();
+      if (!lay) return;
+      const onLine = lay.nodes.filter((n) => n.line === line);
+      const pick = onLine.find((n) => n.kind === "call") || onLine[0];
+      if (pick) { select(pick.id); canvas.centerOn(pick.id); }
+    });
+    drawSelection(false);
+  }
+
+  searchBox.addEventListener("input", () => {
+    matchPos = 0;
+    drawSearch(false);
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => save({ search: searchBox.value }), 150);
+  });
+  searchBox.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { e.preventDefault(); step(e.shiftKey ? -1 : 1); }
+    if (e.key === "Escape") { searchBox.value = ""; drawSearch(false); save({ search: "" }); }
+  });
+  prevBtn.addEventListener("click", () => step(-1));
+  nextBtn.addEventListener("click", () => step(1));
+  fitBtn.addEventListener("click", () => canvas.fit());
+  collapseBtn.addEventListener("click", () => {
+    const lay = layout();
+    const top = (lay && lay.top_clusters) || [];
+    save({ collapsed: [...new Set([...(model.get("collapsed") || []), ...top])] });
+  });
+  expandBtn.addEventListener("click", () => save({ collapsed: [] }));
+  hoodBox.addEventListener("change", () => {
+    const sel = model.get("selected") || "";
+    if (hoodBox.checked && !sel) {
+      hoodBox.checked = false;
+      status.textContent = "select a node first";
+      return;
+    }
+    save({ focus: hoodBox.checked ? sel : "" });
+    drawFocus();
+  });
+  hopsBox.addEventListener("change", () => {
+    save({ hops: clamp(parseInt(hopsBox.value, 10) || 2, 1, 50) });
+    drawFocus();
+  });
+  root.addEventListener("keydown", (e) => {
+    if (e.target.closest("input, select, textarea")) return;
+    if (e.key === "/") { e.preventDefault(); searchBox.focus(); }
+    else if (e.key === "f") canvas.fit();
+    else if (e.key === "Escape") select("");
+  });
+
+  const handlers = {
+    "change:graph": drawGraph,
+    "change:ir": drawIR,
+    "change:selected": () => drawSelection(true),
+    "change:focus": drawFocus,
+    "change:hops": () => { hopsBox.value = model.get("hops"); drawFocus(); },
+    "change:status": drawStatus,
+    "change:title": drawStatus,
+    "change:collapsed": drawStatus,
+    "change:search": () => {
+      if (searchBox.value !== (model.get("search") || "")) {
+        searchBox.value = model.get("search") || "";
+        drawSearch(false);
+      }
+    },
+  };
+  for (const [evt, fn] of Object.entries(handlers)) model.on(evt, fn);
+  drawGraph();
+  drawIR();
+  return () => {
+    for (const [evt, fn] of Object.entries(handlers)) model.off(evt, fn);
+    if (canvas.resize) canvas.resize.disconnect();
+  };
+}

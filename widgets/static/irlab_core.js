@@ -1,0 +1,650 @@
+// irlab_core.js: drawing and DOM helpers shared by the GraphView and PassStepper modules and
+// by the static HTML export. Plain browser JavaScript with no imports: Python puts this file in
+// front of each widget's module (anywidget loads one module per widget, relative imports do not
+// resolve there).
+//
+// Safety rule: every string that comes from a model (names, attrs, types, IR text) reaches the
+// DOM through textContent, Text nodes or setAttribute; nothing is ever assigned as HTML.
+
+// The SVG namespace, spelled in pieces so the exported page holds no URL at all (offline pages
+// are checked by grepping for them).
+const IRLAB_SVG_NS = ["http:", "", "www.w3.org", "2000", "svg"].join("/");
+let irlabUid = 0;
+const IRLAB_TEXT_ZOOM = 0.4;  // below this scale, node labels are not drawn
+
+/** An HTML element: props set attributes (`text` -> textContent, `on` -> listeners). */
+function h(tag, props, ...children) {
+  const node = document.createElement(tag);
+  setProps(node, props);
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+/** An SVG element with attributes. */
+function s(tag, attrs) {
+  const node = document.createElementNS(IRLAB_SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+  }
+  return node;
+}
+
+const IRLAB_PROPERTIES = new Set(["value", "checked", "disabled", "selected", "open",
+  "tabIndex", "min", "max", "step", "title", "placeholder", "type"]);
+
+function setProps(node, props) {
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === null || v === undefined) continue;
+    if (k === "text") node.textContent = String(v);
+    else if (k === "class") node.className = v;
+    else if (k === "on") for (const [evt, fn] of Object.entries(v)) node.addEventListener(evt, fn);
+    else if (k === "style") Object.assign(node.style, v);
+    else if (IRLAB_PROPERTIES.has(k)) node[k] = v;
+    else node.setAttribute(k, String(v));
+  }
+}
+
+/** A token of the CSS class names built from model values (kind, state): letters only. */
+function cssToken(value) {
+  return String(value || "").toLowerCase().replace(/[^a-z0-9_-]/g, "");
+}
+
+function clamp(v, lo, hi) { return Math.max(lo, Math.min(hi, v)); }
+
+function fmtMs(ms) {
+  if (ms === null || ms === undefined) return "";
+  if (ms >= 1000) return (ms / 1000).toFixed(2) + " s";
+  if (ms >= 10) return ms.toFixed(0) + " ms";
+  return ms.toFixed(2) + " ms";
+}
+
+function fmtErr(e) {
+  if (e === null || e === undefined) return "";
+  if (e < 0) return "∞";
+  if (e === 0) return "0";
+  return e < 1e-3 || e >= 1e4 ? e.toExponential(1) : e.toPrecision(2);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Search and neighbourhood: the same rules as widgets/graph_ops.py.
+const SEARCH_FIELDS = ["title", "name", "op"];
+
+function matchNodes(layout, query) {
+  const q = String(query || "").trim().toLowerCase();
+  if (!q || !layout) return [];
+  return layout.nodes.filter((n) => n.id.toLowerCase() === q ||
+    SEARCH_FIELDS.some((f) => String(n[f] || "").toLowerCase().includes(q))).map((n) => n.id);
+}
+
+function neighbourhood(layout, node, hops) {
+  const adj = new Map();
+  for (const e of layout.edges) {
+    if (!adj.has(e.s)) adj.set(e.s, []);
+    if (!adj.has(e.t)) adj.set(e.t, []);
+    adj.get(e.s).push(e.t);
+    adj.get(e.t).push(e.s);
+  }
+  const seen = new Set([node]);
+  let frontier = [node];
+  for (let k = 0; k < hops; k++) {
+    const next = [];
+    for (const id of frontier) {
+      for (const o of adj.get(id) || []) if (!seen.has(o)) { seen.add(o); next.push(o); }
+    }
+    frontier = next;
+  }
+  return seen;
+}
+
+// ------------------------------------------------------------------------------------------------
+/** Pan (drag) and zoom (wheel) shared by one or more SVG panes (before/after stay aligned). */
+class PanZoom {
+  constructor() {
+    this.k = 1; this.x = 0; this.y = 0;
+    this.panes = [];
+    this.moved = false;
+  }
+
+  attach(svg, group) {
+    this.panes.push({ svg, group });
+    svg.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const r = svg.getBoundingClientRect();
+      this.zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 0.0015));
+    }, { passive: false });
+    let start = null;
+    svg.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0) return;
+      start = { px: e.clientX, py: e.clientY, x: this.x, y: this.y };
+      this.moved = false;
+    });
+    svg.addEventListener("pointermove", (e) => {
+      if (!start) return;
+      const dx = e.clientX - start.px, dy = e.clientY - start.py;
+      if (!this.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+      if (!this.moved) svg.setPointerCapture(e.pointerId);
+      this.moved = true;
+      this.x = start.x + dx; this.y = start.y + dy;
+      this.apply();
+    });
+    const end = () => { start = null; };
+    svg.addEventListener("pointerup", end);
+    svg.addEventListener("pointercancel", end);
+    this.apply();
+  }
+
+  apply() {
+    const t = `translate(${this.x.toFixed(1)},${this.y.toFixed(1)}) scale(${this.k.toFixed(4)})`;
+    // Zoomed far out, labels are unreadable and laying out their text is most of the cost of
+    // showing a big graph: draw boxes only until the user zooms in.
+    const far = this.k < IRLAB_TEXT_ZOOM;
+    for (const { svg, group } of this.panes) {
+      group.setAttribute("transform", t);
+      if (svg.classList.contains("irlab-far") !== far) svg.classList.toggle("irlab-far", far);
+    }
+  }
+
+  zoomAt(px, py, factor) {
+    const k = clamp(this.k * factor, 0.02, 8);
+    const f = k / this.k;
+    this.x = px - (px - this.x) * f;
+    this.y = py - (py - this.y) * f;
+    this.k = k;
+    this.apply();
+  }
+
+  fit(box, width, height) {
+    if (!box || width <= 0 || height <= 0) return false;
+    const pad = 16;
+    this.k = clamp(Math.min((width - pad) / Math.max(box.w, 1), (height - pad) / Math.max(box.h, 1),
+      1.5), 0.02, 8);
+    this.x = (width - box.w * this.k) / 2 - box.x * this.k;
+    this.y = (height - box.h * this.k) / 2 - box.y * this.k;
+    this.apply();
+    return true;
+  }
+
+  center(x, y, width, height) {
+    if (this.k < 0.6) this.k = 0.9;
+    this.x = width / 2 - x * this.k;
+    this.y = height / 2 - y * this.k;
+    this.apply();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+/** One SVG pane drawing laid-out graphs (payloads of widgets/layout.py).
+ *  side: "a" hides added nodes (the before pane), "b" hides removed ones, null shows all.
+ *  Built drawings are kept per layout key, so going back to a step costs no rebuilding. */
+class GraphCanvas {
+  constructor({ panzoom, side = null, onSelect = null, onCluster = null,
+    testid = "graph-canvas" }) {
+    this.panzoom = panzoom || new PanZoom();
+    this.side = side;
+    this.onSelect = onSelect;
+    this.onCluster = onCluster;
+    this.cache = new Map();
+    this.layout = null;
+    this.current = null;
+    this.needsFit = true;
+    this.visible = null;
+    // Unique in the page: each widget's module has its own counter, and a marker id found
+    // twice resolves to the first one (maybe in a hidden tab, drawing nothing).
+    const uid = `irlab${Math.random().toString(36).slice(2, 8)}${++irlabUid}`;
+    this.markers = { "": `${uid}-arrow`, added: `${uid}-arrow-added`,
+      removed: `${uid}-arrow-removed` };
+    this.el = h("div", { class: "irlab-canvas", "data-testid": testid });
+    this.svg = s("svg", { class: "irlab-svg" + (side ? ` side-${side}` : ""),
+      "data-testid": "graph-svg" });
+    const defs = s("defs");
+    for (const [state, id] of Object.entries(this.markers)) {
+      const m = s("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
+        markerHeight: 7, orient: "auto", class: `irlab-marker state-${state || "none"}` });
+      m.append(s("path", { d: "M0 0L10 5L0 10z" }));
+      defs.append(m);
+    }
+    this.viewport = s("g", { class: "irlab-viewport" });
+    this.svg.append(defs, this.viewport);
+    this.el.append(this.svg);
+    this.panzoom.attach(this.svg, this.viewport);
+    this.svg.addEventListener("click", (e) => this.click(e));
+    this.svg.addEventListener("dblclick", (e) => this.click(e, true));
+    // The pane's size comes from a ResizeObserver: reading clientWidth after the drawing
+    // changed would force a synchronous layout of the whole SVG (hundreds of ms for big
+    // graphs). A pane in a hidden tab has no size: it is fitted once it gets one.
+    this.w = 0;
+    this.h = 0;
+    if (typeof ResizeObserver !== "undefined") {
+      this.resize = new ResizeObserver((entries) => {
+        const box = entries[entries.length - 1].contentRect;
+        this.w = box.width;
+        this.h = box.height;
+        if (this.needsFit) this.fit(this.focusIds);
+      });
+      this.resize.observe(this.el);
+    }
+  }
+
+  click(e, dbl = false) {
+    if (this.panzoom.moved) { this.panzoom.moved = false; return; }
+    const node = e.target.closest("[data-node-id]");
+    // Only a cluster's label acts on the cluster: its box is where one starts dragging.
+    const cluster = e.target.classList.contains("irlab-cluster-label") &&
+      e.target.closest("[data-cluster-id]");
+    if (node && this.onSelect) this.onSelect(node.getAttribute("data-node-id"), dbl);
+    else if (cluster && this.onCluster) {
+      this.onCluster(cluster.getAttribute("data-cluster-id"), dbl);
+    }
+  }
+
+  /** Show `layout`; `focus`: ids to fit the view to when the drawing changes. */
+  setLayout(layout, focus = null) {
+    if (!layout) { this.viewport.replaceChildren(); this.layout = null; return; }
+    const key = layout.key || "";
+    let drawing = key ? this.cache.get(key) : null;
+    if (!drawing) drawing = this.build(layout);
+    if (key) {
+      this.cache.delete(key);
+      this.cache.set(key, drawing);
+      while (this.cache.size > 12) this.cache.delete(this.cache.keys().next().value);
+    }
+    const sameSize = this.layout && this.layout.width === layout.width &&
+      this.layout.height === layout.height;
+    this.layout = layout;
+    this.byId = drawing.byId;
+    this.data = drawing.data;
+    if (this.current !== drawing.root) {
+      this.viewport.replaceChildren(drawing.root);
+      this.current = drawing.root;
+      this.visible = null;
+      // The union layout of a before/after pair keeps positions: keep the view as well,
+      // unless there are changes to show.
+      if (focus && focus.length) this.fit(focus);
+      else if (!sameSize) this.fit();
+    }
+  }
+
+  build(layout) {
+    const root = s("g");
+    const gc = s("g", { class: "irlab-clusters" });
+    const ge = s("g", { class: "irlab-edges" });
+    const gn = s("g", { class: "irlab-nodes" });
+    const byId = new Map(), data = new Map(), clusterEls = new Map();
+    for (const c of layout.clusters || []) {
+      const g = s("g", { class: `irlab-cluster kind-${cssToken(c.kind)}`,
+        "data-testid": "graph-cluster", "data-cluster-id": c.id });
+      g.append(s("rect", { x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 }));
+      const t = s("text", { x: c.lx, y: c.ly, class: "irlab-cluster-label",
+        "text-anchor": "middle" });
+      t.textContent = c.label;
+      const tip = s("title");
+      tip.textContent = `${c.label} (click to collapse)`;
+      g.append(t, tip);
+      gc.append(g);
+      clusterEls.set(c.id, g);
+    }
+    for (const e of layout.edges) {
+      if (!e.d) continue;
+      const state = cssToken(e.state);
+      ge.append(s("path", { d: e.d, class: `irlab-edge${state ? " state-" + state : ""}`,
+        "data-s": e.s, "data-t": e.t,
+        "marker-end": `url(#${this.markers[state] || this.markers[""]})` }));
+    }
+    for (const n of layout.nodes) {
+      const state = cssToken(n.state);
+      const cls = `irlab-node kind-${cssToken(n.kind)}${state ? " state-" + state : ""}`;
+      const g = s("g", { class: cls,
+        transform: `translate(${n.x},${n.y})`, "data-testid": "graph-node", "data-node-id": n.id,
+        "data-kind": cssToken(n.kind), "data-state": state || "same" });
+      if (n.shape === "ellipse") g.append(s("ellipse", { rx: n.w / 2, ry: n.h / 2 }));
+      else if (n.shape === "diamond") {
+        g.append(s("polygon", { points: `0,${-n.h / 2} ${n.w / 2},0 0,${n.h / 2} ${-n.w / 2},0` }));
+      } else g.append(s("rect", { x: -n.w / 2, y: -n.h / 2, width: n.w, height: n.h, rx: 4 }));
+      const text = s("text", { "text-anchor": "middle" });
+      const lines = n.label || [n.title];
+      lines.forEach((line, i) => {
+        const span = s("tspan", { x: 0, y: (i - (lines.length - 1) / 2) * 12 + 3.5,
+          class: i === 0 ? "irlab-label-title" : "irlab-label-rest" });
+        span.textContent = line;
+        text.append(span);
+      });
+      const tip = s("title");
+      tip.textContent = lines.join("\n");
+      g.append(text, tip);
+      gn.append(g);
+      byId.set(n.id, g);
+      data.set(n.id, n);
+    }
+    root.append(gc, ge, gn);
+    return { root, byId, data, clusterEls, layout };
+  }
+
+  size() {
+    return this.resize ? [this.w, this.h] : [this.el.clientWidth, this.el.clientHeight];
+  }
+
+  /** Fit the view to the visible nodes, or to `ids` when given (e.g. the nodes a pass
+   *  changed), without zooming in past 1:1 then. */
+  fit(ids = null) {
+    if (!this.layout) return;
+    const [w, hgt] = this.size();
+    let box = { x: 0, y: 0, w: this.layout.width, h: this.layout.height };
+    if (this.visible) box = this.boxOf(this.visible) || box;
+    this.focusIds = ids;
+    if (ids && ids.length) {
+      const focus = this.boxOf(ids);
+      if (focus) {
+        // at least 300 pt around the changes, so their neighbours show too
+        const grow = (a, len) => Math.max(0, (300 - len) / 2);
+        const gx = grow(focus.x, focus.w), gy = grow(focus.y, focus.h);
+        box = { x: focus.x - gx, y: focus.y - gy, w: focus.w + 2 * gx, h: focus.h + 2 * gy };
+      }
+    }
+    this.needsFit = !this.panzoom.fit(box, w, hgt);
+  }
+
+  boxOf(ids) {
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const id of ids) {
+      const n = this.data.get(id);
+      if (!n) continue;
+      x0 = Math.min(x0, n.x - n.w / 2); y0 = Math.min(y0, n.y - n.h / 2);
+      x1 = Math.max(x1, n.x + n.w / 2); y1 = Math.max(y1, n.y + n.h / 2);
+    }
+    return x0 === Infinity ? null : { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  }
+
+  centerOn(id) {
+    const n = this.data && this.data.get(id);
+    if (!n) return;
+    const [w, hgt] = this.size();
+    if (w > 0) this.panzoom.center(n.x, n.y, w, hgt);
+  }
+
+  /** Marks: `selected` id, `matches` (Set), `current` match id. */
+  mark({ selected = null, matches = null, current = null } = {}) {
+    if (!this.byId) return;
+    for (const [id, g] of this.byId) {
+      g.classList.toggle("selected", id === selected);
+      g.classList.toggle("match", !!matches && matches.has(id));
+      g.classList.toggle("match-current", id === current);
+    }
+  }
+
+  /** Show only the nodes of `ids` (a Set) and the edges between them; null shows all. */
+  showOnly(ids) {
+    if (!this.byId) return;
+    this.visible = ids;
+    for (const [id, g] of this.byId) g.classList.toggle("out", !!ids && !ids.has(id));
+    for (const p of this.current.querySelectorAll(".irlab-edge")) {
+      p.classList.toggle("out", !!ids && !(ids.has(p.getAttribute("data-s")) &&
+        ids.has(p.getAttribute("data-t"))));
+    }
+    const inCluster = new Set();
+    for (const id of ids || []) {
+      const n = this.data.get(id);
+      if (n && n.cluster) inCluster.add(n.cluster);
+    }
+    for (const g of this.current.querySelectorAll(".irlab-cluster")) {
+      g.classList.toggle("out", !!ids && !inCluster.has(g.getAttribute("data-cluster-id")));
+    }
+    this.fit();
+  }
+
+  has(id) { return !!(this.data && this.data.get(id)); }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The inspector: what is known about one node of a laid-out graph.
+function nodeInputs(layout, id) {
+  return layout.edges.filter((e) => e.t === id).sort((a, b) => (a.i || 0) - (b.i || 0))
+    .map((e) => e.s);
+}
+
+function nodeUsers(layout, id) {
+  return layout.edges.filter((e) => e.s === id).map((e) => e.t);
+}
+
+/** Fill `box` with node `id` of `layout`. ctx: {onSelect(id), onStep(i), irText, stateNames}. */
+function renderInspector(box, layout, id, ctx = {}) {
+  box.replaceChildren();
+  const node = layout && id ? layout.nodes.find((n) => n.id === id) : null;
+  if (!node) {
+    box.append(h("div", { class: "irlab-muted", "data-testid": "inspector-empty",
+      text: id ? `Node ${id} is not in this view.` : "Click a node to inspect it." }));
+    return;
+  }
+  const byId = new Map(layout.nodes.map((n) => [n.id, n]));
+  const link = (other) => {
+    const o = byId.get(other);
+    return h("button", { class: "irlab-link", "data-testid": "inspector-link",
+      "data-node-id": other,
+      text: o ? `${o.title}${o.name && o.name !== o.title ? " " + o.name : ""}` : other,
+      title: o && o.type ? o.type : other,
+      on: { click: () => ctx.onSelect && ctx.onSelect(other) } });
+  };
+  const rows = [];
+  const row = (label, value, testid) => rows.push(h("tr", { "data-testid": testid || null },
+    h("th", { text: label }), h("td", {}, value)));
+  row("op", node.op || node.title, "inspector-op");
+  row("kind", node.kind, "inspector-kind");
+  if (node.name) row("name", node.name, "inspector-name");
+  if (node.type) row("type", h("code", { text: node.type }), "inspector-type");
+  if (node.state) row("change", h("span", { class: `irlab-badge state-${cssToken(node.state)}`,
+    text: node.state }), "inspector-state");
+  if (node.cluster) {
+    const c = (layout.clusters || []).find((x) => x.id === node.cluster);
+    row("function", c ? c.label : node.cluster, "inspector-cluster");
+  }
+  const attrs = Object.entries(node.attrs || {});
+  if (attrs.length) {
+    row("attrs", h("table", { class: "irlab-attrs", "data-testid": "inspector-attrs" },
+      attrs.map(([k, v]) => h("tr", {}, h("th", { text: k }),
+        h("td", {}, h("code", { text: v }))))));
+  }
+  if (node.line !== null && node.line !== undefined) {
+    const lines = ctx.irText ? ctx.irText.split("\n") : [];
+    row("IR line", h("div", {}, h("span", { class: "irlab-muted", text: `line ${node.line + 1}` }),
+      lines[node.line] !== undefined ? h("pre", { class: "irlab-irline-inline" },
+        irHighlight(lines[node.line].trim(), [])) : null), "inspector-line");
+  }
+  const ins = nodeInputs(layout, id), users = nodeUsers(layout, id);
+  const links = (ids) => h("div", { class: "irlab-links" }, ids.map(link));
+  if (ins.length) row("inputs", links(ins), "inspector-inputs");
+  if (users.length) row("users", links(users), "inspector-users");
+  if (node.members && node.members.length) {
+    row("ops", h("code", { text: node.members.join(", ") }), "inspector-members");
+  }
+  if (node.prov) {
+    const steps = node.prov.map(([i, name]) => h("button", { class: "irlab-link",
+      "data-testid": "provenance-item", "data-step": i, text: `${i}: ${name}`,
+      on: { click: () => ctx.onStep && ctx.onStep(i) } }));
+    row("made by", steps.length
+      ? h("div", { class: "irlab-links", "data-testid": "provenance" }, steps)
+      : h("span", { class: "irlab-muted", "data-testid": "provenance",
+        text: "unchanged since the input" }), "inspector-provenance");
+  }
+  box.append(h("div", { class: "irlab-inspector-title" },
+    h("span", { class: `irlab-kind kind-${cssToken(node.kind)}`, text: node.kind }),
+    h("strong", { "data-testid": "inspector-title", text: node.title }),
+    h("span", { class: "irlab-muted", text: node.id })),
+  h("table", { class: "irlab-props" }, rows));
+  const more = ctx.extra ? ctx.extra(node) : null;
+  if (more) box.append(more);
+}
+
+// ------------------------------------------------------------------------------------------------
+// IR text: light syntax colouring plus marks on the changed characters.
+const IR_KEYWORDS = "fn|def|let|if|else|free_var|meta|Tensor|Primitive";
+const IR_TOKEN = new RegExp([
+  String.raw`\/\*.*?\*\/`,  // /* ty=... */ comments
+  String.raw`%[\w.]+`, String.raw`@[\w.]+`,  // locals, globals
+  String.raw`"(?:[^"\\]|\\.)*"`,  // strings
+  String.raw`[A-Za-z_][\w.]*(?=\()`,  // ops (a name before "(")
+  String.raw`-?\d+(?:\.\d+)?(?:e[-+]?\d+)?f?\b`,  // numbers
+  String.raw`\b(?:${IR_KEYWORDS})\b`,
+].join("|"), "g");
+const IR_KEYWORD = new RegExp(`^(?:${IR_KEYWORDS})$`);
+
+function tokenClass(tok) {
+  const c = tok[0];
+  if (c === "/") return "tk-comment";
+  if (c === "%") return "tk-local";
+  if (c === "@") return "tk-global";
+  if (c === '"') return "tk-string";
+  if (c === "-" || (c >= "0" && c <= "9")) return "tk-number";
+  if (IR_KEYWORD.test(tok)) return "tk-keyword";
+  return "tk-op";
+}
+
+/** A fragment of spans for `line`; `changes`: [start, end) ranges marked as changed. */
+function irHighlight(line, changes) {
+  const frag = document.createDocumentFragment();
+  const bounds = new Set([0, line.length]);
+  const tokens = [];
+  IR_TOKEN.lastIndex = 0;
+  let m;
+  while ((m = IR_TOKEN.exec(line)) !== null) {
+    if (m[0].length === 0) { IR_TOKEN.lastIndex++; continue; }
+    tokens.push([m.index, m.index + m[0].length, tokenClass(m[0])]);
+    bounds.add(m.index); bounds.add(m.index + m[0].length);
+  }
+  for (const [a, b] of changes || []) {
+    bounds.add(clamp(a, 0, line.length));
+    bounds.add(clamp(b, 0, line.length));
+  }
+  const cuts = [...bounds].sort((a, b) => a - b);
+  let t = 0;
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const a = cuts[i], b = cuts[i + 1];
+    if (a === b) continue;
+    while (t < tokens.length && tokens[t][1] <= a) t++;
+    const cls = [];
+    if (t < tokens.length && tokens[t][0] <= a && tokens[t][1] >= b) cls.push(tokens[t][2]);
+    if ((changes || []).some(([x, y]) => x <= a && b <= y)) cls.push("chg");
+    const piece = line.slice(a, b);
+    frag.append(cls.length ? h("span", { class: cls.join(" "), text: piece }) : piece);
+  }
+  return frag;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Diffs: rows of widgets/text_rows.py, drawn side by side or unified, long runs of unchanged
+// lines folded (click to unfold).
+const DIFF_CONTEXT = 3;
+
+function diffLines(cur) {
+  const a = (cur.text_a || "").split("\n"), b = (cur.text_b || "").split("\n");
+  return { a, b };
+}
+
+function foldRuns(items, isEqual, expanded, makeFold) {
+  const out = [];
+  let i = 0;
+  while (i < items.length) {
+    if (!isEqual(items[i])) { out.push(items[i]); i++; continue; }
+    let j = i;
+    while (j < items.length && isEqual(items[j])) j++;
+    const head = i === 0 ? 0 : DIFF_CONTEXT, tail = j === items.length ? 0 : DIFF_CONTEXT;
+    if (j - i > head + tail + 1 && !expanded.has(i)) {
+      out.push(...items.slice(i, i + head));
+      out.push(makeFold(i, j - i - head - tail));
+      out.push(...items.slice(j - tail, j));
+    } else out.push(...items.slice(i, j));
+    i = j;
+  }
+  return out;
+}
+
+/** Draw `cur` (a resolved pair) into `box`; mode "side" or "unified". */
+function renderDiff(box, cur, mode, expanded, redraw) {
+  box.replaceChildren();
+  box.setAttribute("data-mode", mode);
+  const { a, b } = diffLines(cur);
+  const rows = cur.rows || [];
+  const changed = rows.some((r) => r[0] !== "e");
+  if (!changed) {
+    box.append(h("div", { class: "irlab-banner", "data-testid": "diff-nochange",
+      text: "No change: this pass left the program as it was (renumbering ignored)." }));
+  }
+  const fold = (start, count) => ({ fold: true, start, count });
+  const foldRow = (item, cols) => h("tr", { class: "irlab-fold", "data-testid": "diff-fold" },
+    h("td", { colspan: cols, text: `⋯ ${item.count} unchanged lines (click to show)`,
+      on: { click: () => { expanded.add(item.start); redraw(); } } }));
+  // Fixed column widths (a fixed table layout would take them from the first row, which may
+  // be a folded run spanning all columns).
+  const cols = mode === "side" ? ["no", "code", "no", "code"] : ["no", "no", "sign", "code"];
+  const table = h("table", { class: `irlab-diff irlab-diff-${mode}`, "data-testid": "diff-table" },
+    h("colgroup", {}, cols.map((c) => h("col", { class: `col-${c}` }))));
+  const body = h("tbody");
+  if (mode === "side") {
+    const items = changed ? foldRuns(rows, (r) => r[0] === "e", expanded, fold) : rows;
+    for (const r of items) {
+      if (r.fold) { body.append(foldRow(r, 4)); continue; }
+      const [tag, ln, rn, lc, rc] = r;
+      body.append(h("tr", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
+        "data-tag": tag },
+        h("td", { class: "no", text: ln || "" }),
+        h("td", { class: "code left" }, ln ? irHighlight(a[ln - 1] || "", lc) : ""),
+        h("td", { class: "no", text: rn || "" }),
+        h("td", { class: "code right" }, rn ? irHighlight(b[rn - 1] || "", rc) : "")));
+    }
+  } else {
+    // Unified: each run of changed rows as all its old lines, then all its new lines.
+    const lines = [];
+    for (let i = 0; i < rows.length;) {
+      if (rows[i][0] === "e") {
+        lines.push([" ", rows[i][1], rows[i][2], b[rows[i][2] - 1], []]);
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < rows.length && rows[j][0] !== "e") j++;
+      for (const r of rows.slice(i, j)) if (r[1]) lines.push(["-", r[1], 0, a[r[1] - 1], r[3]]);
+      for (const r of rows.slice(i, j)) if (r[2]) lines.push(["+", 0, r[2], b[r[2] - 1], r[4]]);
+      i = j;
+    }
+    const items = changed ? foldRuns(lines, (l) => l[0] === " ", expanded, fold) : lines;
+    for (const l of items) {
+      if (l.fold) { body.append(foldRow(l, 4)); continue; }
+      const [sign, ln, rn, text, chg] = l;
+      const tag = sign === "-" ? "d" : sign === "+" ? "i" : "e";
+      body.append(h("tr", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
+        "data-tag": tag },
+        h("td", { class: "no", text: ln || "" }), h("td", { class: "no", text: rn || "" }),
+        h("td", { class: "sign", text: sign }),
+        h("td", { class: "code" }, irHighlight(text || "", chg))));
+    }
+  }
+  table.append(body);
+  box.append(table);
+}
+
+/** The printed program as numbered lines; `onLine(n)` when a line is clicked. */
+function renderIR(box, text, onLine) {
+  box.replaceChildren();
+  const lines = (text || "").split("\n");
+  const frag = document.createDocumentFragment();
+  lines.forEach((line, i) => {
+    frag.append(h("div", { class: "irlab-irline", "data-line": i, "data-testid": "ir-line",
+      on: { click: () => onLine && onLine(i) } },
+    h("span", { class: "no", text: i + 1 }), h("span", { class: "code" }, irHighlight(line, []))));
+  });
+  box.append(frag);
+}
+
+function markIRLine(box, line, scroll = true) {
+  for (const el of box.querySelectorAll(".irlab-irline.current")) el.classList.remove("current");
+  if (line === null || line === undefined) return;
+  const el = box.querySelector(`.irlab-irline[data-line="${Number(line)}"]`);
+  if (!el) return;
+  el.classList.add("current");
+  if (scroll) {
+    // Scroll the pane only (scrollIntoView would scroll the whole notebook too), in the next
+    // frame: reading offsetTop now would force a layout of everything just changed.
+    requestAnimationFrame(() => { box.scrollTop = el.offsetTop - box.clientHeight / 3; });
+  }
+}
