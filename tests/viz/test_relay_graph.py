@@ -112,3 +112,33 @@ def test_text_diff_ignores_renumbering():
     assert not viz.changed("%3 = exp(%x)", "%4 = exp(%x)")
     html_text = viz.diff_html("<b>", "<i>")
     assert "<b>" not in html_text and "&lt;b&gt;" in html_text
+
+
+def test_layout_without_system_graphviz_uses_the_pygraphviz_wheel(monkeypatch):
+    import shutil
+
+    from irlab.viz import dot as dot_module
+
+    real_which = shutil.which
+    monkeypatch.setattr(dot_module.shutil, "which",
+                        lambda name: None if name == "dot" else real_which(name))
+    assert dot_module.layout_engine() == "pygraphviz"
+    g = viz.build_relay_graph(_conv_block())
+    svg = viz.render_svg(g, timeout=60)
+    assert svg.count('class="node"') == g.number_of_nodes()
+
+
+def test_layout_time_limit_raises_a_clear_error(monkeypatch):
+    import subprocess
+
+    import pytest
+
+    from irlab.errors import IrlabError
+    from irlab.viz import dot as dot_module
+
+    def too_slow(*args, **kwargs):
+        raise subprocess.TimeoutExpired(args[0], kwargs.get("timeout"))
+
+    monkeypatch.setattr(dot_module.subprocess, "run", too_slow)
+    with pytest.raises(IrlabError, match="longer than 1 s"):
+        viz.render_svg(viz.build_relay_graph(_conv_block()), timeout=1)
