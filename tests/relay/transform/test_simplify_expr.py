@@ -403,7 +403,8 @@ def _decorate(draw, v, shape):
         return relay.reshape(relay.reshape(v, (-1,)), shape)
     if kind == "transpose" and shape:
         perm = draw(st.permutations(range(len(shape))))
-        return relay.transpose(relay.transpose(v, perm), None)
+        inverse = [perm.index(axis) for axis in range(len(perm))]
+        return relay.transpose(relay.transpose(v, perm), inverse)
     if kind == "cast":
         return relay.cast(relay.cast(v, "float64"), "float32")
     if kind == "full":
