@@ -113,3 +113,25 @@ def test_instrument_call_order():
         InferType()(_mod())
     assert events == ["enter", "should_run InferType", "before InferType", "after InferType",
                       "exit"]
+
+
+def test_function_pass_class_form_and_print_ir(capsys):
+    @function_pass(opt_level=1, name="NegateBody")
+    class NegateBody:
+        def __init__(self, times):
+            self.times = times
+
+        def transform_function(self, func, mod, ctx):
+            body = func.body
+            for _ in range(self.times):
+                body = relay.negative(body)
+            return relay.Function(func.params, body)
+
+    p = NegateBody(2)
+    assert p.info.name == "NegateBody" and p.times == 2
+    out = p(_mod())
+    assert relay.analysis.count_ops(out["main"]) == {"exp": 1, "negative": 2}
+    same = transform.PrintIR("after negate")(out)
+    assert same is out
+    printed = capsys.readouterr().out
+    assert printed.startswith("PrintIR(after negate):\n#[version = \"0.0.5\"]\ndef @main(")
