@@ -109,6 +109,14 @@ class TraceData:
             ea, eb = set(graph_a.edges), set(graph_b.edges)
             edge_states = {**{e: "removed" for e in ea - eb}, **{e: "added" for e in eb - ea}}
         payload = layout_payload(graph, states, edge_states, self.timeout)
+        if graph_a is not graph_b:
+            in_a = graph_a.graph.get("clusters", {})
+            in_b = graph_b.graph.get("clusters", {})
+            for cluster in payload["clusters"]:
+                if cluster["id"] not in in_a:
+                    cluster["state"] = "added"
+                elif cluster["id"] not in in_b:
+                    cluster["state"] = "removed"
         provenance = self.trace.provenance()
         names = self.step_names()
         for node in payload["nodes"]:

@@ -214,3 +214,17 @@ def test_consumers_of_a_rewritten_node_keep_their_ids():
     assert states["exp"] == "removed" and states["sigmoid"] == "added"
     # relu and negative are new objects (their input changed) but the same nodes
     assert states["nn.relu"] == "changed" and states["negative"] is None
+
+
+def test_clusters_created_by_a_pass_are_marked_added():
+    mod, params = MODELS["simplenet"]()
+    st = PassStepper(mod, [InferType(), relay.transform.FuseOps(fuse_opt_level=2)],
+                     params=params)
+    fuse = next(r["i"] for r in st.steps if r["name"] == "FuseOps")
+    st.step = fuse
+    clusters = st.current["graph"]["clusters"]
+    assert clusters and all(c.get("state") == "added" for c in clusters)
+    # the before pane hides what only the after side has
+    from irlab.widgets import assets
+
+    assert ".side-a .state-added" in assets.css()

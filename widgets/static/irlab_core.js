@@ -274,7 +274,9 @@ class GraphCanvas {
     const gn = s("g", { class: "irlab-nodes" });
     const byId = new Map(), data = new Map(), clusterEls = new Map();
     for (const c of layout.clusters || []) {
-      const g = s("g", { class: `irlab-cluster kind-${cssToken(c.kind)}`,
+      // A cluster only one side has (FuseOps creates them) is hidden in the other pane.
+      const state = c.state ? ` state-${cssToken(c.state)}` : "";
+      const g = s("g", { class: `irlab-cluster kind-${cssToken(c.kind)}${state}`,
         "data-testid": "graph-cluster", "data-cluster-id": c.id });
       g.append(s("rect", { x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 }));
       const t = s("text", { x: c.lx, y: c.ly, class: "irlab-cluster-label",
