@@ -109,3 +109,27 @@ def infer_call_type(op, arg_types, attrs=None) -> Type:
         raise IrlabError(f"operator {op.name} has no type relation")
     names = [a.name for a in op.arguments]
     return rel(RelationContext(op.name, arg_types, attrs, arg_names=names))
+
+
+def solve_relation(op, arg_types, attrs=None):
+    """Run ``op``'s relation once on argument types that may be unknown (``IncompleteType``).
+
+    Returns ``(output type, argument types)`` with the unknowns the relation filled in (e.g. a
+    conv2d weight derived from ``channels`` and ``kernel_size``); raises ``Defer`` when the
+    relation needs an argument it cannot derive.
+    """
+    solved = {}
+
+    def resolve(t):
+        return solved.get(t, t) if isinstance(t, IncompleteType) else t
+
+    def unify(t, ty):
+        current = resolve(t)
+        if isinstance(current, IncompleteType):
+            solved[current] = ty
+        elif current != ty:
+            raise TypeRelationError(f"{current} vs {ty}")
+
+    ctx = RelationContext(op.name, arg_types, attrs, resolve=resolve, unify=unify,
+                          arg_names=[a.name for a in op.arguments])
+    return op.type_rel(ctx), [resolve(t) for t in arg_types]

@@ -10,7 +10,8 @@ from irlab import relay
 from irlab.ir.op import Op, OpPattern
 from irlab.ir.type import IncompleteType, TensorType
 from irlab.relay.op.nn import Conv2DAttrs
-from irlab.relay.type_relation import RelationContext, TypeRelationError, infer_call_type
+from irlab.relay.type_relation import solve_relation
+from irlab.relay.type_relation import TypeRelationError, infer_call_type
 
 X, W = relay.var("x"), relay.var("w")
 OP = Op.get("nn.conv2d")
@@ -27,21 +28,7 @@ def rel(data_shape, weight_shape, dtype="float32", **kwargs):
 
 def solve(arg_types, attrs):
     """Run the relation with unknown arguments; return (output, solved argument types)."""
-    solved = {}
-
-    def resolve(t):
-        return solved.get(t, t) if isinstance(t, IncompleteType) else t
-
-    def unify(t, ty):
-        current = resolve(t)
-        if isinstance(current, IncompleteType):
-            solved[current] = ty
-        elif current != ty:
-            raise TypeRelationError(f"{current} vs {ty}")
-
-    ctx = RelationContext(OP.name, arg_types, attrs, resolve=resolve, unify=unify,
-                          arg_names=[a.name for a in OP.arguments])
-    return OP.type_rel(ctx), [resolve(t) for t in arg_types]
+    return solve_relation(OP, arg_types, attrs)
 
 
 def out_dim(size, kernel, stride, pad_before, pad_after, dilation):

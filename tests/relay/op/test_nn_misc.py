@@ -10,27 +10,10 @@ from irlab.ir.type import IncompleteType, TensorType
 from irlab.relay.expr import Constant
 from irlab.relay.op import nn
 from irlab.relay.op.nn import BiasAddAttrs, PadAttrs
-from irlab.relay.type_relation import RelationContext, TypeRelationError, infer_call_type
+from irlab.relay.type_relation import solve_relation as solve
+from irlab.relay.type_relation import TypeRelationError, infer_call_type
 
 X, B = relay.var("x"), relay.var("b")
-
-
-def solve(op, arg_types, attrs):
-    solved = {}
-
-    def resolve(t):
-        return solved.get(t, t) if isinstance(t, IncompleteType) else t
-
-    def unify(t, ty):
-        current = resolve(t)
-        if isinstance(current, IncompleteType):
-            solved[current] = ty
-        elif current != ty:
-            raise TypeRelationError(f"{current} vs {ty}")
-
-    ctx = RelationContext(op.name, arg_types, attrs, resolve=resolve, unify=unify,
-                          arg_names=[a.name for a in op.arguments])
-    return op.type_rel(ctx), [resolve(t) for t in arg_types]
 
 
 def evaluate(call, *arrays):

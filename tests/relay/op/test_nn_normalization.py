@@ -9,28 +9,11 @@ from irlab.ir.op import Op, OpPattern
 from irlab.ir.type import IncompleteType, TensorType, TupleType
 from irlab.relay.expr import TupleGetItem, TupleWrapper
 from irlab.relay.op.nn import BatchNormAttrs, LayerNormAttrs
-from irlab.relay.type_relation import RelationContext, TypeRelationError, infer_call_type
+from irlab.relay.type_relation import solve_relation as solve
+from irlab.relay.type_relation import TypeRelationError, infer_call_type
 
 V = [relay.var(n) for n in ("data", "gamma", "beta", "mean", "var")]
 BN, LN = Op.get("nn.batch_norm"), Op.get("nn.layer_norm")
-
-
-def solve(op, arg_types, attrs):
-    solved = {}
-
-    def resolve(t):
-        return solved.get(t, t) if isinstance(t, IncompleteType) else t
-
-    def unify(t, ty):
-        current = resolve(t)
-        if isinstance(current, IncompleteType):
-            solved[current] = ty
-        elif current != ty:
-            raise TypeRelationError(f"{current} vs {ty}")
-
-    ctx = RelationContext(op.name, arg_types, attrs, resolve=resolve, unify=unify,
-                          arg_names=[a.name for a in op.arguments])
-    return op.type_rel(ctx), [resolve(t) for t in arg_types]
 
 
 def bn_attrs(**kwargs):
