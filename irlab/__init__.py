@@ -16,6 +16,7 @@ from irlab import transform
 from irlab import instrument
 from irlab import relay
 from irlab import parser
+from irlab import tir
 
 
 def explore(mod_or_expr, **kw):
@@ -27,4 +28,4 @@ def explore(mod_or_expr, **kw):
 
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
            "ir", "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform",
-           "instrument", "relay", "parser"]
+           "instrument", "relay", "parser", "tir"]

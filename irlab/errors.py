@@ -47,3 +47,7 @@ class StructuralMismatchError(IrlabError, AssertionError):
 
 class FrontendError(IrlabError):
     """A model cannot be imported: unsupported operators, or a malformed or inconsistent model."""
+
+
+class TIRError(DiagnosticError):
+    """A TIR program or expression is malformed, or TIR execution failed (bounds, dtypes...)."""

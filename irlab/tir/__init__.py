@@ -1,0 +1,20 @@
+"""TIR: the loop-level IR (expressions, statements, buffers, PrimFunc) and its interpreter."""
+
+from irlab.tir.expr import (PrimExpr, Var, SizeVar, IntImm, FloatImm, StringImm, Cast, Add, Sub,
+                            Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE,
+                            And, Or, Not, Select, BufferLoad, Ramp, Broadcast, Shuffle, Let, Call,
+                            EqualOp, NotEqualOp, convert)
+from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range, decl_buffer
+from irlab.tir.stmt import (Stmt, BufferStore, ForKind, IterVar, For, While, IfThenElse, SeqStmt,
+                            LetStmt, Allocate, DeclBuffer, AttrStmt, AssertStmt, Evaluate, Block,
+                            BlockRealize, stmt_seq)
+from irlab.tir.function import PrimFunc, BufferMap
+from irlab.tir.op import (const, cast, exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt,
+                          tanh, erf, sigmoid, sin, cos, fabs, abs, pow, power, fma, floor, ceil,
+                          round, trunc, nearbyint, max_value, min_value, if_then_else, all, any,
+                          call_intrin, call_extern, call_packed, truncdiv, truncmod, floordiv,
+                          floormod, indexdiv, indexmod, div, min, max, infinity, logical_and,
+                          logical_or, logical_not, register_intrinsic)
+from irlab.tir.functor import (ExprFunctor, ExprVisitor, ExprMutator, StmtFunctor,
+                               StmtExprVisitor, StmtExprMutator, post_order_visit, substitute)
+from irlab.tir.interpreter import TIRInterpreter, run

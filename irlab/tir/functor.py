@@ -1,0 +1,293 @@
+"""TIR functors: ``ExprFunctor``/``StmtFunctor`` with visitors and copy-on-write mutators.
+
+- ``visit_expr(e)`` / ``visit_stmt(s)`` dispatch to ``visit_<kind>`` (``visit_add``,
+  ``visit_buffer_load``, ``visit_for``, ``visit_block_realize``...) through a per-class table
+  built once per functor class; a subclass only overrides the kinds it cares about.
+- Expression results are memoized by node identity (``self.memo_map``); statements are not
+  (a mutator may depend on the enclosing loops).
+- Long expression chains (a 10,000-term sum) do not overflow the stack: past a depth, the
+  sub-expression is first visited iteratively in post-order so recursive calls hit the memo.
+- Mutators return the very same node when no child changed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from irlab.errors import TIRError
+from irlab.tir import expr as E
+from irlab.tir import stmt as S
+from irlab.tir.buffer import BufferRegion, Range
+
+_EXPR_CLASSES = (E.Var, E.SizeVar, E.IntImm, E.FloatImm, E.StringImm, E.Cast, E.Add, E.Sub,
+                 E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE, E.LT,
+                 E.LE, E.GT, E.GE, E.And, E.Or, E.Not, E.Select, E.BufferLoad, E.Ramp,
+                 E.Broadcast, E.Shuffle, E.Let, E.Call)
+_STMT_CLASSES = (S.BufferStore, S.For, S.While, S.IfThenElse, S.SeqStmt, S.LetStmt, S.Allocate,
+                 S.DeclBuffer, S.AttrStmt, S.AssertStmt, S.Evaluate, S.Block, S.BlockRealize)
+_NOT_VISITED = {"dtype", "op", "lanes", "buffer", "span", "name_hint", "kind", "attr_key",
+                "thread_binding", "annotations", "alloc_buffers", "match_buffers", "node"}
+
+_DEEP = 200
+
+
+def _snake(name):
+    special = {"EQ": "eq", "NE": "ne", "LT": "lt", "LE": "le", "GT": "gt", "GE": "ge"}
+    return special.get(name) or re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _method_name(cls):
+    for klass in cls.__mro__:
+        if klass in _EXPR_CLASSES or klass in _STMT_CLASSES:
+            return "visit_" + _snake(klass.__name__)
+    return None
+
+
+_FIELDS_CACHE: dict = {}
+
+
+def _child_fields(cls):
+    """Fields of a node class that may hold sub-expressions/statements (not binding sites)."""
+    fields = _FIELDS_CACHE.get(cls)
+    if fields is None:
+        skip = _NOT_VISITED | set(getattr(cls, "_bind_fields", ()))
+        fields = tuple(f for f in cls._structural_fields if f not in skip)
+        _FIELDS_CACHE[cls] = fields
+    return fields
+
+
+def expr_children(e):
+    """Direct sub-expressions of ``e``, in field order."""
+    out = []
+    for name in _child_fields(type(e)):
+        value = getattr(e, name)
+        if isinstance(value, E.PrimExpr):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, E.PrimExpr))
+    return out
+
+
+class _Dispatch:
+    _table: dict
+
+    @classmethod
+    def _method_for(cls, node_cls):
+        table = cls.__dict__.get("_dispatch_table")
+        if table is None:
+            table = {}
+            setattr(cls, "_dispatch_table", table)
+        method = table.get(node_cls)
+        if method is None:
+            name = _method_name(node_cls)
+            if name is None or not hasattr(cls, name):
+                raise TIRError(f"{cls.__name__} cannot visit a {node_cls.__name__}")
+            method = getattr(cls, name)
+            table[node_cls] = method
+        return method
+
+
+class ExprFunctor(_Dispatch):
+    """``visit_expr`` dispatch with identity memo; subclasses define ``visit_<kind>``."""
+
+    def __init__(self):
+        self.memo_map = {}
+        self._depth = 0
+
+    def visit_expr(self, e):
+        memo = self.__dict__.setdefault("memo_map", {})
+        result = memo.get(e, _MISSING) if isinstance(e, E.PrimExpr) else _MISSING
+        if result is not _MISSING:
+            return result
+        depth = self.__dict__.get("_depth", 0)
+        if depth > _DEEP:
+            self._visit_below_iteratively(e)
+        self._depth = depth + 1
+        try:
+            result = self._method_for(type(e))(self, e)
+        finally:
+            self._depth = depth
+        memo[e] = result
+        return result
+
+    def _visit_below_iteratively(self, root):
+        memo = self.memo_map
+        order, seen, stack = [], set(), [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in seen or node in memo:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            if isinstance(node, E.Let):  # a scope: entered by the visitor itself
+                continue
+            for child in reversed(expr_children(node)):
+                stack.append((child, False))
+        saved = self._depth
+        self._depth = 0
+        try:
+            for node in order[:-1]:
+                if node not in memo:
+                    self.visit_expr(node)
+        finally:
+            self._depth = saved
+
+    visit = None  # set below: visit dispatches on expression vs statement
+
+
+_MISSING = object()
+
+
+class ExprVisitor(ExprFunctor):
+    """Visits every sub-expression; override ``visit_<kind>`` and call the base to recurse."""
+
+    def _visit_children(self, e):
+        for child in expr_children(e):
+            self.visit_expr(child)
+
+    def visit_buffer_load(self, e):
+        self._visit_children(e)
+
+
+class ExprMutator(ExprFunctor):
+    """Rebuilds an expression bottom-up; a node whose children are unchanged is returned as is."""
+
+    def _mutate_children(self, e):
+        changes = {}
+        for name in _child_fields(type(e)):
+            value = getattr(e, name)
+            new = self._mutate_value(value)
+            if new is not value:
+                changes[name] = new
+        return e.with_fields(**changes) if changes else e
+
+    def _mutate_value(self, value):
+        if isinstance(value, E.PrimExpr):
+            return self.visit_expr(value)
+        if isinstance(value, tuple):
+            new = tuple(self._mutate_value(v) for v in value)
+            return value if all(a is b for a, b in zip(new, value)) else new
+        return value
+
+
+for _cls in _EXPR_CLASSES:
+    _name = "visit_" + _snake(_cls.__name__)
+    setattr(ExprVisitor, _name, ExprVisitor._visit_children)
+    setattr(ExprMutator, _name, ExprMutator._mutate_children)
+for _leaf in (E.Var, E.SizeVar, E.IntImm, E.FloatImm, E.StringImm):
+    _name = "visit_" + _snake(_leaf.__name__)
+    setattr(ExprVisitor, _name, lambda self, e: None)
+    setattr(ExprMutator, _name, lambda self, e: e)
+
+
+class StmtFunctor(_Dispatch):
+    """``visit_stmt`` dispatch (no memo); expressions go to ``visit_expr``."""
+
+    def visit_stmt(self, s):
+        return self._method_for(type(s))(self, s)
+
+
+class StmtExprVisitor(ExprVisitor, StmtFunctor):
+    """Visits every statement and expression of a statement tree."""
+
+    def _visit_value(self, value):
+        if isinstance(value, E.PrimExpr):
+            self.visit_expr(value)
+        elif isinstance(value, S.Stmt):
+            self.visit_stmt(value)
+        elif isinstance(value, tuple):
+            for v in value:
+                self._visit_value(v)
+        elif isinstance(value, Range):
+            self.visit_expr(value.min)
+            self.visit_expr(value.extent)
+        elif isinstance(value, S.IterVar):
+            self._visit_value(value.dom)
+        elif isinstance(value, BufferRegion):
+            self._visit_value(value.region)
+
+    def _visit_stmt_children(self, s):
+        for name in _child_fields(type(s)):
+            self._visit_value(getattr(s, name))
+
+
+class StmtExprMutator(ExprMutator, StmtFunctor):
+    """Rebuilds statements and expressions copy-on-write."""
+
+    def _mutate_value(self, value):
+        if isinstance(value, E.PrimExpr):
+            return self.visit_expr(value)
+        if isinstance(value, S.Stmt):
+            return self.visit_stmt(value)
+        if isinstance(value, tuple):
+            new = tuple(self._mutate_value(v) for v in value)
+            return value if all(a is b for a, b in zip(new, value)) else new
+        if isinstance(value, Range):
+            lo, ext = self.visit_expr(value.min), self.visit_expr(value.extent)
+            return value.with_fields(min=lo, extent=ext)
+        if isinstance(value, S.IterVar):
+            return value.with_fields(dom=self._mutate_value(value.dom))
+        if isinstance(value, BufferRegion):
+            return value.with_fields(region=self._mutate_value(value.region))
+        return value
+
+    def _mutate_stmt_children(self, s):
+        changes = {}
+        for name in _child_fields(type(s)):
+            value = getattr(s, name)
+            new = self._mutate_value(value)
+            if new is not value:
+                changes[name] = new
+        return s.with_fields(**changes) if changes else s
+
+
+for _cls in _STMT_CLASSES:
+    _name = "visit_" + _snake(_cls.__name__)
+    setattr(StmtExprVisitor, _name, StmtExprVisitor._visit_stmt_children)
+    setattr(StmtExprMutator, _name, StmtExprMutator._mutate_stmt_children)
+
+
+def _visit_any(self, node):
+    if isinstance(node, S.Stmt):
+        return self.visit_stmt(node)
+    return self.visit_expr(node)
+
+
+for _klass in (ExprFunctor, StmtFunctor):
+    _klass.visit = _visit_any
+StmtExprVisitor.visit = _visit_any
+StmtExprMutator.visit = _visit_any
+
+
+def post_order_visit(node, callback):
+    """Call ``callback`` on every expression and statement under ``node``, children first."""
+
+    class _Visitor(StmtExprVisitor):
+        def visit_expr(self, e):
+            if e in self.memo_map:
+                return None
+            super().visit_expr(e)
+            callback(e)
+
+        def visit_stmt(self, s):
+            super().visit_stmt(s)
+            callback(s)
+
+    _Visitor().visit(node)
+
+
+def substitute(node, mapping):
+    """``node`` with variables replaced (``mapping``: Var -> PrimExpr, or a callable)."""
+    lookup = mapping if callable(mapping) else (lambda v: mapping.get(v))
+
+    class _Substitute(StmtExprMutator):
+        def visit_var(self, v):
+            new = lookup(v)
+            return v if new is None else E.convert(new)
+
+        visit_size_var = visit_var
+
+    return _Substitute().visit(node)

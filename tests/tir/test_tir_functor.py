@@ -1,0 +1,86 @@
+"""TIR functors: dispatch, memo, copy-on-write, deep expressions."""
+
+from irlab import tir
+from irlab.tir import ExprMutator, ExprVisitor, StmtExprMutator, StmtExprVisitor
+
+
+def test_dispatch_and_memo():
+    i, j = tir.Var("i"), tir.Var("j")
+    shared = i * j
+    e = shared + shared
+
+    class Count(ExprVisitor):
+        def __init__(self):
+            super().__init__()
+            self.muls = 0
+            self.vars = []
+
+        def visit_mul(self, op):
+            self.muls += 1
+            super().visit_mul(op)
+
+        def visit_var(self, op):
+            self.vars.append(op.name_hint)
+
+    c = Count()
+    c.visit(e)
+    assert c.muls == 1 and c.vars == ["i", "j"]
+
+
+def test_mutator_copy_on_write():
+    i, j = tir.Var("i"), tir.Var("j")
+    A = tir.decl_buffer((8,), "int32", "A")
+    body = tir.For(i, 0, 8, 0, tir.BufferStore(A, i + 1, (i,)))
+    assert StmtExprMutator().visit(body) is body
+
+    class SwapOne(StmtExprMutator):
+        def visit_int_imm(self, op):
+            return tir.const(2) if op.value == 1 else op
+
+    new = SwapOne().visit(body)
+    assert new is not body and new.body.value.b.value == 2
+    assert new.loop_var is i and new.body.indices == body.body.indices
+    assert new.body.indices[0] is i and body.body.value.b.value == 1
+    assert tir.substitute(i + j, {j: tir.const(3)}).b.value == 3
+
+
+def test_deep_sum_does_not_overflow():
+    xs = [tir.Var(f"x{k}") for k in range(10_000)]
+    total = xs[0]
+    for x in xs[1:]:
+        total = tir.Add(total, x)
+
+    class CountVars(ExprVisitor):
+        n = 0
+
+        def visit_var(self, op):
+            CountVars.n += 1
+
+    CountVars().visit(total)
+    assert CountVars.n == 10_000
+    renamed = tir.substitute(total, {xs[0]: tir.const(1)})
+    assert renamed is not total
+    assert ExprMutator().visit(total) is total
+    repr(total)
+
+
+def test_stmt_visitor_sees_blocks():
+    from tests.tir.test_tir_interpreter import mm_relu
+
+    names, loads = [], []
+
+    class V(StmtExprVisitor):
+        def visit_block(self, op):
+            names.append(op.name_hint)
+            super().visit_block(op)
+
+        def visit_buffer_load(self, op):
+            loads.append(op.buffer.name)
+            super().visit_buffer_load(op)
+
+    V().visit(mm_relu(4).body)
+    assert names == ["root", "Y", "C"]
+    assert sorted(set(loads)) == ["A", "B", "Y"]
+    visited = []
+    tir.post_order_visit(mm_relu(2).body, lambda n: visited.append(type(n).__name__))
+    assert visited[-1] == "BlockRealize" and "BufferStore" in visited
