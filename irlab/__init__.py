@@ -17,6 +17,7 @@ from irlab import instrument
 from irlab import relay
 from irlab import parser
 from irlab import tir
+from irlab import te
 
 
 def explore(mod_or_expr, **kw):
@@ -28,4 +29,4 @@ def explore(mod_or_expr, **kw):
 
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
            "ir", "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform",
-           "instrument", "relay", "parser", "tir"]
+           "instrument", "relay", "parser", "tir", "te"]

@@ -190,6 +190,8 @@ def convert(value, dtype=None) -> PrimExpr:
     """
     if isinstance(value, PrimExpr):
         return value
+    if type(value).__name__ == "IterVar":  # TVM: an IterVar stands for its variable
+        return value.var
     if isinstance(value, EqualOp):
         return value.asobject()
     if isinstance(value, (bool, numbers.Number)) or hasattr(value, "dtype"):

@@ -97,6 +97,23 @@ class IterVar(Node):
         return self is other
 
 
+
+def _forward_to_var(name):
+    def method(self, *args):
+        return getattr(self.var, name)(*args)
+    method.__name__ = name
+    return method
+
+
+# In expressions an IterVar stands for its variable (TVM's IterVar mixes in ExprOp), so
+# ``k + 1`` or ``te.floormod(k, 2)`` work on a reduce axis. Equality stays identity.
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+              "__rmod__", "__pow__", "__rpow__", "__neg__", "__lshift__", "__rlshift__",
+              "__rshift__", "__rrshift__", "__and__", "__rand__", "__or__", "__ror__",
+              "__xor__", "__rxor__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(IterVar, _name, _forward_to_var(_name))
+
 class For(Stmt):
     """``for loop_var in range(min, min + extent)``; ``loop_var`` is bound here."""
 
