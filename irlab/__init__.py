@@ -18,6 +18,7 @@ from irlab import relay
 from irlab import parser
 from irlab import tir
 from irlab import te
+from irlab import script  # ``@tvm.script.ir_module`` must work after ``import irlab as tvm``
 
 
 def explore(mod_or_expr, **kw):
@@ -29,4 +30,4 @@ def explore(mod_or_expr, **kw):
 
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
            "ir", "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform",
-           "instrument", "relay", "parser", "tir", "te"]
+           "instrument", "relay", "parser", "tir", "te", "script"]

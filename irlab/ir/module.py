@@ -146,6 +146,12 @@ class IRModule:
         return default if self.attrs is None else self.attrs.get(key, default)
 
     # -- printing ---------------------------------------------------------------------------
+    def script(self, *args, **kwargs) -> str:
+        """TVMScript text of the module's PrimFuncs (``irlab.script.printer``)."""
+        from irlab.script.printer import print_module
+
+        return print_module(self)
+
     def astext(self, show_meta_data=True, annotate=None) -> str:
         from irlab.relay.printer import astext
 

@@ -111,12 +111,13 @@ class PrimFunc(Node):
         raise TIRError("PrimFunc.specialize is not available yet")
 
     def script(self, *args, **kwargs) -> str:
-        try:
-            from irlab.script import printer  # noqa: F401  (written later)
-        except ImportError:
-            raise TIRError("the TVMScript printer is not available yet; "
-                           "use repr(func) for the plain text form") from None
-        return printer.script(self, *args, **kwargs)
+        """TVMScript text of this function (``irlab.script.printer``)."""
+        from irlab.script.printer import script
+
+        return script(self, *args, **kwargs)
+
+    def __str__(self):
+        return self.script()
 
     def __hash__(self):
         return id(self)

@@ -1,0 +1,14 @@
+"""TVMScript for TIR: ``from irlab.script import tir as T`` / ``ir as I``.
+
+``@T.prim_func`` parses a Python function into a PrimFunc, ``@I.ir_module`` (also
+``irlab.script.ir_module``) a class of them into an IRModule; ``from_source(text)`` parses
+printed text; ``printer.script(node)`` prints.
+"""
+
+from irlab.script import tir_builtins as tir
+from irlab.script import ir_builtins as ir
+from irlab.script.parser import ir_module, from_source, parse
+from irlab.script.printer import print_prim_func, print_module, script
+
+__all__ = ["tir", "ir", "ir_module", "from_source", "parse", "print_prim_func", "print_module",
+           "script"]

@@ -1,0 +1,770 @@
+"""TVMScript parser for TIR: Python source -> ``ast`` -> PrimFunc / IRModule.
+
+Statements are walked here; expressions are evaluated by ``_Expr`` (in this file) against a
+scope of TIR vars and buffers, falling back to the function's Python globals/closure, so
+``T`` can be any alias of ``irlab.script.tir``. Reads/writes omitted in a block are inferred
+from the buffers its body loads/stores (see ``irlab.script.regions``-style helper below).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+from irlab.errors import IrlabError, ParseError
+from irlab.ir import structural_equal
+from irlab.tir import expr as E
+from irlab.tir import op as _op
+from irlab.tir import stmt as S
+from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
+from irlab.tir.function import PrimFunc
+from irlab.script import tir_builtins as T
+from irlab.script.inference import infer_regions, contains_block
+
+M = T.MARKERS
+_LOOP_KINDS = {id(M["serial"]): S.ForKind.SERIAL, id(M["parallel"]): S.ForKind.PARALLEL,
+               id(M["vectorized"]): S.ForKind.VECTORIZED, id(M["unroll"]): S.ForKind.UNROLLED,
+               id(M["thread_binding"]): S.ForKind.THREAD_BINDING}
+_AXIS = {id(M["axis.spatial"]): S.IterVar.DataPar, id(M["axis.reduce"]): S.IterVar.CommReduce,
+         id(M["axis.scan"]): S.IterVar.Ordered, id(M["axis.opaque"]): 4}
+_BINOPS = {ast.Add: (E.Add, _op.add), ast.Sub: (E.Sub, _op.subtract),
+           ast.Mult: (E.Mul, _op.multiply), ast.Div: (E.Div, _op.true_divide),
+           ast.FloorDiv: (E.FloorDiv, _op.floordiv), ast.Mod: (E.FloorMod, _op.floormod)}
+_CMPOPS = {ast.Lt: (E.LT, _op.less), ast.LtE: (E.LE, _op.less_equal),
+           ast.Gt: (E.GT, _op.greater), ast.GtE: (E.GE, _op.greater_equal),
+           ast.Eq: (E.EQ, _op.equal), ast.NotEq: (E.NE, _op.not_equal)}
+
+
+# -- entry points ---------------------------------------------------------------------------
+def parse_function(fn) -> PrimFunc:
+    """The PrimFunc of a Python function decorated with ``@T.prim_func``."""
+    src, first_line, filename = _source_of(fn)
+    tree = ast.parse(src)
+    env = dict(fn.__globals__)
+    env.update(inspect.getclosurevars(fn).nonlocals)
+    node = tree.body[0]
+    return _Parser(env, filename, first_line - 1, src).function(node)
+
+
+def ir_module(cls):
+    """Decorator: an ``IRModule`` of the ``@T.prim_func`` methods of a class."""
+    from irlab.ir.module import IRModule
+
+    if not inspect.isclass(cls):
+        raise ParseError("@I.ir_module decorates a class whose methods are @T.prim_func")
+    mod = IRModule()
+    for name, value in cls.__dict__.items():
+        if isinstance(value, PrimFunc):
+            mod[name] = value
+    return mod
+
+
+def from_source(text: str, extra_vars=None):
+    """Parse TVMScript text (a ``@T.prim_func`` function or an ``@I.ir_module`` class)."""
+    import irlab
+    from irlab.script import ir_builtins as I
+
+    env = {"T": T, "I": I, "tvm": irlab, "irlab": irlab}
+    env.update(extra_vars or {})
+    src = textwrap.dedent(text)
+    try:
+        tree = ast.parse(src)
+    except SyntaxError as err:
+        raise ParseError(f"<script>:{err.lineno}: invalid Python syntax: {err.msg}",
+                         err.lineno, err.offset) from None
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    if len(defs) != 1:
+        raise ParseError("the script must hold exactly one function or class", 1)
+    node = defs[0]
+    parser = _Parser(env, "<script>", 0, src)
+    if isinstance(node, ast.FunctionDef):
+        return parser.function(node)
+    from irlab.ir.module import IRModule
+
+    mod = IRModule()
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef):
+            mod[item.name] = _Parser(env, "<script>", 0, src).function(item)
+        elif not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
+            parser.fail(item, "an @I.ir_module class may only hold @T.prim_func functions")
+    return mod
+
+
+parse = from_source
+
+
+def _source_of(fn):
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as err:
+        raise ParseError(f"cannot read the source of {fn!r}: {err}") from None
+    return textwrap.dedent("".join(lines)), first, inspect.getsourcefile(fn) or "<unknown>"
+
+
+# -- the parser -----------------------------------------------------------------------------
+class _LoopInfo:
+    def __init__(self, var, lo, extent):
+        self.var, self.min, self.extent = var, lo, extent
+
+
+class _BlockFrame:
+    """What the leading ``T.*`` statements of a block declare."""
+
+    def __init__(self):
+        self.iter_vars, self.values = [], []
+        self.reads = self.writes = None
+        self.predicate = None
+        self.annotations = None
+        self.alloc_buffers, self.match_buffers = [], []
+        self.init = None
+
+
+class _Parser:
+    def __init__(self, env, filename, line_offset, src):
+        self.env = env
+        self.filename = filename
+        self.offset = line_offset
+        self.src_lines = src.splitlines()
+        self.scopes = [{}]
+        self.loops = []
+        self.frames = []
+        self.root_allocs = []
+
+    # -- errors and scopes ------------------------------------------------------------------
+    def fail(self, node, message):
+        line = getattr(node, "lineno", None)
+        col = getattr(node, "col_offset", 0)
+        if line is None:
+            raise ParseError(message)
+        text = self.src_lines[line - 1] if 0 < line <= len(self.src_lines) else ""
+        caret = " " * col + "^"
+        raise ParseError(f"{self.filename}:{line + self.offset}:{col + 1}: {message}\n"
+                         f"    {text}\n    {caret}", line + self.offset, col + 1)
+
+    def lookup(self, name, node):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.env:
+            return self.env[name]
+        import builtins
+
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        self.fail(node, f"undefined name {name!r}")
+
+    def bind(self, name, value):
+        self.scopes[-1][name] = value
+
+    def push(self):
+        self.scopes.append({})
+
+    def pop(self):
+        self.scopes.pop()
+
+    # -- function ---------------------------------------------------------------------------
+    def function(self, node) -> PrimFunc:
+        if not isinstance(node, ast.FunctionDef):
+            self.fail(node, "@T.prim_func must decorate a function")
+        params, buffer_map, attrs = [], {}, None
+        self.buffer_map = buffer_map
+        for arg in node.args.args:
+            if arg.annotation is None:
+                self.fail(arg, f"parameter {arg.arg} needs a type annotation "
+                               "(T.Buffer(...), T.handle or a dtype such as T.int32)")
+            ann = self.annotation(arg.annotation)
+            if isinstance(ann, Buffer):
+                var = E.Var(arg.arg, "handle")
+                ann = ann.with_fields(name=arg.arg, data=E.Var(arg.arg, "handle"))
+                buffer_map[var] = ann
+                self.bind(arg.arg, ann)
+            elif ann is M["handle"]:
+                var = E.Var(arg.arg, "handle")
+                self.bind(arg.arg, var)
+            else:
+                var = E.Var(arg.arg, ann.dtype)
+                self.bind(arg.arg, var)
+            params.append(var)
+        body_nodes = list(node.body)
+        if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(
+                body_nodes[0].value, ast.Constant) and isinstance(body_nodes[0].value.value,
+                                                                  str):
+            body_nodes = body_nodes[1:]  # docstring
+        rest = []
+        for k, st in enumerate(body_nodes):  # function-level declarations come first
+            call = st.value if isinstance(st, (ast.Expr, ast.Assign)) else None
+            callee = self.callee(call) if isinstance(call, ast.Call) else None
+            if callee is M["func_attr"]:  # T.bool(True) must stay a bool, not become 1
+                attrs = {k: bool(v.value) if isinstance(v, E.IntImm) and v.dtype == "bool"
+                         else v for k, v in self.eval(call.args[0]).items()}
+            elif callee is M["match_buffer"] and isinstance(st, ast.Assign):
+                src = self.eval(call.args[0])
+                if not (isinstance(src, E.Var) and any(src is p for p in params)):
+                    self.fail(call, "T.match_buffer at function level takes a handle parameter")
+                buf = self.buffer_decl(call, 1, st.targets[0])
+                buffer_map[src] = buf
+            else:
+                rest = body_nodes[k:]
+                break
+        body = self.stmts(rest, node)
+        if self.root_allocs or contains_block(body):
+            if not (isinstance(body, S.BlockRealize) and not self.root_allocs
+                    and not body.block.iter_vars and body.block.name_hint == "root"):
+                root = S.Block([], [], [], "root", body, alloc_buffers=self.root_allocs)
+                body = S.BlockRealize([], True, root)
+        order = {id(p): k for k, p in enumerate(params)}
+        bmap = sorted(buffer_map.items(), key=lambda kv: order[id(kv[0])])
+        try:
+            return PrimFunc(params, body, None, bmap, attrs)
+        except IrlabError as err:
+            self.fail(node, str(err))
+
+    def annotation(self, node):
+        value = self.eval(node)
+        if isinstance(value, (Buffer, T._DType)) or value is M["handle"]:
+            return value
+        self.fail(node, "a parameter annotation must be T.Buffer(shape, dtype), T.handle or "
+                        "a dtype such as T.int32")
+
+    # -- statements -------------------------------------------------------------------------
+    def stmts(self, nodes, parent):
+        """One Stmt for a statement list; 'scoped' statements (let, allocate, assert...) take
+        the rest of the list as their body."""
+        out = []
+        for k, st in enumerate(nodes):
+            res = self.stmt(st, nodes[k + 1:])
+            if isinstance(res, tuple):  # (stmt, consumed_rest)
+                out.append(res[0])
+                break
+            if res is not None:
+                out.append(res)
+        if not out:
+            if isinstance(parent, ast.With) or isinstance(parent, (ast.For, ast.If, ast.While)):
+                return S.Evaluate(0)
+            return S.Evaluate(0)
+        return S.SeqStmt.flatten(*out)
+
+    def stmt(self, st, rest):
+        try:
+            return self._stmt(st, rest)
+        except ParseError:
+            raise
+        except (IrlabError, TypeError, ValueError, IndexError, KeyError) as err:
+            self.fail(st, f"{type(err).__name__}: {err}")
+
+    def _stmt(self, st, rest):
+        if isinstance(st, ast.For):
+            return self.for_stmt(st)
+        if isinstance(st, ast.With):
+            return self.with_stmt(st, rest)
+        if isinstance(st, ast.Assign):
+            return self.assign(st, rest)
+        if isinstance(st, ast.AnnAssign):
+            if st.value is None or not isinstance(st.target, ast.Name):
+                self.fail(st, "expected `name: T.<dtype> = value`")
+            dtype = self.eval(st.annotation)
+            value = self.eval(st.value)
+            var = E.Var(st.target.id, dtype.dtype)
+            return self.scoped_let(var, value, st.target.id, rest, st), None
+        if isinstance(st, ast.AugAssign):
+            self.fail(st, "augmented assignment is not supported; write A[i] = A[i] + x")
+        if isinstance(st, ast.If):
+            cond = self.eval(st.test)
+            then = self.block_body(st.body, st)
+            other = self.block_body(st.orelse, st) if st.orelse else None
+            return S.IfThenElse(cond, then, other)
+        if isinstance(st, ast.While):
+            return S.While(self.eval(st.test), self.block_body(st.body, st))
+        if isinstance(st, ast.Assert):
+            cond = self.eval(st.test)
+            msg = self.eval(st.msg) if st.msg is not None else "assert failed"
+            return S.AssertStmt(cond, msg, self.stmts(rest, st)), None
+        if isinstance(st, ast.Pass):
+            return None
+        if isinstance(st, ast.Expr):
+            return self.expr_stmt(st)
+        self.fail(st, f"unsupported statement {type(st).__name__} in TVMScript")
+
+    def block_body(self, nodes, parent):
+        self.push()
+        try:
+            return self.stmts(nodes, parent)
+        finally:
+            self.pop()
+
+    def expr_stmt(self, st):
+        v = st.value
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            return None  # a string statement is a comment
+        callee = self.callee(v) if isinstance(v, ast.Call) else None
+        frame = self.frames[-1] if self.frames else None
+        if callee is M["evaluate"]:
+            return S.Evaluate(self.eval(v.args[0]))
+        if callee in (M["reads"], M["writes"]) and frame is not None:
+            regions = [self.region(a) for a in v.args]
+            regions = [r for group in regions for r in group]
+            if callee is M["reads"]:
+                frame.reads = regions
+            else:
+                frame.writes = regions
+            return None
+        if callee is M["where"] and frame is not None:
+            frame.predicate = self.eval(v.args[0])
+            return None
+        if callee is M["block_attr"] and frame is not None:
+            frame.annotations = self.eval(v.args[0])
+            return None
+        if callee is M["func_attr"]:
+            self.fail(v, "T.func_attr must come first in the function body")
+        if isinstance(callee, T._Marker):
+            self.fail(v, f"{callee!r} cannot be used here")
+        value = self.eval(v)
+        if not isinstance(value, E.PrimExpr):
+            self.fail(v, "an expression statement must be a TIR call (or T.evaluate(...))")
+        return S.Evaluate(value)
+
+    def scoped_let(self, var, value, name, rest, st):
+        self.push()
+        self.bind(name, var)
+        try:
+            return S.LetStmt(var, value, self.stmts(rest, st))
+        finally:
+            self.pop()
+
+    def assign(self, st, rest):
+        if len(st.targets) != 1:
+            self.fail(st, "chained assignment is not supported")
+        target, v = st.targets[0], st.value
+        callee = self.callee(v) if isinstance(v, ast.Call) else None
+        if callee is M["axis.remap"]:
+            return self.axis_remap(st, v)
+        if callee in [M[k] for k in ("axis.spatial", "axis.reduce", "axis.scan",
+                                     "axis.opaque")]:
+            return self.axis(st, v, callee)
+        if callee in (M["alloc_buffer"], M["match_buffer"], M["Buffer"]):
+            return self.buffer_assign(st, v, callee)
+        if callee is M["decl_buffer"]:
+            buf = self.buffer_decl(v, 0, target)
+            return S.DeclBuffer(buf, self.stmts(rest, st)), None
+        if callee is M["allocate"]:
+            var = self.allocate_var(v, target)
+            self.bind(target.id, var)
+            return self.allocate(v, var, self.stmts(rest, st)), None
+        if isinstance(target, ast.Subscript):
+            buf = self.eval(target.value)
+            if not isinstance(buf, Buffer):
+                self.fail(target, "only buffers can be stored to with `X[...] = value`")
+            idx = self.indices(target.slice)
+            value = self.eval(v)
+            if not isinstance(value, E.PrimExpr):
+                value = _op.const(value, buf.dtype)
+            return S.BufferStore(buf, value, idx)
+        if not isinstance(target, ast.Name):
+            self.fail(target, "can only assign to a name or a buffer element")
+        value = self.eval(v)
+        if isinstance(value, E.Var) and isinstance(v, ast.Call) and isinstance(
+                self.callee(v), T._DType):  # ``n = T.int32()`` declares a variable
+            self.bind(target.id, type(value)(target.id, value.dtype))
+            return None
+        if not isinstance(value, E.PrimExpr):
+            self.bind(target.id, value)  # a Python value (a constant, a tuple...)
+            return None
+        var = E.Var(target.id, value.dtype)
+        return self.scoped_let(var, value, target.id, rest, st), None
+
+    def buffer_assign(self, st, call, callee):
+        target = st.targets[0]
+        frame = self.frames[-1] if self.frames else None
+        if callee is M["Buffer"]:
+            self.buffer_decl(call, 0, target)
+            return None
+        if callee is M["alloc_buffer"]:
+            buf = self.buffer_decl(call, 0, target)
+            (frame.alloc_buffers if frame is not None else self.root_allocs).append(buf)
+            return None
+        if frame is None:
+            self.fail(call, "T.match_buffer of a handle must come first in the function")
+        region = self.region(call.args[0])
+        if len(region) != 1:
+            self.fail(call, "T.match_buffer takes one buffer region")
+        buf = self.buffer_decl(call, 1, target)
+        frame.match_buffers.append(MatchBufferRegion(buf, region[0]))
+        return None
+
+    def buffer_decl(self, call, skip, target) -> Buffer:
+        """A Buffer from ``(shape, dtype, data=, strides=, elem_offset=, scope=...)``."""
+        if not isinstance(target, ast.Name):
+            self.fail(target, "a buffer must be assigned to a name")
+        args = [self.eval(a) for a in call.args[skip:]]
+        kw = {k.arg: self.eval(k.value) for k in call.keywords}
+        buf = self.make_buffer(call, args, kw, target.id)
+        self.bind(target.id, buf)
+        return buf
+
+    def make_buffer(self, node, args, kw, name) -> Buffer:
+        names = ("shape", "dtype", "data", "strides", "elem_offset", "scope", "align",
+                 "offset_factor", "buffer_type", "axis_separators")
+        for k, a in enumerate(args):
+            kw.setdefault(names[k], a)
+        if "shape" not in kw:
+            self.fail(node, "a buffer needs a shape")
+        shape = kw["shape"]
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        dtype = kw.get("dtype") or "float32"
+        dtype = dtype.dtype if isinstance(dtype, T._DType) else dtype
+        data = kw.get("data")
+        data = E.Var(name, "handle") if data is None else data
+        return Buffer(data, dtype, shape, kw.get("strides") or (), kw.get("elem_offset"), name,
+                      kw.get("axis_separators") or (), kw.get("scope") or "global")
+
+    def allocate_var(self, call, target):
+        if not isinstance(target, ast.Name):
+            self.fail(target, "T.allocate must be assigned to a name")
+        return E.Var(target.id, "handle")
+
+    def allocate(self, call, var, body):
+        args = [self.eval(a) for a in call.args]
+        kw = {k.arg: self.eval(k.value) for k in call.keywords}
+        extents = args[0] if isinstance(args[0], (list, tuple)) else [args[0]]
+        dtype = args[1] if len(args) > 1 else kw.get("dtype", "float32")
+        cond = args[3] if len(args) > 3 else kw.get("condition", True)
+        return S.Allocate(var, dtype, extents, cond, body, kw.get("annotations"))
+
+    # -- loops ------------------------------------------------------------------------------
+    def for_stmt(self, st):
+        if st.orelse:
+            self.fail(st, "for ... else is not supported")
+        it = st.iter
+        callee = self.callee(it) if isinstance(it, ast.Call) else None
+        names = self.target_names(st.target)
+        args = [self.eval(a) for a in it.args] if isinstance(it, ast.Call) else []
+        kw = {k.arg: self.eval(k.value) for k in it.keywords} if isinstance(it, ast.Call) else {}
+        if callee is M["grid"]:
+            if len(names) != len(args):
+                self.fail(st, f"T.grid has {len(args)} extents for {len(names)} loop vars")
+            specs = [(0, a, S.ForKind.SERIAL, None, None) for a in args]
+        elif callee is range or (callee is not None and id(callee) in _LOOP_KINDS):
+            if len(names) != 1:
+                self.fail(st.target, "this loop defines one variable")
+            kind = _LOOP_KINDS.get(id(callee), S.ForKind.SERIAL)
+            lo, extent = self.range_args(it, args, kw)
+            thread = None
+            if kind == S.ForKind.THREAD_BINDING:
+                tag = kw.get("thread", args[2] if len(args) > 2 else "")
+                thread = S.IterVar(None, E.Var(tag, "int32"), S.IterVar.ThreadIndex, tag)
+            specs = [(lo, extent, kind, thread, kw.get("annotations"))]
+        else:
+            self.fail(it, "a loop must iterate over range(...), T.grid, T.serial, T.parallel, "
+                          "T.vectorized, T.unroll or T.thread_binding")
+        self.push()
+        loops = []
+        for name, (lo, extent, kind, thread, ann) in zip(names, specs):
+            extent = E.convert(extent)
+            var = E.Var(name, extent.dtype)
+            self.bind(name, var)
+            info = _LoopInfo(var, E.convert(lo, extent.dtype), extent)
+            self.loops.append(info)
+            loops.append((info, kind, thread, ann))
+        try:
+            body = self.stmts(st.body, st)
+        finally:
+            del self.loops[len(self.loops) - len(loops):]
+            self.pop()
+        for info, kind, thread, ann in reversed(loops):
+            if thread is not None:
+                thread = thread.with_fields(dom=Range.from_min_extent(info.min, info.extent))
+            body = S.For(info.var, info.min, info.extent, kind, body, thread, ann)
+        return body
+
+    def range_args(self, node, args, kw):
+        args = [a for a in args[:2] if not isinstance(a, str)]
+        if len(args) == 1:
+            return 0, args[0]
+        if len(args) != 2:
+            self.fail(node, "a loop range takes (extent) or (begin, end)")
+        return args[0], self.extent(args[0], args[1])
+
+    @staticmethod
+    def extent(lo, end):
+        """``end - lo``; ``lo + n`` gives back ``n`` itself (as printed by the printer)."""
+        if isinstance(end, E.Add) and structural_equal(end.a, lo):
+            return end.b
+        return _op.subtract(end, lo)
+
+    def target_names(self, target):
+        if isinstance(target, ast.Name):
+            return [target.id]
+        if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            return [e.id for e in target.elts]
+        self.fail(target, "loop targets must be names")
+
+    # -- with: blocks, init, attr, scoped let/allocate -------------------------------------
+    def with_stmt(self, st, rest):
+        if len(st.items) != 1:
+            self.fail(st, "one context manager per `with`")
+        item = st.items[0]
+        call = item.context_expr
+        callee = self.callee(call) if isinstance(call, ast.Call) else None
+        if callee is M["block"]:
+            return self.block(st, call)
+        if callee is M["init"]:
+            frame = self.frames[-1] if self.frames else None
+            if frame is None:
+                self.fail(st, "T.init() is only allowed inside a block")
+            frame.init = self.block_body(st.body, st)
+            return None
+        if callee is M["grid"] and item.optional_vars is not None:  # old `with T.grid(n) as i`
+            fake = ast.For(target=item.optional_vars, iter=call, body=st.body, orelse=[])
+            ast.copy_location(fake, st)
+            return self.for_stmt(fake)
+        if callee is M["attr"]:
+            node, key, value = [self.eval(a) for a in call.args]
+            return S.AttrStmt(node, key, value, self.block_body(st.body, st))
+        if callee is M["Assert"]:
+            cond, msg = [self.eval(a) for a in call.args]
+            return S.AssertStmt(cond, msg, self.block_body(st.body, st))
+        name = item.optional_vars
+        if callee in (M["LetStmt"], M["let"], M["allocate"], M["decl_buffer"]):
+            if not isinstance(name, ast.Name):
+                self.fail(st, f"{callee!r} needs `as name`")
+            self.push()
+            try:
+                if callee is M["allocate"]:
+                    var = self.allocate_var(call, name)
+                    self.bind(name.id, var)
+                    return self.allocate(call, var, self.stmts(st.body, st))
+                if callee is M["decl_buffer"]:
+                    buf = self.buffer_decl(call, 0, name)
+                    return S.DeclBuffer(buf, self.stmts(st.body, st))
+                value = E.convert(self.eval(call.args[0]))
+                var = E.Var(name.id, value.dtype)
+                self.bind(name.id, var)
+                return S.LetStmt(var, value, self.stmts(st.body, st))
+            finally:
+                self.pop()
+        self.fail(call, "unsupported `with`: expected T.block, T.init, T.attr, T.LetStmt, "
+                        "T.allocate, T.decl_buffer or T.Assert")
+
+    def block(self, st, call):
+        name = self.eval(call.args[0]) if call.args else ""
+        frame = _BlockFrame()
+        self.frames.append(frame)
+        self.push()
+        try:
+            body = self.stmts(st.body, st)
+        finally:
+            self.pop()
+            self.frames.pop()
+        reads, writes = frame.reads, frame.writes
+        if reads is None or writes is None:
+            local = {id(b) for b in frame.alloc_buffers}
+            local |= {id(m.buffer) for m in frame.match_buffers}
+            inf_reads, inf_writes = infer_regions(body, frame.init, local)
+            reads = inf_reads if reads is None else reads
+            writes = inf_writes if writes is None else writes
+        block = S.Block(frame.iter_vars, reads, writes, name, body, frame.init,
+                        frame.alloc_buffers, frame.match_buffers, frame.annotations)
+        pred = True if frame.predicate is None else frame.predicate
+        return S.BlockRealize(frame.values, pred, block)
+
+    def axis(self, st, call, callee):
+        frame = self.current_frame(st)
+        target = st.targets[0]
+        if not isinstance(target, ast.Name) or len(call.args) != 2:
+            self.fail(st, "expected `v = T.axis.spatial(dom, value)`")
+        dom, value = self.eval(call.args[0]), E.convert(self.eval(call.args[1]))
+        if isinstance(dom, (tuple, list)):
+            lo, end = E.convert(dom[0]), E.convert(dom[1])
+            rng = Range.from_min_extent(lo, self.extent(lo, end))
+        elif isinstance(dom, Range):
+            rng = dom
+        else:
+            rng = Range.from_min_extent(E.convert(0, E.convert(dom).dtype), dom)
+        var = E.Var(target.id, rng.extent.dtype)
+        frame.iter_vars.append(S.IterVar(rng, var, _AXIS[id(callee)]))
+        frame.values.append(value)
+        self.bind(target.id, var)
+        return None
+
+    def axis_remap(self, st, call):
+        frame = self.current_frame(st)
+        names = self.target_names(st.targets[0])
+        kinds = self.eval(call.args[0])
+        values = self.eval(call.args[1])
+        if not isinstance(kinds, str) or len(kinds) != len(names) or len(values) != len(names):
+            self.fail(call, f"T.axis.remap: {len(names)} names need a kind string and a "
+                            "list of the same length")
+        for name, kind, value in zip(names, kinds, values):
+            loop = next((lp for lp in reversed(self.loops) if lp.var is value), None)
+            if loop is None or kind not in "SR":
+                self.fail(call, "T.axis.remap binds loop variables with kinds 'S' or 'R'")
+            var = E.Var(name, value.dtype)
+            it = S.IterVar.DataPar if kind == "S" else S.IterVar.CommReduce
+            frame.iter_vars.append(S.IterVar(Range.from_min_extent(loop.min, loop.extent),
+                                             var, it))
+            frame.values.append(value)
+            self.bind(name, var)
+        return None
+
+    def current_frame(self, st):
+        if not self.frames:
+            self.fail(st, "T.axis.* is only allowed inside a block")
+        return self.frames[-1]
+
+    def region(self, node):
+        """Buffer regions from ``A[i, 0:4]`` (or a list of them, or a whole buffer)."""
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [r for e in node.elts for r in self.region(e)]
+        if isinstance(node, ast.Subscript):
+            buf = self.eval(node.value)
+            if isinstance(buf, Buffer):
+                elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                ranges = []
+                for e in elts:
+                    if isinstance(e, ast.Slice):
+                        lo = E.convert(self.eval(e.lower)) if e.lower else E.convert(0)
+                        end = self.eval(e.upper)
+                        ranges.append(Range.from_min_extent(lo, self.extent(lo, end)))
+                    else:
+                        ranges.append(Range.from_min_extent(self.eval(e), 1))
+                return [BufferRegion(buf, ranges)]
+        value = self.eval(node)
+        if isinstance(value, Buffer):
+            return [BufferRegion.full_region(value)]
+        if isinstance(value, BufferRegion):
+            return [value]
+        self.fail(node, "expected a buffer region such as A[vi, 0:4]")
+
+    # -- expressions ------------------------------------------------------------------------
+    def callee(self, call):
+        try:
+            return self.eval(call.func)
+        except ParseError:
+            return None
+
+    def indices(self, node):
+        elts = node.elts if isinstance(node, ast.Tuple) else [node]
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                self.fail(e, "slices are only allowed in T.reads/T.writes/T.match_buffer")
+            out.append(self.eval(e))
+        return out
+
+    def eval(self, node):
+        try:
+            return self._eval(node)
+        except ParseError:
+            raise
+        except (IrlabError, TypeError, ValueError, IndexError, KeyError) as err:
+            self.fail(node, f"{type(err).__name__}: {err}")
+
+    def _eval(self, node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id, node)
+        if isinstance(node, ast.Attribute):
+            base = self.eval(node.value)
+            if not hasattr(base, node.attr):
+                self.fail(node, f"{node.attr!r} is not defined in {ast.unparse(node.value)}")
+            return getattr(base, node.attr)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self.eval(e) for e in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Dict):
+            return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node)
+        if isinstance(node, ast.UnaryOp):
+            x = self.eval(node.operand)
+            if isinstance(node.op, ast.USub):
+                return -x if not isinstance(x, E.PrimExpr) else _op.negate(x)
+            if isinstance(node.op, ast.Not):
+                return E.Not(x) if isinstance(x, E.PrimExpr) else not x
+            if isinstance(node.op, ast.UAdd):
+                return x
+            return ~x
+        if isinstance(node, ast.BoolOp):
+            vals = [self.eval(v) for v in node.values]
+            cls = E.And if isinstance(node.op, ast.And) else E.Or
+            out = vals[0]
+            for v in vals[1:]:
+                out = cls(out, v)
+            return out
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                self.fail(node, "chained comparisons are not supported; use `and`")
+            a, b = self.eval(node.left), self.eval(node.comparators[0])
+            node_cls, fn = _CMPOPS[type(node.ops[0])]
+            return self.build(node_cls, fn, a, b)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.IfExp):
+            return E.Select(self.eval(node.test), self.eval(node.body), self.eval(node.orelse))
+        self.fail(node, f"unsupported expression {type(node).__name__} in TVMScript")
+
+    @staticmethod
+    def build(node_cls, fn, a, b):
+        """The node itself when dtypes agree (exact round trip), else TVM's dtype matching."""
+        if not isinstance(a, E.PrimExpr) and not isinstance(b, E.PrimExpr):
+            return fn(E.convert(a), E.convert(b))
+        ea = E.convert(a, b.dtype if isinstance(b, E.PrimExpr) and isinstance(a, (int, float))
+                       else None)
+        eb = E.convert(b, ea.dtype if isinstance(b, (int, float)) else None)
+        if ea.dtype == eb.dtype:
+            return node_cls(ea, eb)
+        return fn(ea, eb)
+
+    def binop(self, node):
+        a, b = self.eval(node.left), self.eval(node.right)
+        if not isinstance(a, E.PrimExpr) and not isinstance(b, E.PrimExpr):
+            return _python_binop(node.op, a, b)
+        entry = _BINOPS.get(type(node.op))
+        if entry is None:
+            self.fail(node, f"operator {type(node.op).__name__} is not supported here")
+        return self.build(*entry, a, b)
+
+    def subscript(self, node):
+        base = self.eval(node.value)
+        if isinstance(base, Buffer):
+            return base[tuple(self.indices(node.slice))]
+        if base is M["Buffer"]:  # old spelling T.Buffer[(128, 128), "float32"]
+            args = self.eval(node.slice)
+            args = args if isinstance(args, tuple) else (args,)
+            return self.make_buffer(node, list(args), {}, "buffer")
+        return base[self.eval(node.slice)]
+
+    def call(self, node):
+        fn = self.eval(node.func)
+        if fn is T.Let and node.keywords and isinstance(node.keywords[0].value, ast.Dict):
+            d = node.keywords[0].value  # T.Let(body, where={v: value}) binds v in body
+            value = self.eval(d.values[0])
+            var = E.Var(d.keys[0].id, value.dtype)
+            self.push()
+            self.bind(d.keys[0].id, var)
+            try:
+                return E.Let(var, value, self.eval(node.args[0]))
+            finally:
+                self.pop()
+        if fn is M["Buffer"]:
+            args = [self.eval(a) for a in node.args]
+            kw = {k.arg: self.eval(k.value) for k in node.keywords}
+            return self.make_buffer(node, args, kw, "buffer")
+        if isinstance(fn, T._Marker):
+            self.fail(node, f"{fn!r} cannot be used inside an expression")
+        args = [self.eval(a) for a in node.args]
+        kw = {k.arg: self.eval(k.value) for k in node.keywords}
+        return fn(*args, **kw)
+
+
+def _python_binop(op, a, b):
+    import operator
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow}
+    return ops[type(op)](a, b)

@@ -1,0 +1,553 @@
+"""TVMScript printer for TIR, in TVM's current format (src/script/printer/tir/*).
+
+``print_prim_func(f)`` / ``print_module(mod)`` give text that ``irlab.script.parse`` reads back
+into a structurally equal function. Names are made unique per function (``i``, ``i_1``...).
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import math
+import re
+
+from irlab.ir.dtype import parse_dtype
+from irlab.tir import expr as E
+from irlab.tir import stmt as S
+from irlab.tir.buffer import Buffer
+from irlab.tir.functor import post_order_visit
+from irlab.script.tir_builtins import UNARY_NAMES
+
+HEADER_T = "# from tvm.script import tir as T"
+HEADER_I = "# from tvm.script import ir as I"
+
+# Python precedence levels (higher binds tighter).
+_BIN = {E.Add: ("+", 6), E.Sub: ("-", 6), E.Mul: ("*", 7), E.FloorDiv: ("//", 7),
+        E.FloorMod: ("%", 7), E.EQ: ("==", 4), E.NE: ("!=", 4), E.LT: ("<", 4),
+        E.LE: ("<=", 4), E.GT: (">", 4), E.GE: (">=", 4), E.And: ("and", 2),
+        E.Or: ("or", 1)}
+_KIND = {S.ForKind.PARALLEL: "T.parallel", S.ForKind.VECTORIZED: "T.vectorized",
+         S.ForKind.UNROLLED: "T.unroll", S.ForKind.SERIAL: "T.serial"}
+
+
+def script(node, *args, **kwargs) -> str:
+    """TVMScript text of a PrimFunc or an IRModule."""
+    if type(node).__name__ == "IRModule":
+        return print_module(node)
+    return print_prim_func(node)
+
+
+def print_prim_func(func, name=None) -> str:
+    return HEADER_T + "\n\n" + "\n".join(_FuncPrinter(func).lines(name)) + "\n"
+
+
+def print_module(mod) -> str:
+    out = [HEADER_I, HEADER_T, "", "@I.ir_module", "class Module:"]
+    first = True
+    for gv in mod.get_global_vars():
+        func = mod[gv]
+        if type(func).__name__ != "PrimFunc":
+            continue
+        if not first:
+            out.append("")
+        first = False
+        out.extend("    " + ln for ln in _FuncPrinter(func).lines(gv.name_hint))
+    if first:
+        out.append("    pass")
+    return "\n".join(out) + "\n"
+
+
+def _identifier(name: str) -> str:
+    name = re.sub(r"\W", "_", str(name)) or "v"
+    if name[0].isdigit() or keyword.iskeyword(name) or name in ("T", "I"):
+        name = "v_" + name
+    return name
+
+
+def _float_text(value) -> str:
+    if math.isinf(value) or math.isnan(value):
+        return json.dumps(repr(value))  # "inf", "-inf", "nan"
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value)
+
+
+class _FuncPrinter:
+    """Prints one PrimFunc; holds the var/buffer naming of that function."""
+
+    def __init__(self, func):
+        self.func = func
+        self.names: dict[int, str] = {}
+        self.used: set[str] = {"T", "I"}
+        self.scope_names: list[str] = []
+        self.out: list[str] = []
+        self.loop_dom: dict[int, tuple] = {}
+        self._collect_implicit_buffers()
+
+    # -- naming -----------------------------------------------------------------------------
+    def define(self, obj, hint) -> str:
+        base = _identifier(hint)
+        name, k = base, 0
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        self.names[id(obj)] = name
+        self.scope_names.append(name)
+        return name
+
+    def open_scope(self) -> int:
+        return len(self.scope_names)
+
+    def close_scope(self, mark):
+        """Names defined in a loop/block body are free again after it (as TVM prints)."""
+        for name in self.scope_names[mark:]:
+            self.used.discard(name)
+        del self.scope_names[mark:]
+
+    def name_of(self, obj) -> str:
+        name = self.names.get(id(obj))
+        if name is None:  # a free variable: print its own name
+            hint = obj.name_hint if isinstance(obj, E.Var) else obj.name
+            return _identifier(hint)
+        return name
+
+    def _collect_implicit_buffers(self):
+        """Buffers used but defined by no node print as ``T.Buffer(..., data=v)`` where
+        their data var is defined (TVM does the same)."""
+        defined, used = set(), []
+        for b in self.func.buffer_map.values():
+            defined.add(id(b))
+
+        def visit(n):
+            if isinstance(n, (E.BufferLoad, S.BufferStore)):
+                used.append(n.buffer)
+            elif isinstance(n, S.DeclBuffer):
+                defined.add(id(n.buffer))
+            elif isinstance(n, S.Block):
+                defined.update(id(b) for b in n.alloc_buffers)
+                defined.update(id(m.buffer) for m in n.match_buffers)
+                used.extend(r.buffer for r in n.reads + n.writes)
+                used.extend(m.source.buffer for m in n.match_buffers)
+
+        post_order_visit(self.func.body, visit)
+        self.implicit: dict[int, list] = {}
+        seen = set()
+        for b in used:
+            if id(b) in defined or id(b) in seen:
+                continue
+            seen.add(id(b))
+            self.implicit.setdefault(id(b.data), []).append(b)
+
+    def emit_implicit(self, var, indent):
+        for b in self.implicit.pop(id(var), []):
+            self.emit(indent, f"{self.define(b, b.name)} = "
+                              f"T.Buffer({self.buffer_args(b, data=True)})")
+
+    def emit(self, indent, text):
+        self.out.append("    " * indent + text)
+
+    # -- function ---------------------------------------------------------------------------
+    def lines(self, name=None) -> list:
+        f = self.func
+        attrs = f.attrs.as_dict() if f.attrs is not None else {}
+        if name is None:
+            sym = attrs.get("global_symbol")
+            name = sym if isinstance(sym, str) and sym.isidentifier() else "main"
+        params, pre = [], []
+        for p in f.params:
+            buf = f.buffer_map.get(p)
+            if buf is not None and self._inline_param(buf):
+                self.names[id(p)] = self.define(buf, buf.name)
+                params.append(f"{self.names[id(p)]}: "
+                              f"T.Buffer({self.buffer_args(buf, ann=True)})")
+            elif buf is not None or p.dtype == "handle":
+                params.append(f"{self.define(p, p.name_hint)}: T.handle")
+                if buf is not None:
+                    pre.append((p, buf))
+            else:
+                params.append(f"{self.define(p, p.name_hint)}: T.{p.dtype}")
+        self.emit(0, "@T.prim_func")
+        self.emit(0, f"def {name}({', '.join(params)}):")
+        if attrs:
+            self.emit(1, f"T.func_attr({self.attr_value(attrs)})")
+        for p, buf in pre:  # symbolic shape vars first, then the buffers
+            for e in buf.shape + buf.strides + (buf.elem_offset,):
+                if isinstance(e, E.Var) and id(e) not in self.names:
+                    self.emit(1, f"{self.define(e, e.name_hint)} = T.{e.dtype}()")
+            self.emit(1, f"{self.define(buf, buf.name)} = T.match_buffer("
+                         f"{self.names[id(p)]}, {self.buffer_args(buf)})")
+        for p in f.params:
+            self.emit_implicit(p, 1)
+        for var_id in list(self.implicit):  # data vars defined nowhere in the function
+            if not self._var_defined_below(var_id):
+                for b in self.implicit.pop(var_id):
+                    self.define(b.data, b.data.name_hint)
+                    self.emit(1, f"{self.define(b, b.name)} = "
+                                 f"T.Buffer({self.buffer_args(b, data=True)})")
+        body = f.body
+        if self._implicit_root(body):
+            self.emit(1, '# with T.block("root"):')
+            for b in body.block.alloc_buffers:
+                self.emit(1, f"{self.define(b, b.name)} = T.alloc_buffer({self.buffer_args(b)})")
+            body = body.block.body
+        self.stmt(body, 1, last=True)
+        return self.out
+
+    def _var_defined_below(self, var_id) -> bool:
+        found = []
+
+        def visit(n):
+            if isinstance(n, S.Allocate) and id(n.buffer_var) == var_id:
+                found.append(n)
+            elif isinstance(n, S.LetStmt) and id(n.var) == var_id:
+                found.append(n)
+
+        post_order_visit(self.func.body, visit)
+        return bool(found)
+
+    @staticmethod
+    def _inline_param(buf) -> bool:
+        return (all(isinstance(s, E.IntImm) for s in buf.shape) and not buf.strides
+                and isinstance(buf.elem_offset, E.IntImm) and buf.elem_offset.value == 0
+                and buf.scope == "global" and not buf.axis_separators)
+
+    @staticmethod
+    def _implicit_root(body) -> bool:
+        if not isinstance(body, S.BlockRealize):
+            return False
+        b = body.block
+        return (b.name_hint == "root" and not b.iter_vars and not b.reads and not b.writes
+                and b.init is None and not b.match_buffers and not b.annotations
+                and isinstance(body.predicate, E.IntImm) and body.predicate.value == 1)
+
+    def buffer_args(self, b, ann=False, data=False) -> str:
+        """``(shape), "dtype"`` plus non-default keywords; float32 is omitted unless ``ann``."""
+        shape = self.tuple_text(b.shape)
+        parts = [shape]
+        if ann or b.dtype != "float32" or data:
+            parts.append(json.dumps(b.dtype))
+        if data:
+            parts.append(f"data={self.name_of(b.data)}")
+        if b.strides:
+            parts.append(f"strides={self.tuple_text(b.strides)}")
+        if not (isinstance(b.elem_offset, E.IntImm) and b.elem_offset.value == 0):
+            parts.append(f"elem_offset={self.expr(b.elem_offset)}")
+        if b.scope != "global":
+            parts.append(f"scope={json.dumps(b.scope)}")
+        if b.axis_separators:
+            parts.append(f"axis_separators={list(b.axis_separators)}")
+        return ", ".join(parts)
+
+    def tuple_text(self, items) -> str:
+        texts = [self.expr(e) for e in items]
+        return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+
+    def attr_value(self, v) -> str:
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{json.dumps(k)}: {self.attr_value(x)}"
+                                   for k, x in v.items()) + "}"
+        if isinstance(v, bool):
+            return f"T.bool({v})"
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(self.attr_value(x) for x in v) + "]"
+        if isinstance(v, E.PrimExpr):
+            return self.expr(v)
+        return repr(v)
+
+    # -- statements -------------------------------------------------------------------------
+    def stmt(self, s, ind, last):
+        m = getattr(self, "stmt_" + type(s).__name__, None)
+        if m is None:
+            raise TypeError(f"the TVMScript printer cannot print {type(s).__name__}")
+        m(s, ind, last)
+
+    def stmt_SeqStmt(self, s, ind, last):
+        for k, x in enumerate(s.seq):
+            self.stmt(x, ind, last and k == len(s.seq) - 1)
+
+    def stmt_BufferStore(self, s, ind, last):
+        self.emit(ind, f"{self.load_text(s.buffer, s.indices)} = {self.expr(s.value)}")
+
+    def stmt_Evaluate(self, s, ind, last):
+        self.emit(ind, f"T.evaluate({self.expr(s.value)})")
+
+    def stmt_IfThenElse(self, s, ind, last):
+        self.emit(ind, f"if {self.expr(s.condition)}:")
+        self.nested(s.then_case, ind + 1)
+        if s.else_case is not None:
+            self.emit(ind, "else:")
+            self.nested(s.else_case, ind + 1)
+
+    def nested(self, body, ind):
+        mark = self.open_scope()
+        self.stmt(body, ind, True)
+        self.close_scope(mark)
+
+    def stmt_While(self, s, ind, last):
+        self.emit(ind, f"while {self.expr(s.condition)}:")
+        self.nested(s.body, ind + 1)
+
+    def _scoped(self, ind, last, flat, with_head, body):
+        """A statement whose body is 'the rest': flat when last in its sequence, else a
+        ``with`` so the parser does not swallow the statements that follow."""
+        if last:
+            self.emit(ind, flat)
+            self.stmt(body, ind, True)
+        else:
+            self.emit(ind, with_head)
+            self.stmt(body, ind + 1, True)
+
+    def stmt_LetStmt(self, s, ind, last):
+        value = self.expr(s.value)
+        name = self.define(s.var, s.var.name_hint)
+        if last:
+            self.emit(ind, f"{name}: T.{s.var.dtype} = {value}")
+            self.emit_implicit(s.var, ind)
+            self.stmt(s.body, ind, True)
+        else:
+            self.emit(ind, f"with T.LetStmt({value}) as {name}:")
+            self.emit_implicit(s.var, ind + 1)
+            self.stmt(s.body, ind + 1, True)
+
+    def stmt_AssertStmt(self, s, ind, last):
+        cond, msg = self.expr(s.condition), self.expr(s.message)
+        self._scoped(ind, last, f"assert {cond}, {msg}", f"with T.Assert({cond}, {msg}):",
+                     s.body)
+
+    def stmt_Allocate(self, s, ind, last):
+        args = f"[{', '.join(self.expr(e) for e in s.extents)}], {json.dumps(s.dtype)}"
+        scope = getattr(s.buffer_var.type_annotation, "storage_scope", None) or "global"
+        args += f", {json.dumps(scope)}"
+        if not (isinstance(s.condition, E.IntImm) and s.condition.value == 1):
+            args += f", {self.expr(s.condition)}"
+        if s.annotations:
+            args += f", annotations={self.attr_value(dict(s.annotations))}"
+        name = self.define(s.buffer_var, s.buffer_var.name_hint)
+        inner = ind if last else ind + 1
+        self.emit(ind, f"{name} = T.allocate({args})" if last
+                  else f"with T.allocate({args}) as {name}:")
+        self.emit_implicit(s.buffer_var, inner)
+        self.stmt(s.body, inner, True)
+
+    def stmt_DeclBuffer(self, s, ind, last):
+        b = s.buffer
+        args = self.buffer_args(b, data=id(b.data) in self.names)
+        name = self.define(b, b.name)
+        self._scoped(ind, last, f"{name} = T.decl_buffer({args})",
+                     f"with T.decl_buffer({args}) as {name}:", s.body)
+
+    def stmt_AttrStmt(self, s, ind, last):
+        node = s.node
+        node = self.expr(node) if isinstance(node, (E.PrimExpr, str)) else json.dumps(str(node))
+        self.emit(ind, f"with T.attr({node}, {json.dumps(s.attr_key)}, {self.expr(s.value)}):")
+        self.stmt(s.body, ind + 1, True)
+
+    def _grid_loop(self, s) -> bool:
+        return (isinstance(s, S.For) and s.kind == S.ForKind.SERIAL and not s.annotations
+                and s.thread_binding is None and isinstance(s.min, E.IntImm)
+                and s.min.value == 0)
+
+    def stmt_For(self, s, ind, last):
+        loops = [s]
+        if self._grid_loop(s):
+            while self._grid_loop(loops[-1].body) and not self._uses(
+                    loops[-1].body.extent, loops):
+                loops.append(loops[-1].body)
+        for lp in loops:
+            self.loop_dom[id(lp.loop_var)] = (lp.min, lp.extent)
+        mark = self.open_scope()
+        names = [self.define(lp.loop_var, lp.loop_var.name_hint) for lp in loops]
+        if len(loops) > 1:
+            extents = ", ".join(self.expr(lp.extent) for lp in loops)
+            head = f"for {', '.join(names)} in T.grid({extents}):"
+        else:
+            head = f"for {names[0]} in {self.loop_range(s)}:"
+        self.emit(ind, head)
+        self.stmt(loops[-1].body, ind + 1, True)
+        self.close_scope(mark)
+
+    def _uses(self, e, loops) -> bool:
+        ids = {id(lp.loop_var) for lp in loops}
+        hit = []
+        post_order_visit(e, lambda n: hit.append(n) if id(n) in ids else None)
+        return bool(hit)
+
+    def loop_range(self, s) -> str:
+        zero = isinstance(s.min, E.IntImm) and s.min.value == 0
+        if zero:
+            args = self.expr(s.extent)
+        else:
+            args = f"{self.expr(s.min)}, {self.end_text(s.min, s.extent)}"
+        if s.kind == S.ForKind.THREAD_BINDING or s.thread_binding is not None:
+            tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
+            return f"T.thread_binding({args}, thread={json.dumps(tag)})"
+        if s.annotations:
+            return f"{_KIND[s.kind]}({args}, annotations={self.attr_value(dict(s.annotations))})"
+        if s.kind == S.ForKind.SERIAL:
+            return f"range({args})"
+        return f"{_KIND[s.kind]}({args})"
+
+    def end_text(self, lo, extent) -> str:
+        """``lo + extent`` folded when both are constants (so ``0:128`` not ``0:0 + 128``)."""
+        if isinstance(lo, E.IntImm) and isinstance(extent, E.IntImm) and lo.dtype == "int32":
+            return str(lo.value + extent.value)
+        return self.expr(E.Add(lo, extent))
+
+    def stmt_BlockRealize(self, s, ind, last):
+        b = s.block
+        self.emit(ind, f"with T.block({json.dumps(b.name_hint)}):")
+        mark = self.open_scope()
+        ind += 1
+        k, ivs = 0, b.iter_vars
+        while k < len(ivs):  # runs of remappable iter vars print as one T.axis.remap
+            run = k
+            while run < len(ivs) and self._remappable(ivs[run], s.iter_values[run]):
+                run += 1
+            if run > k + 1:  # TVM uses remap for two or more iter vars
+                names = [self.define(iv.var, iv.var.name_hint) for iv in ivs[k:run]]
+                kinds = "".join("S" if iv.iter_type == S.IterVar.DataPar else "R"
+                                for iv in ivs[k:run])
+                vals = ", ".join(self.expr(v) for v in s.iter_values[k:run])
+                self.emit(ind, f"{', '.join(names)} = T.axis.remap(\"{kinds}\", [{vals}])")
+                k = run
+                continue
+            iv, val = ivs[k], s.iter_values[k]
+            kind = {S.IterVar.DataPar: "spatial", S.IterVar.CommReduce: "reduce",
+                    S.IterVar.Ordered: "scan"}.get(iv.iter_type, "opaque")
+            dom = iv.dom
+            if isinstance(dom.min, E.IntImm) and dom.min.value == 0:
+                dom_text = self.expr(dom.extent)
+            else:
+                dom_text = f"({self.expr(dom.min)}, {self.end_text(dom.min, dom.extent)})"
+            value = self.expr(val)
+            name = self.define(iv.var, iv.var.name_hint)
+            self.emit(ind, f"{name} = T.axis.{kind}({dom_text}, {value})")
+            k += 1
+        if not (isinstance(s.predicate, E.IntImm) and s.predicate.value == 1):
+            self.emit(ind, f"T.where({self.expr(s.predicate)})")
+        self.emit(ind, f"T.reads({', '.join(self.region_text(r) for r in b.reads)})")
+        self.emit(ind, f"T.writes({', '.join(self.region_text(r) for r in b.writes)})")
+        if b.annotations:
+            self.emit(ind, f"T.block_attr({self.attr_value(dict(b.annotations))})")
+        for buf in b.alloc_buffers:
+            self.emit(ind, f"{self.define(buf, buf.name)} = T.alloc_buffer("
+                           f"{self.buffer_args(buf)})")
+        for mb in b.match_buffers:
+            src = self.region_text(mb.source)
+            self.emit(ind, f"{self.define(mb.buffer, mb.buffer.name)} = T.match_buffer("
+                           f"{src}, {self.buffer_args(mb.buffer)})")
+        if b.init is not None:
+            self.emit(ind, "with T.init():")
+            self.stmt(b.init, ind + 1, True)
+        self.stmt(b.body, ind, True)
+        self.close_scope(mark)
+
+    def _remappable(self, iv, value) -> bool:
+        if not isinstance(value, E.Var) or iv.iter_type not in (S.IterVar.DataPar,
+                                                                S.IterVar.CommReduce):
+            return False
+        dom = self.loop_dom.get(id(value))
+        if dom is None:
+            return False
+        from irlab.ir import structural_equal
+
+        return (structural_equal(dom[0], iv.dom.min, map_free_vars=False)
+                and structural_equal(dom[1], iv.dom.extent)
+                and iv.var.dtype == value.dtype)
+
+    def region_text(self, r) -> str:
+        parts = []
+        for rg in r.region:
+            if isinstance(rg.extent, E.IntImm) and rg.extent.value == 1:
+                parts.append(self.expr(rg.min))
+            else:
+                parts.append(f"{self.expr(rg.min)}:{self.end_text(rg.min, rg.extent)}")
+        return f"{self.name_of(r.buffer)}[{', '.join(parts)}]"
+
+    def load_text(self, buffer, indices) -> str:
+        return f"{self.name_of(buffer)}[{', '.join(self.expr(i) for i in indices)}]"
+
+    # -- expressions ------------------------------------------------------------------------
+    def expr(self, e, prec=0) -> str:
+        if isinstance(e, str):
+            return json.dumps(e)
+        text, p = self._expr(e)
+        return f"({text})" if p < prec else text
+
+    def _expr(self, e):
+        t = type(e)
+        if t in _BIN:
+            op, p = _BIN[t]
+            if t in (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod) or t in (E.And, E.Or):
+                # left-associative: the right operand needs a strictly tighter binding
+                return f"{self.expr(e.a, p)} {op} {self.expr(e.b, p + 1)}", p
+            return f"{self.expr(e.a, p + 1)} {op} {self.expr(e.b, p + 1)}", p
+        if isinstance(e, E.Var):
+            return self.name_of(e), 10
+        if isinstance(e, E.IntImm):
+            if e.dtype == "int32":
+                return str(e.value), (10 if e.value >= 0 else 8)
+            if e.dtype == "bool":
+                return f"T.bool({bool(e.value)})", 10
+            return f"T.{e.dtype}({e.value})", 10
+        if isinstance(e, E.FloatImm):
+            return f"T.{e.dtype}({_float_text(e.value)})", 10
+        if isinstance(e, E.StringImm):
+            return json.dumps(e.value), 10
+        if isinstance(e, E.Not):
+            return f"not {self.expr(e.a, 3)}", 3
+        if isinstance(e, E.Div):
+            if parse_dtype(e.dtype).is_float:
+                return f"{self.expr(e.a, 7)} / {self.expr(e.b, 8)}", 7
+            return f"T.Div({self.expr(e.a)}, {self.expr(e.b)})", 10
+        if isinstance(e, E.Mod):
+            return f"T.truncmod({self.expr(e.a)}, {self.expr(e.b)})", 10
+        if isinstance(e, (E.Min, E.Max)):
+            return f"T.{t.__name__.lower()}({self.expr(e.a)}, {self.expr(e.b)})", 10
+        if isinstance(e, E.Cast):
+            return f"T.Cast({json.dumps(e.dtype)}, {self.expr(e.value)})", 10
+        if isinstance(e, E.Select):
+            return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, "
+                    f"{self.expr(e.false_value)})"), 10
+        if isinstance(e, E.BufferLoad):
+            return self.load_text(e.buffer, e.indices), 10
+        if isinstance(e, E.Ramp):
+            return f"T.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {e.lanes})", 10
+        if isinstance(e, E.Broadcast):
+            return f"T.Broadcast({self.expr(e.value)}, {e.lanes})", 10
+        if isinstance(e, E.Shuffle):
+            vecs = ", ".join(self.expr(v) for v in e.vectors)
+            idx = ", ".join(self.expr(i) for i in e.indices)
+            return f"T.Shuffle([{vecs}], [{idx}])", 10
+        if isinstance(e, E.Let):
+            value = self.expr(e.value)
+            name = self.define(e.var, e.var.name_hint)
+            return f"T.Let({self.expr(e.body)}, where={{{name}: {value}}})", 10
+        if isinstance(e, E.Call):
+            return self.call_text(e), 10
+        raise TypeError(f"the TVMScript printer cannot print {t.__name__}")
+
+    def call_text(self, e) -> str:
+        name = e.op[4:] if e.op.startswith("tir.") else e.op
+        args = [self.expr(a) for a in e.args]
+        a0 = e.args[0] if e.args else None
+        if name in UNARY_NAMES and len(e.args) == 1 and a0.dtype == e.dtype:
+            return f"T.{name}({args[0]})"
+        if name == "if_then_else" and e.dtype == e.args[1].dtype:
+            return f"T.if_then_else({', '.join(args)})"
+        if name in ("pow", "fma") and all(a.dtype == e.dtype for a in e.args):
+            return f"T.{name}({', '.join(args)})"
+        if name == "likely" and e.dtype == "bool":
+            return f"T.likely({args[0]})"
+        if name == "tvm_call_packed" and e.dtype == "int32":
+            return f"T.call_packed({', '.join(args)})"
+        if name == "call_extern" and args:
+            return f"T.call_extern({json.dumps(e.dtype)}, {', '.join(args)})"
+        return f"T.call_intrin({json.dumps(e.dtype)}, {json.dumps(e.op)}, {', '.join(args)})"
+
+
+def _is_buffer(x):
+    return isinstance(x, Buffer)

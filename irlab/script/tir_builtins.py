@@ -1,0 +1,245 @@
+"""The ``T`` namespace of TVMScript (``from irlab.script import tir as T``).
+
+Expression builders (``T.max``, ``T.exp``, ``T.float32(0)``, ``T.Cast``...) are ordinary
+functions returning PrimExprs. Statement-level names (``T.grid``, ``T.block``, ``T.axis.remap``,
+``T.reads``...) are markers: the parser recognises them by identity, and calling one outside a
+``@T.prim_func`` raises a clear error.
+"""
+
+from __future__ import annotations
+
+from irlab.errors import ParseError
+from irlab.tir import expr as _e
+from irlab.tir import op as _op
+
+
+class _Marker:
+    """A statement-level TVMScript name; only meaningful inside a parsed function."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise ParseError(f"T.{self.name} can only be used inside a @T.prim_func")
+
+    def __getitem__(self, item):  # ``T.Buffer[...]`` outside a function
+        raise ParseError(f"T.{self.name}[...] can only be used inside a @T.prim_func")
+
+    def __repr__(self):
+        return f"T.{self.name}"
+
+
+MARKERS: dict[str, _Marker] = {}
+
+
+def _marker(name):
+    MARKERS[name] = _Marker(name)
+    return MARKERS[name]
+
+
+class _BufferMarker(_Marker):
+    """``T.Buffer``: Python evaluates parameter annotations when the ``def`` runs, before the
+    decorator parses them, so here it must quietly return a placeholder."""
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __getitem__(self, item):
+        return self
+
+
+# -- declarations and statements (handled by the parser) ---------------------------------
+Buffer = MARKERS["Buffer"] = _BufferMarker("Buffer")
+match_buffer = _marker("match_buffer")
+alloc_buffer = _marker("alloc_buffer")
+decl_buffer = _marker("decl_buffer")
+allocate = _marker("allocate")
+grid = _marker("grid")
+serial = _marker("serial")
+parallel = _marker("parallel")
+vectorized = _marker("vectorized")
+unroll = _marker("unroll")
+thread_binding = _marker("thread_binding")
+block = _marker("block")
+reads = _marker("reads")
+writes = _marker("writes")
+init = _marker("init")
+where = _marker("where")
+block_attr = _marker("block_attr")
+func_attr = _marker("func_attr")
+evaluate = _marker("evaluate")
+attr = _marker("attr")
+Assert = _marker("Assert")
+let = _marker("let")
+LetStmt = _marker("LetStmt")
+handle = _marker("handle")
+
+
+class _Axis:
+    """``T.axis.spatial/reduce/remap`` (and the ``S``/``R`` short names)."""
+
+    spatial = S = _marker("axis.spatial")
+    reduce = R = _marker("axis.reduce")
+    scan = _marker("axis.scan")
+    opaque = _marker("axis.opaque")
+    remap = _marker("axis.remap")
+
+
+axis = _Axis()
+
+
+def prim_func(fn=None, *, private=False):
+    """Decorator: parse the decorated Python function as TIR and return the PrimFunc."""
+    from irlab.script.parser import parse_function
+
+    if fn is None:
+        return lambda f: parse_function(f)
+    return parse_function(fn)
+
+
+# -- dtypes: ``T.float32(1)`` is a constant, ``T.int32()`` a new variable ---------------
+class _DType:
+    """A dtype name usable as a constant builder, an annotation and a var declaration."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __call__(self, value=None, is_size_var=False):
+        if value is None:  # ``n = T.int32()`` declares a variable (named by the parser)
+            return (_e.SizeVar if is_size_var else _e.Var)("v", self.dtype)
+        if isinstance(value, _e.PrimExpr):
+            return _op.cast(value, self.dtype)
+        if isinstance(value, str):  # T.float32("inf")
+            value = float(value)
+        return _op.const(value, self.dtype)
+
+    def __repr__(self):
+        return f"T.{self.dtype}"
+
+
+DTYPES = {}
+for _name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+              "uint64", "float16", "float32", "float64", "bfloat16"):
+    DTYPES[_name] = _DType(_name)
+    globals()[_name] = DTYPES[_name]
+for _name in ("int32", "int64", "float16", "float32", "float64"):
+    for _lanes in (2, 4, 8, 16):
+        DTYPES[f"{_name}x{_lanes}"] = _DType(f"{_name}x{_lanes}")
+        globals()[f"{_name}x{_lanes}"] = DTYPES[f"{_name}x{_lanes}"]
+
+
+# -- expression builders ----------------------------------------------------------------
+def Cast(dtype, value):  # noqa: N802  (TVMScript's name)
+    """``T.Cast("float32", x)``: always a Cast node (no folding), as printed."""
+    return _e.Cast(dtype, value)
+
+
+def Select(cond, t, f):  # noqa: N802
+    return _e.Select(cond, t, f)
+
+
+def Ramp(base, stride, lanes):  # noqa: N802
+    return _e.Ramp(base, stride, lanes)
+
+
+def Broadcast(value, lanes):  # noqa: N802
+    return _e.Broadcast(value, lanes)
+
+
+def Shuffle(vectors, indices):  # noqa: N802
+    return _e.Shuffle(vectors, indices)
+
+
+def Let(value, where=None, *, var=None, body=None):  # noqa: N802
+    """``T.Let(body, where={v: value})`` (TVM's printed form of a Let expression)."""
+    if where is not None:
+        (var, val), = where.items()
+        return _e.Let(var, val, value)
+    return _e.Let(var, value, body)
+
+
+def call_intrin(dtype, name, *args):
+    return _e.Call(dtype, name, args)
+
+
+def call_extern(dtype, name, *args):
+    return _op.call_extern(dtype, name, *args)
+
+
+def call_packed(*args):
+    return _op.call_packed(*args)
+
+
+def if_then_else(cond, t, f):
+    return _op.if_then_else(cond, t, f)
+
+
+def max(a, b):  # noqa: A001
+    return _op.max(a, b)
+
+
+def min(a, b):  # noqa: A001
+    return _op.min(a, b)
+
+
+def floordiv(a, b):
+    return _e.FloorDiv(a, b)
+
+
+def floormod(a, b):
+    return _e.FloorMod(a, b)
+
+
+def Div(a, b):  # noqa: N802  (how the printer shows an integer truncating division)
+    return _e.Div(a, b)
+
+
+def truncdiv(a, b):
+    return _e.Div(a, b)
+
+
+def truncmod(a, b):
+    return _e.Mod(a, b)
+
+
+def abs(x):  # noqa: A001
+    return _op.fabs(x)
+
+
+def max_value(dtype):
+    return _op.max_value(dtype)
+
+
+def min_value(dtype):
+    return _op.min_value(dtype)
+
+
+def likely(x):
+    return _e.Call("bool", "tir.likely", (x,))
+
+
+def fma(a, b, c):
+    return _op.fma(a, b, c)
+
+
+def pow(a, b):  # noqa: A001
+    return _op.pow(a, b)
+
+
+def _unary(name):
+    def build(x):
+        return _e.Call(_e.convert(x).dtype, "tir." + name, (x,))
+
+    build.__name__ = name
+    return build
+
+
+for _name in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
+              "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
+              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh"):
+    globals()[_name] = _unary(_name)
+
+# Names of intrinsics printed as ``T.<name>(...)`` (the rest print as ``T.call_intrin``).
+UNARY_NAMES = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
+               "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
+               "cos", "tan", "asin", "acos", "atan", "sinh", "cosh")
