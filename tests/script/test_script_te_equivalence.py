@@ -1,0 +1,28 @@
+"""Seed 001's claim, checked: the TE formulation of mm_relu is the same program as its
+TVMScript, and the vector add built with TE equals the TVMScript module."""
+
+import irlab as tvm
+from irlab import te
+from irlab.ir import assert_structural_equal
+from seed_modules import MyModule, VecAddModule
+
+
+def _mm_relu_te(n=128):
+    A = te.placeholder((n, n), dtype="float32", name="A")
+    B = te.placeholder((n, n), dtype="float32", name="B")
+    k = te.reduce_axis((0, n), name="k")
+    Y = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="Y")
+    C = te.compute((n, n), lambda i, j: te.max(Y[i, j], te.const(0, "float32")), name="C")
+    return te.create_prim_func([A, B, C]).with_attr("global_symbol", "mm_relu")
+
+
+def test_te_mm_relu_equals_the_tvmscript_one():
+    assert_structural_equal(_mm_relu_te(), MyModule["mm_relu"])
+
+
+def test_te_vector_add_equals_the_tvmscript_module():
+    A = te.placeholder((8,), dtype="float32", name="A")
+    B = te.compute((8,), lambda *i: A(*i) + 1.0, name="B")
+    func = te.create_prim_func([A, B])
+    ir_module_from_te = tvm.IRModule({"main": func})
+    assert_structural_equal(ir_module_from_te, VecAddModule)
