@@ -19,6 +19,7 @@ from irlab import parser
 from irlab import tir
 from irlab import te
 from irlab import script  # ``@tvm.script.ir_module`` must work after ``import irlab as tvm``
+from irlab.tir.transform.pipeline import lower
 
 
 def explore(mod_or_expr, **kw):
@@ -30,4 +31,4 @@ def explore(mod_or_expr, **kw):
 
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
            "ir", "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform",
-           "instrument", "relay", "parser", "tir", "te", "script"]
+           "instrument", "relay", "parser", "tir", "te", "script", "lower"]

@@ -159,6 +159,8 @@ class _FuncPrinter:
             buf = f.buffer_map.get(p)
             if buf is not None and self._inline_param(buf):
                 self.names[id(p)] = self.define(buf, buf.name)
+                # Flattened views of a parameter alias its data: ``data=A.data`` (as TVM).
+                self.names.setdefault(id(buf.data), f"{self.names[id(p)]}.data")
                 params.append(f"{self.names[id(p)]}: "
                               f"T.Buffer({self.buffer_args(buf, ann=True)})")
             elif buf is not None or p.dtype == "handle":
@@ -180,6 +182,11 @@ class _FuncPrinter:
         for p in f.params:
             self.emit_implicit(p, 1)
         for var_id in list(self.implicit):  # data vars defined nowhere in the function
+            if var_id in self.names:  # a parameter buffer's data (``A.data``)
+                for b in self.implicit.pop(var_id):
+                    self.emit(1, f"{self.define(b, b.name)} = "
+                                 f"T.Buffer({self.buffer_args(b, data=True)})")
+                continue
             if not self._var_defined_below(var_id):
                 for b in self.implicit.pop(var_id):
                     self.define(b.data, b.data.name_hint)

@@ -26,3 +26,14 @@ def test_te_vector_add_equals_the_tvmscript_module():
     func = te.create_prim_func([A, B])
     ir_module_from_te = tvm.IRModule({"main": func})
     assert_structural_equal(ir_module_from_te, VecAddModule)
+
+
+def test_lowered_function_prints_parameter_data_and_parses_back():
+    A = te.placeholder((4, 4), name="A")
+    B = te.compute((4, 4), lambda i, j: A[i, j] * 2.0, name="B")
+    lowered = tvm.lower(te.create_prim_func([A, B]))
+    text = lowered.script()
+    assert 'T.Buffer((16,), "float32", data=A.data)' in text
+    again = tvm.script.from_source(text)
+    assert_structural_equal(again, lowered)
+    assert again.script() == text

@@ -1,0 +1,96 @@
+"""``tir.Simplify``: every expression through the arithmetic Analyzer (with the bounds of the
+enclosing loops and the values of Let bindings known); statements whose condition becomes a
+constant are resolved.
+
+Before::
+
+    for i in range(4):
+        if i < 8:
+            B[i * 2 + 1 - 1] = A[floordiv(i, 4)]
+
+After::
+
+    for i in range(4):
+        B[i * 2] = A[0]
+"""
+
+from __future__ import annotations
+
+from irlab.arith import Analyzer
+from irlab.ir.dtype import parse_dtype
+from irlab.tir import expr as E
+from irlab.tir.buffer import Range
+from irlab.tir.functor import StmtExprMutator
+from irlab.tir.transform.common import no_op
+
+
+def _const_bool(e):
+    return bool(e.value) if isinstance(e, E.IntImm) else None
+
+
+class _Simplifier(StmtExprMutator):
+    def __init__(self, analyzer=None):
+        super().__init__()
+        self.analyzer = analyzer or Analyzer()
+
+    def _simplify(self, e):
+        # children first (loads' indices are opaque to the Analyzer), then the whole
+        e = self.visit_expr(e)
+        if parse_dtype(e.dtype).lanes != 1:  # vectors: the Analyzer works on scalars
+            return e
+        return self.analyzer.simplify(e)
+
+    def _mutate_value(self, value):
+        if isinstance(value, E.PrimExpr):
+            return self._simplify(value)
+        return super()._mutate_value(value)
+
+    def visit_buffer_load(self, e):
+        indices = tuple(self._simplify(i) for i in e.indices)
+        if all(a is b for a, b in zip(indices, e.indices)):
+            return e
+        return E.BufferLoad(e.buffer, indices)
+
+    def visit_for(self, s):
+        lo, ext = self._simplify(s.min), self._simplify(s.extent)
+        self.analyzer.bind(s.loop_var, Range.from_min_extent(lo, ext))
+        self.memo_map = {}  # results may now use this loop's range
+        body = self.visit_stmt(s.body)
+        return s.with_fields(min=lo, extent=ext, body=body)
+
+    def visit_let_stmt(self, s):
+        value = self._simplify(s.value)
+        self.analyzer.bind(s.var, value)
+        self.memo_map = {}
+        return s.with_fields(value=value, body=self.visit_stmt(s.body))
+
+    def visit_if_then_else(self, s):
+        cond = self._simplify(s.condition)
+        known = _const_bool(cond)
+        if known is True:
+            return self.visit_stmt(s.then_case)
+        if known is False:
+            return self.visit_stmt(s.else_case) if s.else_case is not None else no_op()
+        then_case = self.visit_stmt(s.then_case)
+        else_case = self.visit_stmt(s.else_case) if s.else_case is not None else None
+        return s.with_fields(condition=cond, then_case=then_case, else_case=else_case)
+
+    def visit_assert_stmt(self, s):
+        cond = self._simplify(s.condition)
+        if _const_bool(cond) is True:
+            return self.visit_stmt(s.body)
+        return s.with_fields(condition=cond, body=self.visit_stmt(s.body))
+
+    def visit_block_realize(self, s):
+        predicate = self._simplify(s.predicate)
+        values = tuple(self._simplify(v) for v in s.iter_values)
+        block = s.block
+        for iv, value in zip(block.iter_vars, values):
+            self.analyzer.bind(iv.var, iv.dom)
+        return s.with_fields(iter_values=values, predicate=predicate,
+                             block=self.visit_stmt(block))
+
+
+def simplify(func, mod=None, ctx=None):
+    """The function with its expressions simplified and constant branches resolved."""
+    return func.with_body(_Simplifier().visit_stmt(func.body))

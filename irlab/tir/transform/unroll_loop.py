@@ -1,0 +1,121 @@
+"""``tir.UnrollLoop``: unrolled loops are replaced by copies of their body.
+
+Loops of kind ``unroll`` are always unrolled; with the ``tir.UnrollLoop`` config
+``{"auto_max_step": n}`` serial loops whose total body work (statements x iterations) stays
+within ``n`` are too (TVM's LoopUnroller). ``explicit_unroll=False`` marks them
+``T.unroll`` instead of copying.
+
+Before::
+
+    for i in T.unroll(2):
+        B[i] = A[i]
+
+After::
+
+    B[0] = A[0]
+    B[1] = A[1]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irlab.tir import expr as E
+from irlab.tir import stmt as S
+from irlab.tir.functor import StmtExprMutator, substitute
+from irlab.tir.transform.common import const_int, no_op
+
+
+@dataclass
+class UnrollLoopConfig:
+    """TVM's defaults: explicit unrolling only of ``unroll`` loops."""
+
+    auto_max_step: int = 0
+    auto_max_depth: int = 8
+    auto_max_extent: int = 0
+    explicit_unroll: bool = True
+    unroll_local_access: bool = False
+
+    @staticmethod
+    def from_context(ctx):
+        raw = (ctx.config.get("tir.UnrollLoop") if ctx is not None else None) or {}
+        if isinstance(raw, UnrollLoopConfig):
+            return raw
+        return UnrollLoopConfig(**dict(raw))
+
+
+class _Unroller(StmtExprMutator):
+    """``step_count`` counts the statements executed by the subtree just visited;
+    ``unroll_depth`` how many unrolled loops it nests; ``normal_depth`` non-unrolled loops."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.step_count = 0
+        self.unroll_depth = 0
+        self.normal_depth = 0
+
+    def visit_for(self, s):
+        s = self._mutate_stmt_children(s)  # counts the body's work
+        cfg = self.config
+        extent = const_int(s.extent)
+        value = -1 if extent is None or const_int(s.min) is None else extent
+        auto = (s.kind == S.ForKind.SERIAL and value >= 0 and self.normal_depth == 0
+                and self.unroll_depth <= cfg.auto_max_depth)
+        auto = auto and (value * self.step_count <= cfg.auto_max_step
+                         or value <= cfg.auto_max_extent)
+        if s.kind == S.ForKind.UNROLLED:
+            if value < 0:
+                raise ValueError(f"UnrollLoop: cannot unroll loop {s.loop_var.name_hint} of "
+                                 f"non-constant extent {s.extent}")
+            auto = True
+        if auto:
+            self.step_count *= value
+            self.unroll_depth += 1
+        else:
+            self.normal_depth += 1
+        if (auto and cfg.explicit_unroll) or (0 <= value <= cfg.auto_max_extent == 1):
+            return unroll(s)
+        if auto and s.kind != S.ForKind.UNROLLED:
+            return s.with_fields(kind=S.ForKind.UNROLLED)
+        return s
+
+    def visit_seq_stmt(self, s):
+        steps, unroll_depth, normal_depth, seq = 0, 0, 0, []
+        for x in s.seq:
+            self.step_count = self.unroll_depth = self.normal_depth = 0
+            seq.append(self.visit_stmt(x))
+            steps += self.step_count
+            unroll_depth = max(unroll_depth, self.unroll_depth)
+            normal_depth = max(normal_depth, self.normal_depth)
+        self.step_count, self.unroll_depth, self.normal_depth = steps, unroll_depth, normal_depth
+        if all(a is b for a, b in zip(seq, s.seq)):
+            return s
+        return S.SeqStmt(seq)
+
+    def _count(self, s):
+        self.step_count += 1
+        return self._mutate_stmt_children(s)
+
+    visit_buffer_store = visit_evaluate = _count
+
+
+def unroll(loop: S.For) -> S.Stmt:
+    """The loop's body once per iteration, with the loop variable replaced by its value."""
+    lo, extent = const_int(loop.min), const_int(loop.extent)
+    if extent == 0:
+        return no_op()
+    copies = []
+    for i in range(extent):
+        value = E.IntImm(loop.loop_var.dtype, lo + i)
+        copies.append(substitute(loop.body, {loop.loop_var: value}))
+    return S.SeqStmt.flatten(*copies)
+
+
+def unroll_loop(func, mod=None, ctx=None):
+    """The function with its unrolled loops expanded."""
+    config = UnrollLoopConfig.from_context(ctx)
+    return func.with_body(_Unroller(config).visit_stmt(func.body))
+
+
+__all__ = ["UnrollLoopConfig", "unroll", "unroll_loop"]

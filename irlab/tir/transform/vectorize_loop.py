@@ -1,0 +1,177 @@
+"""``tir.VectorizeLoop``: a ``T.vectorized`` loop becomes one vector statement: the loop
+variable becomes ``T.Ramp(min, 1, lanes)``, scalars meeting vectors are broadcast.
+
+A body that cannot be expressed on vectors (inner loops, stores to a location not indexed by
+the loop, branches on the lane, lets, non-elementwise calls, a non-constant extent) keeps a
+scalar loop: the loop becomes serial, as TVM's scalarizing fallback gives the same values.
+``VectorizeLoop(enable=False)`` (config ``tir.disable_vectorize``) makes every vectorized loop
+serial.
+
+Before::
+
+    for j in T.vectorized(4):
+        B[j] = A[j] * T.float32(2)
+
+After::
+
+    B[T.Ramp(0, 1, 4)] = A[T.Ramp(0, 1, 4)] * T.Broadcast(T.float32(2), 4)
+"""
+
+from __future__ import annotations
+
+from irlab.ir.dtype import parse_dtype
+from irlab.tir import expr as E
+from irlab.tir import stmt as S
+from irlab.tir.functor import StmtExprMutator, substitute
+from irlab.tir.transform.common import const_int, is_no_op
+
+# elementwise intrinsics: a vector call computes each lane as the scalar call would
+_ELEMENTWISE = {
+    "tir.exp", "tir.exp2", "tir.exp10", "tir.log", "tir.log2", "tir.log10", "tir.log1p",
+    "tir.sqrt", "tir.rsqrt", "tir.tanh", "tir.erf", "tir.sigmoid", "tir.fabs", "tir.floor",
+    "tir.ceil", "tir.round", "tir.nearbyint", "tir.trunc", "tir.sin", "tir.cos", "tir.pow",
+    "tir.fma", "tir.if_then_else",
+}
+# the lane-wise condition of if_then_else would need both branches evaluated on every lane
+# (an out-of-bounds load in the untaken one): such calls stay scalar
+_BINARY = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE,
+           E.LT, E.LE, E.GT, E.GE)
+
+
+class _NotVectorizable(Exception):
+    """The body needs the scalar fallback."""
+
+
+def _lanes(e):
+    return parse_dtype(e.dtype).lanes
+
+
+def _widen(e, lanes):
+    """``e`` as a ``lanes``-wide vector (scalars are broadcast)."""
+    n = _lanes(e)
+    if n == lanes:
+        return e
+    if n == 1:
+        return E.Broadcast(e, lanes)
+    raise _NotVectorizable
+
+
+class _Vectorizer:
+    """Rewrites the body of one vectorized loop; raises _NotVectorizable to fall back."""
+
+    def __init__(self, var, ramp):
+        self.var, self.ramp, self.lanes = var, ramp, ramp.lanes
+
+    # -- expressions ---------------------------------------------------------------------
+    def expr(self, e):
+        if e is self.var:
+            return self.ramp
+        if isinstance(e, (E.Var, E.IntImm, E.FloatImm, E.StringImm)):
+            return e
+        if isinstance(e, _BINARY):
+            return self._binary(e)
+        if isinstance(e, (E.And, E.Or)):
+            a, b = self.expr(e.a), self.expr(e.b)
+            if a is e.a and b is e.b:
+                return e
+            n = max(_lanes(a), _lanes(b))
+            return type(e)(_widen(a, n), _widen(b, n))
+        if isinstance(e, E.Not):
+            a = self.expr(e.a)
+            return e if a is e.a else E.Not(a)
+        if isinstance(e, E.Cast):
+            v = self.expr(e.value)
+            if v is e.value:
+                return e
+            return E.Cast(str(parse_dtype(e.dtype).with_lanes(_lanes(v))), v)
+        if isinstance(e, E.Select):
+            parts = [self.expr(x) for x in (e.condition, e.true_value, e.false_value)]
+            if all(a is b for a, b in zip(parts, (e.condition, e.true_value, e.false_value))):
+                return e
+            n = max(_lanes(p) for p in parts)
+            return E.Select(*[_widen(p, n) for p in parts])
+        if isinstance(e, E.BufferLoad):
+            indices = [self.expr(i) for i in e.indices]
+            if all(a is b for a, b in zip(indices, e.indices)):
+                return e
+            n = max(_lanes(i) for i in indices)
+            return E.BufferLoad(e.buffer, [_widen(i, n) for i in indices])
+        if isinstance(e, E.Call) and e.op in _ELEMENTWISE:
+            args = [self.expr(a) for a in e.args]
+            if e.op == "tir.if_then_else" and _lanes(args[0]) != 1:
+                raise _NotVectorizable
+            if all(a is b for a, b in zip(args, e.args)):
+                return e
+            n = max(_lanes(a) for a in args)
+            dtype = str(parse_dtype(e.dtype).with_lanes(n))
+            return E.Call(dtype, e.op, [_widen(a, n) for a in args])
+        raise _NotVectorizable  # Let, Shuffle, other calls, vectors already there
+
+    def _binary(self, e):
+        a, b = self.expr(e.a), self.expr(e.b)
+        if a is e.a and b is e.b:
+            return e
+        # keep ramps (contiguous accesses) where the arithmetic allows it
+        if isinstance(e, (E.Add, E.Sub)) and isinstance(a, E.Ramp) and _lanes(b) == 1:
+            return E.Ramp(type(e)(a.base, b), a.stride, a.lanes)
+        if isinstance(e, E.Add) and isinstance(b, E.Ramp) and _lanes(a) == 1:
+            return E.Ramp(E.Add(a, b.base), b.stride, b.lanes)
+        if isinstance(e, E.Mul) and isinstance(a, E.Ramp) and _lanes(b) == 1:
+            return E.Ramp(E.Mul(a.base, b), E.Mul(a.stride, b), a.lanes)
+        if isinstance(e, E.Mul) and isinstance(b, E.Ramp) and _lanes(a) == 1:
+            return E.Ramp(E.Mul(a, b.base), E.Mul(a, b.stride), b.lanes)
+        n = max(_lanes(a), _lanes(b))
+        return type(e)(_widen(a, n), _widen(b, n))
+
+    # -- statements ----------------------------------------------------------------------
+    def stmt(self, s):
+        if isinstance(s, S.BufferStore):
+            indices = [self.expr(i) for i in s.indices]
+            if all(_lanes(i) == 1 for i in indices):
+                # the same location every lane: sequential semantics differ from one store
+                raise _NotVectorizable
+            value = self.expr(s.value)
+            n = max(_lanes(i) for i in indices)
+            return S.BufferStore(s.buffer, _widen(value, n), [_widen(i, n) for i in indices])
+        if isinstance(s, S.SeqStmt):
+            return S.SeqStmt([self.stmt(x) for x in s.seq])
+        if isinstance(s, S.IfThenElse):
+            cond = self.expr(s.condition)
+            if _lanes(cond) != 1:
+                raise _NotVectorizable  # a per-lane branch
+            else_case = self.stmt(s.else_case) if s.else_case is not None else None
+            return S.IfThenElse(cond, self.stmt(s.then_case), else_case)
+        if isinstance(s, (S.AttrStmt, S.DeclBuffer)):
+            return s.with_fields(body=self.stmt(s.body))
+        if is_no_op(s):
+            return s
+        raise _NotVectorizable
+
+
+class _LoopVectorizer(StmtExprMutator):
+    def __init__(self, enable):
+        super().__init__()
+        self.enable = enable
+
+    def visit_for(self, s):
+        s = self._mutate_stmt_children(s)  # inner loops first
+        if s.kind != S.ForKind.VECTORIZED:
+            return s
+        serial = s.with_fields(kind=S.ForKind.SERIAL)
+        lanes, lo = const_int(s.extent), s.min
+        if not self.enable or lanes is None:
+            return serial
+        if lanes == 1:  # one lane: the body with the variable at its only value
+            return substitute(s.body, {s.loop_var: lo})
+        if lanes < 1:
+            return serial
+        ramp = E.Ramp(lo, E.IntImm(lo.dtype, 1), lanes)
+        try:
+            return _Vectorizer(s.loop_var, ramp).stmt(s.body)
+        except _NotVectorizable:
+            return serial
+
+
+def vectorize_loop(func, mod=None, ctx=None, enable=True):
+    """The function with its vectorized loops turned into vector statements."""
+    return func.with_body(_LoopVectorizer(enable).visit_stmt(func.body))
