@@ -18,3 +18,4 @@ from irlab.tir.op import (const, cast, exp, exp2, exp10, log, log2, log10, log1p
 from irlab.tir.functor import (ExprFunctor, ExprVisitor, ExprMutator, StmtFunctor,
                                StmtExprVisitor, StmtExprMutator, post_order_visit, substitute)
 from irlab.tir.interpreter import TIRInterpreter, run
+from irlab.tir.schedule import Schedule, ScheduleError

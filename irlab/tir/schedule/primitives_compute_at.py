@@ -1,0 +1,190 @@
+"""compute_at and reverse_compute_at: move a block under a loop, covering the region that
+the loop's consumers need (or its producers make)."""
+
+from __future__ import annotations
+
+from irlab.arith import Analyzer
+from irlab.tir import expr as E
+from irlab.tir import stmt as S
+from irlab.tir.buffer import Range
+from irlab.tir.functor import substitute
+from irlab.tir.schedule.errors import ScheduleError
+from irlab.tir.schedule.primitives_getters import (consumers, find_loop, find_path, producers,
+                                                   replace, scope_of, uses_var, walk)
+
+
+def _free_vars(e):
+    out = []
+    from irlab.tir.functor import post_order_visit
+
+    post_order_visit(e, lambda n: out.append(n) if isinstance(n, E.Var) else None)
+    return out
+
+
+def _bound(expr, inner, analyzer):
+    """[lo, hi] of ``expr`` as ``inner`` loops (For nodes) run; outer vars stay symbolic."""
+    lo = hi = expr
+    for lp in inner:
+        v = lp.loop_var
+        if not uses_var(expr, v):
+            continue
+        c1 = analyzer.simplify(substitute(expr, {v: 1}) - substitute(expr, {v: 0}))
+        c2 = analyzer.simplify(substitute(expr, {v: 2}) - substitute(expr, {v: 1}))
+        if not (isinstance(c1, E.IntImm) and isinstance(c2, E.IntImm) and c1.value == c2.value):
+            break
+        first, last = lp.min, analyzer.simplify(lp.min + lp.extent - 1)
+        lo = substitute(lo, {v: first if c1.value >= 0 else last})
+        hi = substitute(hi, {v: last if c1.value >= 0 else first})
+    else:
+        return analyzer.simplify(lo), analyzer.simplify(hi)
+    inner_ids = {id(lp.loop_var) for lp in inner}
+    if all(id(v) in inner_ids for v in _free_vars(expr)):  # non-affine but constant range
+        b = analyzer.const_int_bound(expr)
+        return E.IntImm(expr.dtype, b.min_value), E.IntImm(expr.dtype, b.max_value)
+    raise ScheduleError(f"cannot bound the access index {expr}: it is not affine in the "
+                        "loops under the target loop")
+
+
+def _union(a, b, analyzer, pick_min):
+    diff = analyzer.simplify(a - b)
+    if not isinstance(diff, E.IntImm):
+        raise ScheduleError(f"cannot take the union of the regions starting at {a} and {b}")
+    return (a if diff.value <= 0 else b) if pick_min else (a if diff.value >= 0 else b)
+
+
+def _accessed_region(func, loop, realizes, buffer, kind, analyzer):
+    """Per dimension [lo, hi] of ``buffer`` accessed (``kind``: reads/writes) by
+    ``realizes`` as the loops under ``loop`` run."""
+    region = None
+    for realize in realizes:
+        path = find_path(func, realize)
+        start = next(i for i, n in enumerate(path) if n is loop)
+        inner = [n for n in path[start + 1:] if isinstance(n, S.For)]
+        bind = dict(zip([iv.var for iv in realize.block.iter_vars], realize.iter_values))
+        for acc in getattr(realize.block, kind):
+            if acc.buffer is not buffer:
+                continue
+            dims = []
+            for r in acc.region:
+                lo_e = substitute(r.min, bind)
+                hi_e = substitute(r.min + r.extent - 1, bind)
+                dims.append((_bound(lo_e, inner, analyzer)[0], _bound(hi_e, inner, analyzer)[1]))
+            if region is None:
+                region = dims
+            else:
+                region = [(_union(a[0], b[0], analyzer, True), _union(a[1], b[1], analyzer, False))
+                          for a, b in zip(region, dims)]
+    return region
+
+
+def _order(func):
+    return {id(n): i for i, (n, _) in enumerate(walk(func.body))}
+
+
+def _new_nest(block, access, region, preserve_unit_loops, analyzer):
+    """Loops and a realize running ``block`` over ``region`` of its access ``access``."""
+    dim_of = {}
+    for d, r in enumerate(access.region):
+        if isinstance(r.min, E.Var) and isinstance(r.extent, E.IntImm) and r.extent.value == 1:
+            dim_of[id(r.min)] = d
+    if len(dim_of) != len(access.region):
+        raise ScheduleError(f"block {block.name_hint} must access {access.buffer.name} at "
+                            "distinct iter vars to be moved")
+    loops, values, preds = [], [], []
+    for iv in block.iter_vars:
+        dom_lo = iv.dom.min
+        dom_hi = analyzer.simplify(iv.dom.min + iv.dom.extent - 1)
+        d = dim_of.get(id(iv.var))
+        lo, hi = (dom_lo, dom_hi) if d is None else region[d]
+        extent = analyzer.simplify(hi - lo + 1)
+        if not isinstance(extent, E.IntImm):
+            raise ScheduleError(f"the region of {iv.var.name_hint} in block {block.name_hint} "
+                                f"has a non-constant extent {extent}")
+        if extent.value == 1 and not preserve_unit_loops:
+            value = lo
+        else:
+            ax = E.Var(f"ax{len(loops)}", iv.var.dtype)
+            loops.append((ax, extent))
+            analyzer.bind(ax, Range.from_min_extent(0, extent))
+            value = analyzer.simplify(lo + ax)
+        if d is not None:
+            if not analyzer.can_prove(E.GE(lo, dom_lo)):
+                preds.append(E.GE(value, dom_lo))
+            if not analyzer.can_prove(E.LE(hi, dom_hi)):
+                preds.append(E.LE(value, dom_hi))
+        values.append(value)
+    pred = E.IntImm("bool", 1)
+    for p in preds:
+        pred = p if isinstance(pred, E.IntImm) else E.And(pred, p)
+    stmt = S.BlockRealize(values, pred, block)
+    for ax, extent in reversed(loops):
+        stmt = S.For(ax, 0, extent, S.ForKind.SERIAL, stmt)
+    return stmt
+
+
+def _move(func, realize, loop, preserve_unit_loops, index, reverse):
+    block = realize.block
+    name, lname = block.name_hint, loop.loop_var.name_hint
+    if any(n is loop for n in find_path(func, realize)):
+        raise ScheduleError(f"block {name} is already under loop {lname}")
+    if scope_of(func, realize) is not scope_of(func, loop):
+        raise ScheduleError(f"block {name} and loop {lname} are in different block scopes")
+    if not is_trivial_pred(realize.predicate):
+        raise ScheduleError(f"block {name} has a predicate; it cannot be moved")
+    order = _order(func)
+    under = {id(n) for n, _ in walk(loop.body)}
+    others = producers(func, realize) if reverse else consumers(func, realize)
+    role = "producer" if reverse else "consumer"
+    if not others:
+        raise ScheduleError(f"block {name} has no {role} to be computed at")
+    for o in others:
+        if id(o) not in under:
+            raise ScheduleError(f"the {role} {o.block.name_hint} of block {name} is not under "
+                                f"loop {lname}")
+    if reverse and order[id(realize)] < order[id(loop)]:
+        raise ScheduleError(f"block {name} comes before loop {lname}")
+    if not reverse and order[id(realize)] > order[id(loop)]:
+        raise ScheduleError(f"block {name} comes after loop {lname}")
+    accesses = block.reads if reverse else block.writes
+    kind = "writes" if reverse else "reads"
+    candidates = [a for a in accesses
+                  if any(x.buffer is a.buffer for o in others for x in getattr(o.block, kind))]
+    if len({id(a.buffer) for a in candidates}) != 1:
+        raise ScheduleError(f"block {name} must exchange exactly one buffer with its "
+                            f"{role}s under loop {lname}")
+    access = candidates[0]
+    analyzer = Analyzer()
+    for n in find_path(func, loop) + (loop,):
+        if isinstance(n, S.For):
+            analyzer.bind(n.loop_var, Range.from_min_extent(n.min, n.extent))
+    region = _accessed_region(func, loop, others, access.buffer, kind, analyzer)
+    nest = _new_nest(block, access, region, preserve_unit_loops, analyzer)
+    func = replace(func, realize, None)
+    loop = find_loop(func, loop.loop_var)
+    children = list(loop.body.seq) if isinstance(loop.body, S.SeqStmt) else [loop.body]
+    names = {o.block.name_hint for o in others}
+    has = [any(isinstance(n, S.BlockRealize) and n.block.name_hint in names
+               for n, _ in walk(c)) for c in children]
+    if index is None or index < 0:
+        pos = (max(i for i, h in enumerate(has) if h) + 1) if reverse else has.index(True)
+    else:
+        if index > len(children):
+            raise ScheduleError(f"index {index} is past the {len(children)} statements of "
+                                f"loop {lname}")
+        pos = index
+    body = S.SeqStmt.flatten(*(children[:pos] + [nest] + children[pos:]))
+    return replace(func, loop, loop.with_fields(body=body))
+
+
+def is_trivial_pred(pred):
+    return isinstance(pred, E.IntImm) and pred.value == 1
+
+
+def compute_at(func, realize, loop, preserve_unit_loops=False, index=-1):
+    """Move the producer ``realize`` under ``loop``, computing what the consumers there read."""
+    return _move(func, realize, loop, preserve_unit_loops, index, reverse=False)
+
+
+def reverse_compute_at(func, realize, loop, preserve_unit_loops=False, index=-1):
+    """Move the consumer ``realize`` under ``loop``, consuming what the producers there write."""
+    return _move(func, realize, loop, preserve_unit_loops, index, reverse=True)

@@ -1,0 +1,185 @@
+"""Getters and the tree helpers every primitive uses: find blocks and loops, their paths,
+child blocks, producers/consumers, and copy-on-write replacement of one statement."""
+
+from __future__ import annotations
+
+from irlab.tir import stmt as S
+from irlab.tir.functor import post_order_visit
+from irlab.tir import expr as E
+from irlab.tir.schedule.errors import ScheduleError
+
+_REMOVED = object()
+
+
+def stmt_children(node):
+    """(field, index, child) for each statement directly under ``node``."""
+    for name in node._fields:
+        value = getattr(node, name)
+        if isinstance(value, S.Stmt):
+            yield name, None, value
+        elif isinstance(value, tuple):
+            for i, v in enumerate(value):
+                if isinstance(v, S.Stmt):
+                    yield name, i, v
+
+
+def walk(node, path=()):
+    """Pre-order (stmt, ancestors) pairs of every statement under ``node``."""
+    yield node, path
+    for _, _, child in stmt_children(node):
+        yield from walk(child, path + (node,))
+
+
+def find_path(func, target):
+    """The ancestors of ``target`` (outermost first), or None when it is not in ``func``."""
+    for node, path in walk(func.body):
+        if node is target:
+            return path
+    return None
+
+
+def find_block(func, name):
+    """The BlockRealize of the block called ``name``."""
+    found = [n for n, _ in walk(func.body)
+             if isinstance(n, S.BlockRealize) and n.block.name_hint == name]
+    if not found:
+        names = sorted({n.block.name_hint for n, _ in walk(func.body)
+                        if isinstance(n, S.BlockRealize)})
+        raise ScheduleError(f"cannot find a block named {name!r}; blocks: {', '.join(names)}")
+    if len(found) > 1:
+        raise ScheduleError(f"{len(found)} blocks are named {name!r}")
+    return found[0]
+
+
+def find_loop(func, var):
+    """The For node whose loop variable is ``var``."""
+    for node, _ in walk(func.body):
+        if isinstance(node, S.For) and node.loop_var is var:
+            return node
+    raise ScheduleError(f"loop {var.name_hint} is not in the function any more "
+                        "(a later primitive replaced it)")
+
+
+def loops_of(func, realize):
+    """The loops between ``realize`` and its scope block, outermost first."""
+    path = find_path(func, realize)
+    loops = []
+    for node in reversed(path):
+        if isinstance(node, S.Block):
+            break
+        if isinstance(node, S.For):
+            loops.append(node)
+    return loops[::-1]
+
+
+def scope_of(func, node):
+    """The innermost Block above ``node`` (None: the function body is the scope)."""
+    for anc in reversed(find_path(func, node)):
+        if isinstance(anc, S.Block):
+            return anc
+    return None
+
+
+def child_realizes(node):
+    """BlockRealizes under ``node`` with no other block in between, in program order."""
+    out = []
+
+    def visit(n):
+        for _, _, child in stmt_children(n):
+            if isinstance(child, S.BlockRealize):
+                out.append(child)
+            elif not isinstance(child, S.Block):
+                visit(child)
+
+    if isinstance(node, S.BlockRealize):
+        node = node.block
+    visit(node)
+    return out
+
+
+def scope_realizes(func, realize):
+    """Every block realize in the same scope as ``realize``."""
+    scope = scope_of(func, realize)
+    return child_realizes(scope if scope is not None else _FakeRoot(func.body))
+
+
+class _FakeRoot:
+    _fields = ("body",)
+
+    def __init__(self, body):
+        self.body = body
+
+
+def _buffers(regions):
+    return [r.buffer for r in regions]
+
+
+def producers(func, realize):
+    """Blocks of the same scope writing a buffer ``realize`` reads."""
+    reads = _buffers(realize.block.reads)
+    return [r for r in scope_realizes(func, realize) if r is not realize
+            and any(b is w.buffer for b in reads for w in r.block.writes)]
+
+
+def consumers(func, realize):
+    """Blocks of the same scope reading a buffer ``realize`` writes."""
+    writes = _buffers(realize.block.writes)
+    return [r for r in scope_realizes(func, realize) if r is not realize
+            and any(b is rd.buffer for b in writes for rd in r.block.reads)]
+
+
+def _rebuild(node, old, new):
+    if node is old:
+        return _REMOVED if new is None else new
+    changes = {}
+    for name in node._fields:
+        value = getattr(node, name)
+        if isinstance(value, S.Stmt):
+            got = _rebuild(value, old, new)
+            if got is not value:
+                changes[name] = got
+        elif isinstance(value, tuple) and any(isinstance(v, S.Stmt) for v in value):
+            items = [_rebuild(v, old, new) if isinstance(v, S.Stmt) else v for v in value]
+            if any(a is not b for a, b in zip(items, value)):
+                changes[name] = tuple(v for v in items if v is not _REMOVED)
+    if not changes:
+        return node
+    if isinstance(node, S.SeqStmt):
+        seq = changes["seq"]
+        if not seq:
+            return _REMOVED
+        return seq[0] if len(seq) == 1 else S.SeqStmt(seq)
+    for name, value in changes.items():
+        if value is _REMOVED:
+            if isinstance(node, S.Block) and name == "init":
+                changes[name] = None
+            elif name in ("body", "then_case", "block"):
+                return _REMOVED  # an emptied loop (or scope) disappears with its content
+            else:
+                changes[name] = None
+    return node.with_fields(**changes)
+
+
+def replace(func, old, new):
+    """``func`` with statement ``old`` replaced by ``new`` (None removes it, and any loops
+    left empty by the removal)."""
+    body = _rebuild(func.body, old, new)
+    if body is _REMOVED:
+        raise ScheduleError("the transformation would leave the function empty")
+    return func.with_fields(body=body)
+
+
+def uses_var(node, var):
+    """Whether ``var`` occurs in ``node``."""
+    found = []
+
+    def check(n):
+        if n is var:
+            found.append(n)
+
+    post_order_visit(node, check)
+    return bool(found)
+
+
+def is_const(e, value=None):
+    return isinstance(e, E.IntImm) and (value is None or e.value == value)

@@ -1,0 +1,359 @@
+"""``Schedule``: TVM's ``tir.Schedule`` over an immutable module.
+
+Each primitive is a function PrimFunc -> PrimFunc (``primitives_*``); the Schedule holds the
+current module and the trace. A primitive that fails raises ``ScheduleError`` before anything
+is committed, so the schedule is left exactly as it was. Block handles resolve by block name,
+loop handles by loop variable, against the current IR.
+"""
+
+from __future__ import annotations
+
+from irlab.ir.module import IRModule
+from irlab.tir import stmt as S
+from irlab.tir.function import PrimFunc
+from irlab.tir.schedule import primitives_annotations as PA
+from irlab.tir.schedule import primitives_blockize as PB
+from irlab.tir.schedule import primitives_cache as PCache
+from irlab.tir.schedule import primitives_getters as G
+from irlab.tir.schedule import primitives_inline as PI
+from irlab.tir.schedule import primitives_layout as PLay
+from irlab.tir.schedule import primitives_compute_at as PC
+from irlab.tir.schedule import primitives_reduction as PR
+from irlab.tir.schedule import primitives_loops as PL
+from irlab.tir.schedule.errors import ScheduleError
+from irlab.tir.schedule.trace import Instruction, Trace
+
+
+class BlockRV:
+    """A handle to a block: resolved by name in function ``func_name``."""
+
+    __slots__ = ("name", "func_name")
+
+    def __init__(self, name, func_name):
+        self.name, self.func_name = name, func_name
+
+    def __repr__(self):
+        return f"BlockRV({self.name!r})"
+
+
+class LoopRV:
+    """A handle to a loop: resolved by its loop variable in function ``func_name``."""
+
+    __slots__ = ("var", "func_name")
+
+    def __init__(self, var, func_name):
+        self.var, self.func_name = var, func_name
+
+    def __repr__(self):
+        return f"LoopRV({self.var.name_hint})"
+
+
+class Schedule:
+    """A schedule of the PrimFuncs in ``mod_or_func`` (TVM's ``tir.Schedule``)."""
+
+    def __init__(self, mod_or_func, *, seed=None, debug_mask="none",
+                 error_render_level="detail", enable_check=True):
+        if isinstance(mod_or_func, PrimFunc):
+            mod = IRModule({"main": mod_or_func})
+        elif isinstance(mod_or_func, IRModule):
+            mod = mod_or_func.copy()
+        else:
+            raise ScheduleError(f"Schedule needs an IRModule or a PrimFunc, "
+                                f"got {type(mod_or_func).__name__}")
+        self._mod = mod
+        self._trace = Trace()
+        self.seed = seed
+        self.debug_mask = debug_mask
+        self.error_render_level = error_render_level
+        self.enable_check = enable_check
+        prims = [gv.name_hint for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
+        self._func_name = prims[0] if len(prims) == 1 else None
+
+    # -- state ------------------------------------------------------------------------------
+    @property
+    def mod(self) -> IRModule:
+        return self._mod
+
+    @property
+    def trace(self) -> Trace:
+        return self._trace
+
+    @property
+    def func_working_on(self):
+        return self._func_name
+
+    def work_on(self, func_name: str) -> None:
+        """Make ``func_name`` the default function of ``get_block``."""
+        if func_name not in self._mod:
+            raise ScheduleError(f"no function {func_name!r} in the module")
+        self._func_name = func_name
+
+    def copy(self) -> "Schedule":
+        """An independent schedule with the same module and trace (handles stay valid)."""
+        new = Schedule.__new__(Schedule)
+        new.__dict__.update(self.__dict__)
+        new._mod = self._mod.copy()
+        new._trace = self._trace.copy()
+        return new
+
+    def show(self) -> None:
+        print(self._mod.script())
+
+    def _func(self, func_name) -> PrimFunc:
+        return self._mod[func_name]
+
+    def _commit(self, func_name, func, kind, inputs, attrs=(), outputs=()):
+        mod = self._mod.copy()
+        mod[func_name] = func
+        self._mod = mod
+        self._trace.append(Instruction(kind, list(inputs), list(attrs), outputs))
+
+    def _realize(self, rv):
+        if not isinstance(rv, BlockRV):
+            raise ScheduleError(f"expected a block handle, got {rv!r}")
+        return G.find_block(self._func(rv.func_name), rv.name)
+
+    def _loop(self, rv):
+        if not isinstance(rv, LoopRV):
+            raise ScheduleError(f"expected a loop handle, got {rv!r}")
+        return G.find_loop(self._func(rv.func_name), rv.var)
+
+    def get(self, rv):
+        """The IR node behind a handle (a Block or a For)."""
+        return self._realize(rv).block if isinstance(rv, BlockRV) else self._loop(rv)
+
+    def get_sref(self, rv):
+        return self.get(rv)
+
+    # -- getters ----------------------------------------------------------------------------
+    def get_block(self, name, func_name=None) -> BlockRV:
+        """The block called ``name``."""
+        func_name = func_name or self._func_name
+        if func_name is None:
+            raise ScheduleError("several functions: give func_name or call work_on first")
+        if func_name not in self._mod:
+            raise ScheduleError(f"no function {func_name!r} in the module")
+        G.find_block(self._func(func_name), name)
+        rv = BlockRV(name, func_name)
+        self._trace.append(Instruction("get_block", [],
+                                       [("name", name), ("func_name", func_name)], [rv]))
+        return rv
+
+    def get_loops(self, block) -> list:
+        """The loops above ``block`` in its scope, outermost first."""
+        func = self._func(block.func_name)
+        rvs = [LoopRV(lp.loop_var, block.func_name)
+               for lp in G.loops_of(func, self._realize(block))]
+        self._trace.append(Instruction("get_loops", [("block", block)], [], rvs))
+        return rvs
+
+    def get_child_blocks(self, block_or_loop) -> list:
+        """Blocks directly under a block or loop (no other block in between)."""
+        node = (self._realize(block_or_loop) if isinstance(block_or_loop, BlockRV)
+                else self._loop(block_or_loop))
+        rvs = [BlockRV(r.block.name_hint, block_or_loop.func_name)
+               for r in G.child_realizes(node)]
+        self._trace.append(Instruction("get_child_blocks", [(None, block_or_loop)], [], rvs))
+        return rvs
+
+    def get_producers(self, block) -> list:
+        """Blocks of the same scope writing what ``block`` reads."""
+        func = self._func(block.func_name)
+        rvs = [BlockRV(r.block.name_hint, block.func_name)
+               for r in G.producers(func, self._realize(block))]
+        self._trace.append(Instruction("get_producers", [("block", block)], [], rvs))
+        return rvs
+
+    def get_consumers(self, block) -> list:
+        """Blocks of the same scope reading what ``block`` writes."""
+        func = self._func(block.func_name)
+        rvs = [BlockRV(r.block.name_hint, block.func_name)
+               for r in G.consumers(func, self._realize(block))]
+        self._trace.append(Instruction("get_consumers", [("block", block)], [], rvs))
+        return rvs
+
+    # -- loop transformations ---------------------------------------------------------------
+    def split(self, loop, factors, preserve_unit_iters=True) -> list:
+        """Split ``loop`` by ``factors`` (one may be None: inferred)."""
+        factors = [None if f is None else int(f) for f in factors]
+        func, new_vars = PL.split(self._func(loop.func_name), self._loop(loop), factors,
+                                  preserve_unit_iters)
+        rvs = [LoopRV(v, loop.func_name) for v in new_vars]
+        self._commit(loop.func_name, func, "split", [("loop", loop)],
+                     [("factors", factors), ("preserve_unit_iters", bool(preserve_unit_iters))],
+                     rvs)
+        return rvs
+
+    def fuse(self, *loops, preserve_unit_iters=True) -> LoopRV:
+        """Fuse directly nested loops into one."""
+        loops = _flatten(loops)
+        if not loops:
+            raise ScheduleError("fuse needs at least one loop")
+        name = loops[0].func_name
+        func, var = PL.fuse(self._func(name), [self._loop(lp) for lp in loops],
+                            preserve_unit_iters)
+        rv = LoopRV(var, name)
+        self._commit(name, func, "fuse", [(None, lp) for lp in loops],
+                     [("preserve_unit_iters", bool(preserve_unit_iters))], [rv])
+        return rv
+
+    def reorder(self, *ordered_loops) -> None:
+        """Reorder loops of one chain into the given order."""
+        loops = _flatten(ordered_loops)
+        if not loops:
+            return
+        name = loops[0].func_name
+        func = PL.reorder(self._func(name), [self._loop(lp) for lp in loops])
+        self._commit(name, func, "reorder", [(None, lp) for lp in loops])
+
+    # -- annotations ------------------------------------------------------------------------
+    def _set_kind(self, loop, kind, what, thread_axis=None):
+        func = PA.set_kind(self._func(loop.func_name), self._loop(loop), kind, what,
+                           thread_axis)
+        attrs = [] if thread_axis is None else [("thread_axis", thread_axis)]
+        self._commit(loop.func_name, func, what, [("loop", loop)], attrs)
+
+    def parallel(self, loop) -> None:
+        """Run ``loop`` in parallel (it must not drive a reduction)."""
+        self._set_kind(loop, S.ForKind.PARALLEL, "parallel")
+
+    def vectorize(self, loop) -> None:
+        """Vectorize ``loop`` (it must not drive a reduction)."""
+        self._set_kind(loop, S.ForKind.VECTORIZED, "vectorize")
+
+    def unroll(self, loop) -> None:
+        """Unroll ``loop``."""
+        self._set_kind(loop, S.ForKind.UNROLLED, "unroll")
+
+    def bind(self, loop, thread_axis: str) -> None:
+        """Bind ``loop`` to the GPU thread axis ``thread_axis`` ("threadIdx.x"...)."""
+        if not isinstance(thread_axis, str) or not thread_axis:
+            raise ScheduleError(f"bind needs a thread axis name, got {thread_axis!r}")
+        self._set_kind(loop, S.ForKind.THREAD_BINDING, "bind", thread_axis)
+
+    def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
+        """Set annotation ``ann_key`` of a block or loop."""
+        name = block_or_loop.func_name
+        node = (self._realize(block_or_loop) if isinstance(block_or_loop, BlockRV)
+                else self._loop(block_or_loop))
+        func = PA.annotate(self._func(name), node, ann_key, ann_val)
+        self._commit(name, func, "annotate", [("block_or_loop", block_or_loop)],
+                     [("ann_key", ann_key), ("ann_val", ann_val)])
+
+    def unannotate(self, block_or_loop, ann_key: str) -> None:
+        """Remove annotation ``ann_key`` of a block or loop."""
+        name = block_or_loop.func_name
+        node = (self._realize(block_or_loop) if isinstance(block_or_loop, BlockRV)
+                else self._loop(block_or_loop))
+        func = PA.unannotate(self._func(name), node, ann_key)
+        self._commit(name, func, "unannotate", [("block_or_loop", block_or_loop)],
+                     [("ann_key", ann_key)])
+
+    # -- compute location -------------------------------------------------------------------
+    def compute_inline(self, block) -> None:
+        """Inline a spatial block into its consumers and drop its buffer."""
+        func = PI.compute_inline(self._func(block.func_name), self._realize(block))
+        self._commit(block.func_name, func, "compute_inline", [("block", block)])
+
+    def reverse_compute_inline(self, block) -> None:
+        """Inline a spatial block into its single producer."""
+        func = PI.reverse_compute_inline(self._func(block.func_name), self._realize(block))
+        self._commit(block.func_name, func, "reverse_compute_inline", [("block", block)])
+
+    def _move(self, kind, fn, block, loop, preserve_unit_loops, index):
+        func = fn(self._func(block.func_name), self._realize(block), self._loop(loop),
+                  bool(preserve_unit_loops), int(index))
+        self._commit(block.func_name, func, kind, [("block", block), ("loop", loop)],
+                     [("preserve_unit_loops", bool(preserve_unit_loops)),
+                      ("index", int(index))])
+
+    def compute_at(self, block, loop, preserve_unit_loops=False, index=-1) -> None:
+        """Move a producer under ``loop``, covering what its consumers there read."""
+        self._move("compute_at", PC.compute_at, block, loop, preserve_unit_loops, index)
+
+    def reverse_compute_at(self, block, loop, preserve_unit_loops=False, index=-1) -> None:
+        """Move a consumer under ``loop``, covering what its producers there write."""
+        self._move("reverse_compute_at", PC.reverse_compute_at, block, loop,
+                   preserve_unit_loops, index)
+
+    # -- reduction --------------------------------------------------------------------------
+    def decompose_reduction(self, block, loop) -> BlockRV:
+        """Move the init of a reduction block into a new block ``<name>_init`` before
+        ``loop``; returns the init block."""
+        func, init_name = PR.decompose_reduction(self._func(block.func_name),
+                                                 self._realize(block), self._loop(loop))
+        rv = BlockRV(init_name, block.func_name)
+        self._commit(block.func_name, func, "decompose_reduction",
+                     [("block", block), ("loop", loop)], [], [rv])
+        return rv
+
+    # -- cache ------------------------------------------------------------------------------
+    def _cache(self, kind, fn, block, index, storage_scope, consumer_blocks):
+        names = None if consumer_blocks is None else [
+            c if isinstance(c, str) else c.name for c in consumer_blocks]
+        func, name = fn(self._func(block.func_name), self._realize(block), int(index),
+                        str(storage_scope), names)
+        rv = BlockRV(name, block.func_name)
+        index_key = "read_buffer_index" if kind == "cache_read" else "write_buffer_index"
+        attrs = [(index_key, int(index)), ("storage_scope", str(storage_scope))]
+        if consumer_blocks:
+            attrs.append(("consumer_blocks", list(consumer_blocks)))
+        self._commit(block.func_name, func, kind, [("block", block)], attrs, [rv])
+        return rv
+
+    def cache_read(self, block, read_buffer_index, storage_scope,
+                   consumer_blocks=None) -> BlockRV:
+        """Stage a read buffer of ``block`` into a new ``storage_scope`` buffer; every reader
+        (or only ``consumer_blocks``) reads the copy. Returns the copy block."""
+        return self._cache("cache_read", PCache.cache_read, block, read_buffer_index,
+                           storage_scope, consumer_blocks)
+
+    def cache_write(self, block, write_buffer_index, storage_scope,
+                    consumer_blocks=None) -> BlockRV:
+        """Make ``block`` write a new ``storage_scope`` buffer copied back right after it.
+        Returns the copy-back block."""
+        return self._cache("cache_write", PCache.cache_write, block, write_buffer_index,
+                           storage_scope, consumer_blocks)
+
+    def rfactor(self, loop, factor_axis: int) -> BlockRV:
+        """Factor the reduction over ``loop`` into an rf block and a write-back block (which
+        keeps the original name); returns the rf block ``<name>_rf``."""
+        func, name = PR.rfactor(self._func(loop.func_name), self._loop(loop), int(factor_axis))
+        rv = BlockRV(name, loop.func_name)
+        self._commit(loop.func_name, func, "rfactor", [("loop", loop)],
+                     [("factor_axis", int(factor_axis))], [rv])
+        return rv
+
+    def blockize(self, target, preserve_unit_iters=True) -> BlockRV:
+        """Wrap the loops under ``target`` and their block into an outer block ``<name>_o``
+        (the init, if any, stays in the inner block); returns the outer block."""
+        func, name = PB.blockize(self._func(target.func_name), self._loop(target),
+                                 bool(preserve_unit_iters))
+        rv = BlockRV(name, target.func_name)
+        self._commit(target.func_name, func, "blockize", [("target", target)],
+                     [("preserve_unit_iters", bool(preserve_unit_iters))], [rv])
+        return rv
+
+    # -- layout -----------------------------------------------------------------------------
+    def transform_layout(self, block, buffer, index_map, pad_value=None,
+                         assume_injective_transform=False) -> None:
+        """Lay ``buffer`` (``("read"|"write", i)`` of ``block``, or a name) out as
+        ``index_map`` (a Python function of the old indices) says; every access follows."""
+        if pad_value is not None:
+            raise ScheduleError("transform_layout: pad_value is not supported")
+        func, imap = PLay.transform_layout(self._func(block.func_name), self._realize(block),
+                                           buffer, index_map)
+        self._commit(block.func_name, func, "transform_layout",
+                     [("block", block), ("buffer", buffer), ("index_map", imap)],
+                     [("pad_value", None),
+                      ("assume_injective_transform", bool(assume_injective_transform))])
+
+
+def _flatten(items):
+    out = []
+    for x in items:
+        if isinstance(x, (list, tuple)):
+            out.extend(_flatten(x))
+        else:
+            out.append(x)
+    return out

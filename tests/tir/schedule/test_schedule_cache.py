@@ -1,0 +1,66 @@
+"""cache_read and cache_write."""
+
+from irlab.tir import Schedule
+
+from test_schedule_compute import softmax_like
+from test_schedule_loops import (check_fails, check_replay, check_same, conv2d, matmul,
+                                 mm_relu)
+
+
+def test_cache_read_write_matmul():
+    func = matmul()
+    sch = Schedule(func)
+    block = sch.get_block("C")
+    a = sch.cache_read(block, 0, "shared")
+    c = sch.cache_write(block, 0, "local")
+    assert (a.name, c.name) == ("A_shared", "C_local")
+    text = sch.mod.script()
+    assert 'A_shared = T.alloc_buffer((16, 16), scope="shared")' in text
+    assert "C_local[v_i, v_j] = C_local[v_i, v_j] + A_shared[v_i, v_k] * B[v_k, v_j]" in text
+    assert "C[v0, v1] = C_local[v0, v1]" in text
+    check_same(func, sch)
+    check_replay(func, sch)
+    assert str(sch.trace).splitlines()[-1] == (
+        '  b2 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="local")')
+
+
+def test_cache_read_then_compute_at():
+    func = matmul()
+    sch = Schedule(func)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    b_shared = sch.cache_read(block, 1, "shared")
+    sch.compute_at(b_shared, k)
+    text = sch.mod.script()
+    assert "for ax0 in range(1):" not in text and 'with T.block("B_shared"):' in text
+    check_same(func, sch)
+    check_replay(func, sch)
+
+
+def test_cache_conv_and_softmax():
+    func = conv2d()
+    sch = Schedule(func)
+    block = sch.get_block("conv")
+    sch.cache_read(block, 0, "local")
+    sch.cache_write(block, 0, "local")
+    check_same(func, sch)
+    check_replay(func, sch)
+    func = softmax_like()
+    sch = Schedule(func)
+    ex = sch.get_block("ex")
+    sch.cache_read(ex, 1, "shared", consumer_blocks=[sch.get_block("ex")])  # mx only for ex
+    sch.cache_write(sch.get_block("sm"), 0, "local")
+    check_same(func, sch)
+    check_replay(func, sch)
+
+
+def test_cache_errors():
+    sch = Schedule(mm_relu())
+    y, c = sch.get_block("Y"), sch.get_block("C")
+    check_fails(sch, lambda: sch.cache_read(y, 5, "shared"), "out of range")
+    check_fails(sch, lambda: sch.cache_write(c, 1, "local"), "out of range")
+    check_fails(sch, lambda: sch.cache_read(y, 0, "shared", consumer_blocks=[c]),
+                "do not all read A")
+    i, j = sch.get_loops(c)
+    sch.reverse_compute_at(c, sch.get_loops(y)[1])
+    check_fails(sch, lambda: sch.cache_write(y, 0, "local"), "shares a loop nest")

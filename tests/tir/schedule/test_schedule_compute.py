@@ -1,0 +1,219 @@
+"""compute_inline, reverse_compute_inline, compute_at, reverse_compute_at,
+decompose_reduction, and the MLC-course mm_relu schedule."""
+
+import numpy as np
+import pytest
+
+from irlab import te, tir
+from irlab.tir import Schedule
+from irlab.tir.interpreter import run
+
+from test_schedule_loops import (N, check_fails, check_replay, check_same, conv2d, matmul,
+                                 mm_relu, outputs)
+
+
+def softmax_like():
+    """Row max, exp(x - max), row sum, divide: four blocks with reductions."""
+    A = te.placeholder((N, N), name="A")
+    k = te.reduce_axis((0, N), name="k")
+    mx = te.compute((N,), lambda i: te.max(A[i, k], axis=k), name="mx")
+    ex = te.compute((N, N), lambda i, j: te.exp(A[i, j] - mx[i]), name="ex")
+    k2 = te.reduce_axis((0, N), name="k2")
+    sm = te.compute((N,), lambda i: te.sum(ex[i, k2], axis=k2), name="sm")
+    out = te.compute((N, N), lambda i, j: ex[i, j] / sm[i], name="out")
+    return te.create_prim_func([A, out])
+
+
+def padded_conv():
+    """conv2d reading a padded copy and followed by a bias add (inlinable blocks)."""
+    data = te.placeholder((1, 2, 6, 6), name="data")
+    weight = te.placeholder((3, 2, 3, 3), name="weight")
+    pad = te.compute((1, 2, 8, 8), lambda n, c, y, x: tir.if_then_else(
+        tir.all(y >= 1, y < 7, x >= 1, x < 7), data[n, c, y - 1, x - 1],
+        tir.const(0, "float32")), name="pad")
+    rc = te.reduce_axis((0, 2), name="rc")
+    ry = te.reduce_axis((0, 3), name="ry")
+    rx = te.reduce_axis((0, 3), name="rx")
+    conv = te.compute((1, 3, 6, 6), lambda n, f, y, x: te.sum(
+        pad[n, rc, y + ry, x + rx] * weight[f, rc, ry, rx], axis=[rc, ry, rx]), name="conv")
+    bias = te.compute((1, 3, 6, 6), lambda n, f, y, x: conv[n, f, y, x] + 1.0, name="bias")
+    relu = te.compute((1, 3, 6, 6), lambda n, f, y, x: te.max(bias[n, f, y, x], 0.0),
+                      name="relu")
+    return te.create_prim_func([data, weight, relu])
+
+
+def test_softmax_reference():
+    a = np.random.default_rng(0).standard_normal((N, N)).astype("float32")
+    out = np.zeros_like(a)
+    run(softmax_like(), a, out)
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+def test_compute_inline_and_reverse():
+    func = padded_conv()
+    sch = Schedule(func)
+    sch.compute_inline(sch.get_block("pad"))
+    text = sch.mod.script()
+    assert 'T.block("pad")' not in text and "pad = T.alloc_buffer" not in text
+    assert "data[v_n, v_rc, v_y + v_ry - 1, v_x + v_rx - 1])" in text
+    check_same(func, sch)
+    check_replay(func, sch)
+    sch2 = Schedule(func)
+    check_fails(sch2, lambda: sch2.reverse_compute_inline(sch2.get_block("bias")),
+                "conv is a reduction block")
+    sch2.reverse_compute_inline(sch2.get_block("relu"))
+    text = sch2.mod.script()
+    assert 'T.block("relu")' not in text and "bias = T.alloc_buffer" not in text
+    assert "relu[v_n, v_f, v_y, v_x] = T.max(conv[v_n, v_f, v_y, v_x] + T.float32(1)" in text
+    check_same(func, sch2)
+    check_replay(func, sch2)
+    check_fails(sch2, lambda: sch2.compute_inline(sch2.get_block("bias")), "output buffer")
+
+
+def test_softmax_inline():
+    func = softmax_like()
+    sch = Schedule(func)
+    sch.compute_inline(sch.get_block("ex"))
+    check_same(func, sch)
+    check_replay(func, sch)
+    sch = Schedule(func)
+    check_fails(sch, lambda: sch.reverse_compute_inline(sch.get_block("out")), "producers")
+
+
+def test_inline_errors():
+    sch = Schedule(mm_relu())
+    check_fails(sch, lambda: sch.compute_inline(sch.get_block("Y")), "reduction block")
+    check_fails(sch, lambda: sch.compute_inline(sch.get_block("C")), "output buffer")
+    check_fails(sch, lambda: sch.reverse_compute_inline(sch.get_block("C")), "reduction")
+    check_fails(sch, lambda: sch.reverse_compute_inline(sch.get_block("Y")), "reduction")
+
+
+def test_compute_at_matmul_relu():
+    func = mm_relu()
+    sch = Schedule(func)
+    i, j = sch.get_loops(sch.get_block("C"))
+    j0, _ = sch.split(j, factors=[None, 4])
+    sch.compute_at(sch.get_block("Y"), j0)
+    text = sch.mod.script()
+    assert "for ax0, ax1 in T.grid(4, 16):" in text
+    assert "v_j = T.axis.spatial(16, j_0 * 4 + ax0)" in text
+    check_same(func, sch)
+    check_replay(func, sch)
+
+
+def test_compute_at_softmax():
+    func = softmax_like()
+    sch = Schedule(func)
+    i = sch.get_loops(sch.get_block("out"))[0]
+    sch.compute_at(sch.get_block("sm"), i)
+    sch.compute_at(sch.get_block("ex"), i)
+    sch.compute_at(sch.get_block("mx"), i, preserve_unit_loops=True)
+    check_same(func, sch)
+    check_replay(func, sch)
+    assert len(sch.mod.script().split("for i in range(16):")) == 2  # one outer loop left
+
+
+def test_reverse_compute_at_conv():
+    func = padded_conv()
+    sch = Schedule(func)
+    loops = sch.get_loops(sch.get_block("conv"))
+    sch.reverse_compute_at(sch.get_block("bias"), loops[2])
+    check_same(func, sch)
+    check_replay(func, sch)
+
+
+def test_compute_at_errors():
+    sch = Schedule(mm_relu())
+    y, c = sch.get_block("Y"), sch.get_block("C")
+    iy, jy, ky = sch.get_loops(y)
+    ic, jc = sch.get_loops(c)
+    check_fails(sch, lambda: sch.compute_at(y, iy), "already under loop")
+    check_fails(sch, lambda: sch.compute_at(c, iy), "no consumer")
+    check_fails(sch, lambda: sch.reverse_compute_at(y, ic), "no producer")
+    check_fails(sch, lambda: sch.compute_at(y, jc, index=5), "past the")
+    sch2 = Schedule(softmax_like())
+    i = sch2.get_loops(sch2.get_block("sm"))[0]
+    check_fails(sch2, lambda: sch2.compute_at(sch2.get_block("ex"), i),
+                "consumer out of block ex is not under loop i")
+
+
+def test_decompose_reduction():
+    func = conv2d()
+    sch = Schedule(func)
+    block = sch.get_block("conv")
+    loops = sch.get_loops(block)
+    init = sch.decompose_reduction(block, loops[2])
+    assert init.name == "conv_init"
+    text = sch.mod.script()
+    assert 'T.block("conv_init")' in text and "with T.init()" not in text
+    check_same(func, sch)
+    check_replay(func, sch)
+    sch = Schedule(func)
+    block = sch.get_block("conv")
+    loops = sch.get_loops(block)
+    check_fails(sch, lambda: sch.decompose_reduction(block, loops[5]), "drives the reduction")
+    sch2 = Schedule(mm_relu())
+    c = sch2.get_block("C")
+    check_fails(sch2, lambda: sch2.decompose_reduction(c, sch2.get_loops(c)[0]), "no init")
+    y = sch2.get_block("Y")
+    check_fails(sch2, lambda: sch2.decompose_reduction(y, sch2.get_loops(c)[0]),
+                "not an ancestor")
+
+
+def test_mlc_course_mm_relu():
+    """The schedule from the MLC course (seed 001), in TVM's output form."""
+    func = mm_relu().with_attr("global_symbol", "mm_relu")
+    mod = tir.Schedule(func).mod
+    from irlab.ir.module import IRModule
+
+    mod = IRModule({"mm_relu": func})
+    sch = Schedule(mod)
+    block_Y = sch.get_block("Y", func_name="mm_relu")
+    i, j, k = sch.get_loops(block_Y)
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(j0, k, j1)
+    block_C = sch.get_block("C", "mm_relu")
+    sch.reverse_compute_at(block_C, j0)
+    sch.decompose_reduction(block_Y, k)
+    text = sch.mod.script()
+    for line in ["for i, j_0 in T.grid(16, 4):", "for j_1_init in range(4):",
+                 'with T.block("Y_init"):', "for k, j_1 in T.grid(16, 4):",
+                 "for ax0 in range(4):", "v_j = T.axis.spatial(16, j_0 * 4 + ax0)"]:
+        assert line in text
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((N, N)).astype("float32")
+    b = rng.standard_normal((N, N)).astype("float32")
+    c = np.zeros((N, N), "float32")
+    run(sch.mod["mm_relu"], a, b, c)
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+    replay = Schedule(mod)
+    sch.trace.apply_to_schedule(replay, remove_postproc=True)
+    from irlab.ir.structural import structural_equal
+
+    assert structural_equal(replay.mod["mm_relu"], sch.mod["mm_relu"])
+    assert str(sch.trace).splitlines()[-1] == "  b7 = sch.decompose_reduction(block=b0, loop=l3)"
+
+
+def test_outputs_helper_on_matmul():
+    func = matmul()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((N, N)).astype("float32")
+    b = rng.standard_normal((N, N)).astype("float32")
+    assert outputs(func).shape == (N, N)
+    c = np.zeros((N, N), "float32")
+    run(func, a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [matmul, conv2d])
+def test_decompose_after_split(make):
+    func = make()
+    sch = Schedule(func)
+    block = sch.get_block("C" if make is matmul else "conv")
+    loops = sch.get_loops(block)
+    sch.split(loops[1], factors=[None, 2])
+    loops = sch.get_loops(block)
+    sch.decompose_reduction(block, loops[1])
+    check_same(func, sch)
+    check_replay(func, sch)

@@ -1,0 +1,56 @@
+"""transform_layout."""
+
+import numpy as np
+
+from irlab.tir import Schedule
+from irlab.tir.interpreter import run
+
+from test_schedule_compute import padded_conv
+from test_schedule_loops import N, check_fails, check_replay, check_same, matmul, mm_relu
+
+
+def test_transform_intermediate_mm_relu():
+    func = mm_relu()
+    sch = Schedule(func)
+    sch.transform_layout(sch.get_block("Y"), ("write", 0), lambda i, j: (j // 4, i, j % 4))
+    text = sch.mod.script()
+    assert "Y = T.alloc_buffer((4, 16, 4))" in text
+    assert "C[v_i, v_j] = T.max(Y[v_j // 4, v_i, v_j % 4], T.float32(0))" in text
+    check_same(func, sch)
+    check_replay(func, sch)
+    assert 'buffer=("write", 0), index_map=lambda i, j: (' in str(sch.trace)
+
+
+def test_transform_padded_conv_by_name():
+    func = padded_conv()
+    sch = Schedule(func)
+    sch.transform_layout(sch.get_block("conv"), "pad", lambda n, c, y, x: (n, y, x, c))
+    assert "pad = T.alloc_buffer((1, 8, 8, 2))" in sch.mod.script()
+    check_same(func, sch)
+    check_replay(func, sch)
+
+
+def test_transform_param_buffer():
+    func = matmul()
+    sch = Schedule(func)
+    sch.transform_layout(sch.get_block("C"), ("read", 1), lambda k, j: (j, k))
+    new = sch.mod["main"]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((N, N)).astype("float32")
+    b = rng.standard_normal((N, N)).astype("float32")
+    c = np.zeros((N, N), "float32")
+    run(new, a, np.ascontiguousarray(b.T), c)  # B is now stored transposed
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    check_replay(func, sch)
+
+
+def test_transform_errors():
+    sch = Schedule(mm_relu())
+    y = sch.get_block("Y")
+    check_fails(sch, lambda: sch.transform_layout(y, ("write", 3), lambda i, j: (j, i)),
+                "bad buffer")
+    check_fails(sch, lambda: sch.transform_layout(y, "Q", lambda i, j: (j, i)), "'Q'")
+    check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i: (i,)),
+                "takes 1 indices")
+    check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i, j: (i - 1, j)),
+                "non-negative")
