@@ -160,6 +160,10 @@ class IRModule:
     def __str__(self):
         from irlab.relay.printer import pretty_print
 
+        # As TVM: a module with no Relay function (PrimFuncs only) prints as TVMScript.
+        if self._functions and all(type(f).__name__ == "PrimFunc"
+                                   for f in self._functions.values()):
+            return self.script()
         return pretty_print(self)
 
     def __repr__(self):

@@ -37,3 +37,11 @@ def test_lowered_function_prints_parameter_data_and_parses_back():
     again = tvm.script.from_source(text)
     assert_structural_equal(again, lowered)
     assert again.script() == text
+
+
+def test_a_prim_func_only_module_prints_as_tvmscript():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * 2.0, name="B")
+    mod = tvm.IRModule({"main": te.create_prim_func([A, B])})
+    assert str(mod) == mod.script()
+    assert str(mod).startswith("# from tvm.script import ir as I")
