@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 
-from irlab.ir.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir.functor import ExprMutator, _child_fields
