@@ -152,15 +152,21 @@ class PassPrintingInstrument(PassInstrument):
 # ---------------------------------------------------------------------------------------------
 # ours
 def module_counts(mod: IRModule):
-    """(distinct node count, op call counts) over every Relay function of ``mod``."""
+    """(distinct node count, op call counts) over every Relay function of ``mod``; for a
+    PrimFunc, its statements and expressions, and its loops/blocks/stores/allocates."""
     from irlab.relay.expr import Call
     from irlab.relay.expr_functor import post_order
     from irlab.relay.function import Function
     from irlab.ir.op import Op
 
+    from irlab.tir.function import PrimFunc
+
     nodes = 0
     ops = Counter()
     for func in mod.functions.values():
+        if isinstance(func, PrimFunc):
+            nodes += _tir_counts(func, ops)
+            continue
         if not isinstance(func, Function):
             continue
         for node in post_order(func):
@@ -168,6 +174,25 @@ def module_counts(mod: IRModule):
             if isinstance(node, Call) and isinstance(node.op, Op):
                 ops[node.op.name] += 1
     return nodes, ops
+
+
+_TIR_COUNTED = {"For": "loops", "Block": "blocks", "BufferStore": "stores",
+                "Allocate": "allocates"}
+
+
+def _tir_counts(func, ops: Counter) -> int:
+    """Statements and expressions of a PrimFunc; adds its loops, blocks... to ``ops``."""
+    from irlab.tir.functor import post_order_visit
+
+    count = [0]
+
+    def visit(node):
+        count[0] += 1
+        kind = _TIR_COUNTED.get(type(node).__name__)
+        if kind is not None:
+            ops[kind] += 1
+    post_order_visit(func.body, visit)
+    return count[0]
 
 
 def modules_identical(a: IRModule, b: IRModule) -> bool:

@@ -26,9 +26,11 @@ STYLE = {
     "if": {"shape": "diamond", "fillcolor": "#fee2e2", "color": "#dc2626"},
     "fn": {"shape": "box", "fillcolor": "#ecfccb", "color": "#65a30d"},
     "global": {"shape": "box", "fillcolor": "#ecfccb", "color": "#65a30d"},
+    "buffer": {"shape": "cylinder", "fillcolor": "#f3f4f6", "color": "#6b7280"},
 }
 DIFF_COLORS = {"added": "#16a34a", "removed": "#dc2626", "changed": "#d97706"}
-CLUSTER_COLORS = {"primitive": "#eef2ff", "composite": "#fdf2f8", "function": "#f0fdf4"}
+CLUSTER_COLORS = {"primitive": "#eef2ff", "composite": "#fdf2f8", "function": "#f0fdf4",
+                  "loop": "#fefce8", "block": "#f0f9ff"}
 
 
 def escape(text) -> str:

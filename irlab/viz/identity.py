@@ -52,6 +52,7 @@ class NodeIds:
         self._by_object: dict = {}
         self._counter = 0
         self._previous: dict = {}  # id -> (kind, name, child ids) of the last version
+        self._keys: dict = {}  # structural key -> id (TIR graphs: see ``keyed``)
 
     def _fresh(self) -> str:
         ident = f"n{self._counter}"
@@ -118,6 +119,22 @@ class NodeIds:
         self._previous = {ident: (node_kind(n), node_name(n), child_ids(n))
                           for n, ident in ids.items()}
         return ids
+
+    def keyed(self, key, claimed, fallbacks=(), ident=None) -> str:
+        """The id of a node known by a structural ``key`` rather than by object (TIR passes
+        rebuild every node: ``viz.tir_graph`` keys buffers, blocks and stores by name and
+        rank). A new key takes the id of the first ``fallbacks`` key not in ``claimed`` (the
+        ids this version already uses), else a fresh one; ``ident`` only records ``key``."""
+        if ident is None:
+            for k in (key, *fallbacks):
+                ident = self._keys.get(k)
+                if ident is not None and ident not in claimed:
+                    break
+            else:
+                ident = self._fresh()
+        self._keys[key] = ident
+        claimed.add(ident)
+        return ident
 
     def _rewritten(self, candidates, children, fresh, claimed):
         """An unclaimed predecessor with the same inputs except where this node's input is

@@ -19,7 +19,7 @@ import networkx as nx
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
-from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.relay.expr import Call, Let, Var
 from irlab.relay.expr_functor import ExprVisitor
 from irlab.relay.function import Function
 from irlab.viz.identity import NodeIds
@@ -180,6 +180,15 @@ def build_relay_graph(program, params=None, ids: NodeIds | None = None) -> nx.Di
     """
     from irlab.relay.printer import pretty_print_located
 
+    from irlab.tir.function import PrimFunc
+
+    if isinstance(program, PrimFunc) or isinstance(program, IRModule) and not any(
+            isinstance(f, Function) for f in program.functions.values()) and any(
+            isinstance(f, PrimFunc) for f in program.functions.values()):
+        # A TIR program (lowering's pass stepper): buffers, blocks/stores and loops.
+        from irlab.viz.tir_graph import build_tir_graph
+
+        return build_tir_graph(program, ids, params=params)
     mod = program if isinstance(program, IRModule) else IRModule.from_expr(program)
     ids = ids or NodeIds()
     funcs = [f for _, f in sorted(mod.functions.items(), key=lambda kv: (
