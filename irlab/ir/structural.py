@@ -3,7 +3,8 @@
 ``structural_equal(a, b)`` walks both sides field by field (the fields each node class declares)
 and maps variables by their binding site: ``fn (%x) { %x }`` equals ``fn (%y) { %y }``.
 Free variables compare by identity unless ``map_free_vars=True``. Non-leaf nodes must be shared
-alike on both sides (a DAG is not equal to its unfolded tree). Both walks are iterative.
+alike on both sides (a DAG is not equal to its unfolded tree), but only for Relay expressions:
+TIR nodes are trees whose sharing does not matter (as in TVM). Both walks are iterative.
 
 Node classes take part through three class attributes:
 - ``_bind_fields``: fields holding the variables a node defines (Function.params, Let.var);
@@ -17,7 +18,7 @@ import difflib
 import hashlib
 
 from irlab.errors import StructuralMismatchError
-from irlab.ir.expr import GlobalVar
+from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.node import Node
 
@@ -125,6 +126,13 @@ class _Equal:
     def record(self, a, b) -> bool:
         """Note that a corresponds to b; False if that pair was already compared."""
         prev = self.node_map.get(a)
+        if prev is b:
+            return False
+        if not (isinstance(a, RelayExpr) and isinstance(b, RelayExpr)):
+            # Only Relay expressions are graph nodes (as in TVM): TIR expressions, ranges,
+            # statements are trees, so a pass reusing one Ramp or Range in several places
+            # equals its parsed, unshared copy.
+            return True
         if prev is not None:
             if prev is not b:
                 raise _Mismatch(a, b, "sub-expression shared differently")
