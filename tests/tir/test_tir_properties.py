@@ -3,7 +3,7 @@ lowered) and random schedules that must keep results, leave the schedule unchang
 errors, and replay from their trace."""
 
 import numpy as np
-import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,9 +80,6 @@ def test_roundtrip_scheduled(case):
     check_roundtrip(case.sch.mod)
 
 
-@pytest.mark.xfail(reason="UnrollLoop copies the body with the same inner loop variables, so "
-                          "lowered IR binds one Var twice and its parsed copy is not "
-                          "structurally equal (TVM fixes this with ConvertSSA)", strict=False)
 @FAST
 @given(scheduled())
 def test_roundtrip_scheduled_lowered(case):
@@ -92,7 +89,7 @@ def test_roundtrip_scheduled_lowered(case):
 @FAST
 @given(scheduled())
 def test_roundtrip_scheduled_lowered_text(case):
-    """Printing is stable for lowered scheduled functions even where the xfail above bites."""
+    """Printing is stable for lowered scheduled functions."""
     text = irlab.lower(case.sch.mod).script()
     assert from_source(text).script() == text
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator, substitute
+from irlab.tir.functor import post_order_visit, StmtExprMutator, substitute
 from irlab.tir.transform.common import const_int, no_op
 
 
@@ -105,11 +105,60 @@ def unroll(loop: S.For) -> S.Stmt:
     lo, extent = const_int(loop.min), const_int(loop.extent)
     if extent == 0:
         return no_op()
+    # Variables the body binds (inner loops, lets) get fresh copies in every copy after the
+    # first, so the result binds each variable once (TVM's ConvertSSA does this later).
+    bound = _bound_vars(loop.body)
     copies = []
     for i in range(extent):
-        value = E.IntImm(loop.loop_var.dtype, lo + i)
-        copies.append(substitute(loop.body, {loop.loop_var: value}))
+        mapping = {loop.loop_var: E.IntImm(loop.loop_var.dtype, lo + i)}
+        if i:
+            mapping.update({v: type(v)(v.name_hint, v.dtype) for v in bound})
+        copies.append(_Renamer(mapping).visit(loop.body) if i else substitute(loop.body,
+                                                                              mapping))
     return S.SeqStmt.flatten(*copies)
+
+
+class _Renamer(StmtExprMutator):
+    """Substitution that also renames binding sites (loop and let variables)."""
+
+    def __init__(self, mapping):
+        super().__init__()
+        self.mapping = mapping
+
+    def visit_var(self, v):
+        new = self.mapping.get(v)
+        return v if new is None else new
+
+    visit_size_var = visit_var
+
+    def _rebind(self, node, field):
+        new = self._mutate_stmt_children(node) if isinstance(node, S.Stmt) else node
+        var = self.mapping.get(getattr(node, field))
+        return new.with_fields(**{field: var}) if isinstance(var, E.Var) else new
+
+    def visit_for(self, op):
+        return self._rebind(op, "loop_var")
+
+    def visit_let_stmt(self, op):
+        return self._rebind(op, "var")
+
+    def visit_let(self, e):
+        new = super().visit_let(e)
+        var = self.mapping.get(e.var)
+        return new.with_fields(var=var) if isinstance(var, E.Var) else new
+
+
+def _bound_vars(body) -> list:
+    found = []
+
+    def visit(node):
+        if isinstance(node, S.For):
+            found.append(node.loop_var)
+        elif isinstance(node, (S.LetStmt, E.Let)):
+            found.append(node.var)
+
+    post_order_visit(body, visit)
+    return list(dict.fromkeys(found))
 
 
 def unroll_loop(func, mod=None, ctx=None):

@@ -463,3 +463,34 @@ def test_lower_intrin_nonnegative_dividend_is_plain_truncation():
     kinds = _kinds(after.body)
     assert "Select" not in kinds and {"Div", "Mod"} <= kinds
     _same_results(floor_nonneg, after)
+
+
+def test_unrolled_copies_bind_fresh_inner_loop_and_let_variables():
+    import numpy as np
+
+    import irlab
+    from irlab import tir
+    from irlab.tir import expr as E
+    from irlab.tir import stmt as S
+    from irlab.tir.transform.unroll_loop import unroll
+
+    a = tir.Var("a", "handle")
+    A = tir.decl_buffer((4,), "float32", "A")
+    i, j, x = tir.Var("i", "int32"), tir.Var("j", "int32"), tir.Var("x", "int32")
+    inner = S.For(j, 0, 2, S.ForKind.SERIAL,
+                  S.BufferStore(A, E.Let(x, i * 2 + j, E.Cast("float32", x)), [i * 2 + j]))
+    loop = S.For(i, 0, 2, S.ForKind.UNROLLED, inner)
+    first, second = unroll(loop).seq
+    assert first.loop_var is not second.loop_var
+    assert first.body.value.var is not second.body.value.var
+    assert second.body.value.body.value is second.body.value.var  # the use follows the binding
+    func = tir.PrimFunc([a], unroll(loop), buffer_map={a: A})
+    out = np.zeros(4, "float32")
+    tir.run(func, out)
+    np.testing.assert_array_equal(out, [0, 1, 2, 3])
+    # its TVMScript reads back (each variable is bound once) and computes the same
+    again = irlab.script.from_source(func.script())
+    again = again["main"] if hasattr(again, "functions") else again
+    out2 = np.zeros(4, "float32")
+    tir.run(again, out2)
+    np.testing.assert_array_equal(out2, out)
