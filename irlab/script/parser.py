@@ -198,6 +198,11 @@ class _Parser:
             if callee is M["func_attr"]:  # T.bool(True) must stay a bool, not become 1
                 attrs = {k: bool(v.value) if isinstance(v, E.IntImm) and v.dtype == "bool"
                          else v for k, v in self.eval(call.args[0]).items()}
+            elif isinstance(callee, T._DType) and isinstance(st, ast.Assign) and not \
+                    call.args and isinstance(st.targets[0], ast.Name):
+                # ``n = T.int32()``: a symbolic shape variable used by the match_buffers below
+                name = st.targets[0].id
+                self.bind(name, type(self.eval(call))(name, callee.dtype))
             elif callee is M["match_buffer"] and isinstance(st, ast.Assign):
                 src = self.eval(call.args[0])
                 if not (isinstance(src, E.Var) and any(src is p for p in params)):

@@ -77,6 +77,8 @@ class IterVar(Node):
     Tensorized = 8
 
     _non_structural = ("span",)
+    # An IterVar defines its variable (a thread-bound loop's thread var is bound here).
+    _bind_fields = ("var",)
     dom: Range
     var: Var
     iter_type: int
