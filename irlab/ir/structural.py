@@ -72,9 +72,9 @@ class _Equal:
             self.compare(a, b, stack)
 
     def compare(self, a, b, stack):
-        if a is b and not _is_var(a):
-            if isinstance(a, Node) and not a._value_semantics and not isinstance(a, GlobalVar):
-                self.record(a, b)
+        # No shortcut for ``a is b``: a shared subtree can still use variables that the two
+        # sides bind differently (a reordered loop nest reuses its body object).
+        if a is b and not isinstance(a, (Node, tuple, list)):
             return
         if isinstance(a, (tuple, list)):
             if not isinstance(b, (tuple, list)) or len(a) != len(b):

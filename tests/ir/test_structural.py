@@ -90,3 +90,13 @@ def test_deep_chain_equal_and_hash_iterative():
     assert structural_equal(a, b)
     assert structural_hash(a) == structural_hash(b)
     assert not structural_equal(a, chain(9999))
+
+
+def test_a_shared_subtree_under_different_bindings_is_not_equal():
+    # fn (%x, %y) { body } vs fn (%y, %x) { body } with the very same body object: identity of
+    # the body must not make them equal, the variables are bound in another order.
+    x = relay.var("x", shape=(2,))
+    y = relay.var("y", shape=(2,))
+    body = relay.subtract(x, y)
+    assert not structural_equal(relay.Function([x, y], body), relay.Function([y, x], body))
+    assert structural_equal(relay.Function([x, y], body), relay.Function([x, y], body))
