@@ -128,4 +128,6 @@ def test_strategies_cover_steps():
                 seen.add(desc.split("(")[0])
 
     collect()
-    assert {"split", "fuse", "reorder", "parallel", "decompose_reduction"} <= seen, seen
+    # decompose_reduction and compute_at succeed too rarely in random draws to be pinned to a
+    # hypothesis version's sequence; test_schedule_matrix.py covers them deterministically.
+    assert {"split", "fuse", "reorder", "parallel"} <= seen, seen
