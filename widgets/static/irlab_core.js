@@ -573,26 +573,24 @@ function renderDiff(box, cur, mode, expanded, redraw) {
       text: "No change: this pass left the program as it was (renumbering ignored)." }));
   }
   const fold = (start, count) => ({ fold: true, start, count });
-  const foldRow = (item, cols) => h("tr", { class: "irlab-fold", "data-testid": "diff-fold" },
-    h("td", { colspan: cols, text: `⋯ ${item.count} unchanged lines (click to show)`,
-      on: { click: () => { expanded.add(item.start); redraw(); } } }));
-  // Fixed column widths (a fixed table layout would take them from the first row, which may
-  // be a folded run spanning all columns).
-  const cols = mode === "side" ? ["no", "code", "no", "code"] : ["no", "no", "sign", "code"];
-  const table = h("table", { class: `irlab-diff irlab-diff-${mode}`, "data-testid": "diff-table" },
-    h("colgroup", {}, cols.map((c) => h("col", { class: `col-${c}` }))));
-  const body = h("tbody");
+  const foldRow = (item) => h("div", { class: "irlab-fold", "data-testid": "diff-fold",
+    text: `⋯ ${item.count} unchanged lines (click to show)`,
+    on: { click: () => { expanded.add(item.start); redraw(); } } });
+  // Rows are grid lines, not table rows: off-screen ones skip style, layout and paint
+  // (content-visibility), which keeps a step switch fast on a 1,000-line program.
+  const table = h("div", { class: `irlab-diff irlab-diff-${mode}`, "data-testid": "diff-table" });
+  const body = table;
   if (mode === "side") {
     const items = changed ? foldRuns(rows, (r) => r[0] === "e", expanded, fold) : rows;
     for (const r of items) {
-      if (r.fold) { body.append(foldRow(r, 4)); continue; }
+      if (r.fold) { body.append(foldRow(r)); continue; }
       const [tag, ln, rn, lc, rc] = r;
-      body.append(h("tr", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
+      body.append(h("div", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
         "data-tag": tag },
-        h("td", { class: "no", text: ln || "" }),
-        h("td", { class: "code left" }, ln ? irHighlight(a[ln - 1] || "", lc) : ""),
-        h("td", { class: "no", text: rn || "" }),
-        h("td", { class: "code right" }, rn ? irHighlight(b[rn - 1] || "", rc) : "")));
+        h("span", { class: "no", text: ln || "" }),
+        h("span", { class: "code left" }, ln ? irHighlight(a[ln - 1] || "", lc) : ""),
+        h("span", { class: "no", text: rn || "" }),
+        h("span", { class: "code right" }, rn ? irHighlight(b[rn - 1] || "", rc) : "")));
     }
   } else {
     // Unified: each run of changed rows as all its old lines, then all its new lines.
@@ -611,17 +609,16 @@ function renderDiff(box, cur, mode, expanded, redraw) {
     }
     const items = changed ? foldRuns(lines, (l) => l[0] === " ", expanded, fold) : lines;
     for (const l of items) {
-      if (l.fold) { body.append(foldRow(l, 4)); continue; }
+      if (l.fold) { body.append(foldRow(l)); continue; }
       const [sign, ln, rn, text, chg] = l;
       const tag = sign === "-" ? "d" : sign === "+" ? "i" : "e";
-      body.append(h("tr", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
+      body.append(h("div", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
         "data-tag": tag },
-        h("td", { class: "no", text: ln || "" }), h("td", { class: "no", text: rn || "" }),
-        h("td", { class: "sign", text: sign }),
-        h("td", { class: "code" }, irHighlight(text || "", chg))));
+        h("span", { class: "no", text: ln || "" }), h("span", { class: "no", text: rn || "" }),
+        h("span", { class: "sign", text: sign }),
+        h("span", { class: "code" }, irHighlight(text || "", chg))));
     }
   }
-  table.append(body);
   box.append(table);
 }
 
