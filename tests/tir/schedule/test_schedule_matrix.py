@@ -20,9 +20,9 @@ import pytest
 from irlab import te, tir
 from irlab.ir import assert_structural_equal
 from irlab.tir import Schedule, ScheduleError
-from irlab.tir.interpreter import run
 
 from test_schedule_compute import padded_conv
+from test_schedule_loops import outputs
 
 N = 16
 
@@ -67,19 +67,6 @@ def workload(name):
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def outputs(func, seed=0):
-    """Run ``func`` on fixed random float32 inputs; the last parameter is the output."""
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for param in func.params:
-        buf = func.buffer_map[param]
-        shape = tuple(int(s.value) for s in buf.shape)
-        arrays.append(rng.standard_normal(shape).astype("float32"))
-    arrays[-1][...] = 0
-    run(func, *arrays)
-    return arrays[-1]
 
 
 def loops(sch, block):
