@@ -51,3 +51,15 @@ class FrontendError(IrlabError):
 
 class TIRError(DiagnosticError):
     """A TIR program or expression is malformed, or TIR execution failed (bounds, dtypes...)."""
+
+
+class CodegenError(DiagnosticError):
+    """A code generator met IR it cannot translate (``node`` is the construct at fault)."""
+
+
+class ArgumentError(IrlabError, ValueError):
+    """A compiled function was called with an argument that does not fit its signature."""
+
+
+class CompileError(IrlabError):
+    """An external tool (the C compiler or linker) failed or is missing."""

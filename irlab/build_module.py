@@ -1,0 +1,92 @@
+"""``irlab.build``: TIR to a callable ``runtime.Module`` (TVM's ``tvm.build``).
+
+The steps, each visible to instruments under the current ``PassContext``:
+
+1. ``irlab.lower`` -- block-form TIR to flat loops (skipped passes are no-ops on flat TIR);
+2. ``tir.LowerIntrin`` -- floordiv/floormod to what C and LLVM have;
+3. codegen -- ``CodegenLLVM`` (target "llvm") or ``CodegenC`` (target "c");
+4. machine code -- LLVM O3 for the target CPU, or the system C compiler.
+
+Each PrimFunc becomes a function named by its ``global_symbol`` (else its name in the module).
+"""
+
+from __future__ import annotations
+
+from irlab.errors import IrlabError
+from irlab.ir.module import IRModule
+from irlab.target import Target, as_target
+from irlab.tir.function import PrimFunc
+
+
+def _as_module(inputs, name) -> IRModule:
+    from irlab.tir.schedule import Schedule
+
+    if isinstance(inputs, Schedule):
+        inputs = inputs.mod
+    if isinstance(inputs, PrimFunc):
+        func = inputs
+        if func.attrs is None or "global_symbol" not in func.attrs:
+            func = func.with_attr("global_symbol", name)
+        return IRModule({func.attrs["global_symbol"]: func})
+    if isinstance(inputs, IRModule):
+        return inputs
+    raise IrlabError(f"build takes a PrimFunc, an IRModule or a tir.Schedule, got "
+                     f"{type(inputs).__name__}")
+
+
+def _symbol(gvar, func) -> str:
+    attrs = func.attrs
+    if attrs is not None and "global_symbol" in attrs:
+        return str(attrs["global_symbol"])
+    return gvar.name_hint
+
+
+def lower_for_codegen(mod: IRModule) -> IRModule:
+    """Flat TIR ready for a code generator: ``lower`` then ``LowerIntrin``."""
+    from irlab.tir import transform as T
+    from irlab.tir.transform.pipeline import lowering_passes
+    from irlab.transform import PassContext, Sequential
+
+    ctx = PassContext.current()
+    return Sequential(lowering_passes(ctx) + [T.LowerIntrin()], name="tir.build")(mod)
+
+
+def build(inputs, args=None, target=None, target_host=None, runtime=None,
+          name="default_function", binds=None):
+    """Compile ``inputs`` (PrimFunc, IRModule of PrimFuncs, ``{target: IRModule}`` or a
+    ``tir.Schedule``) for ``target`` ("llvm" by default, or "c")."""
+    if isinstance(inputs, dict):
+        if len(inputs) != 1:
+            raise IrlabError("build: a {target: module} dict must have exactly one target")
+        (target, inputs), = inputs.items()
+    target = as_target(target)
+    mod = _as_module(inputs, name)
+    funcs = [(gv, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
+    if not funcs:
+        raise IrlabError("build: the module has no PrimFunc to compile")
+    lowered = lower_for_codegen(IRModule(dict(funcs)))
+    named = [(_symbol(gv, lowered[gv.name_hint]), lowered[gv.name_hint]) for gv, _ in funcs]
+    if target.kind == "llvm":
+        return _build_llvm(named, target, lowered)
+    if target.kind == "c":
+        from irlab.target.codegen_c import build_c
+
+        return build_c(named, target, lowered)
+    raise IrlabError(f"build: no code generator for target {target}")
+
+
+def _build_llvm(named, target: Target, lowered: IRModule):
+    from irlab.target.codegen_llvm import CodegenLLVM
+    from irlab.target.llvm_jit import LLVMModule, compile_ir
+
+    cg = CodegenLLVM(target)
+    for symbol, func in named:
+        cg.add_function(func, symbol)
+    cg.add_metadata()
+    raw = str(cg.module)
+    obj, optimized, cached = compile_ir(raw, target)
+    sources = {"ll-raw": raw, "ll": optimized, "tir": lowered.script()}
+    return LLVMModule(obj, cg.infos, target, sources, cached=cached)
+
+
+__all__ = ["build", "lower_for_codegen"]

@@ -1,0 +1,257 @@
+"""``runtime.Module``: compiled functions by name, their sources, timing and saving.
+
+``irlab.build`` returns an ``LLVMModule`` (target "llvm": JIT-loaded machine code) or a
+``LibraryModule`` (target "c": a shared library built by the system C compiler; also what
+``load_module`` returns for a ``.so``). Both hand out ``CompiledFunction``s, which check every
+argument before running native code. ``export_library(path)`` writes a ``.so`` (needs a C
+compiler to link) or, for any other suffix, an ``.irlab`` archive that only needs irlab to
+load; ``irlab.runtime.load_module(path)`` reads either back.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+
+from irlab.errors import CompileError, IrlabError
+from irlab.runtime import abi
+from irlab.runtime.compiled import CompiledFunction, install_hooks
+
+
+class Module:
+    """A set of functions by name, with imported modules (as ``tvm.runtime.Module``)."""
+
+    type_key = "module"
+
+    def __init__(self, infos=(), target=None):
+        self.infos: dict[str, abi.FunctionInfo] = {i.name: i for i in infos}
+        self.target = target
+        self._functions: dict = {}
+        self.imported_modules: list = []
+        self.entry_name = next(iter(self.infos), None)
+
+    # -- functions -----------------------------------------------------------------------
+    def _address(self, name: str) -> int:
+        raise NotImplementedError
+
+    def get_function(self, name, query_imports=False):
+        func = self._functions.get(name)
+        if func is not None:
+            return func
+        if name in self.infos:
+            func = CompiledFunction(self.infos[name], self._address(name), self,
+                                    self._num_threads())
+            self._functions[name] = func
+            return func
+        if query_imports:
+            for module in self.imported_modules:
+                found = module.get_function(name, query_imports=True) if hasattr(
+                    module, "get_function") else None
+                if found is not None:
+                    return found
+        raise IrlabError(f"module has no function {name!r}; it has: "
+                         f"{', '.join(self.get_func_names()) or '(none)'}")
+
+    def _num_threads(self):
+        if self.target is None:
+            return None
+        from irlab.target import Target
+
+        target = Target(self.target) if isinstance(self.target, str) else self.target
+        return target.options.get("num-cores")
+
+    def __getitem__(self, name):
+        if not isinstance(name, str):
+            raise IrlabError(f"functions are looked up by name, got {name!r}")
+        return self.get_function(name)
+
+    def __call__(self, *args):
+        if self.entry_name is None:
+            raise IrlabError("module has no functions to call")
+        return self.get_function(self.entry_name)(*args)
+
+    def implements_function(self, name, query_imports=False):
+        if name in self.infos:
+            return True
+        return query_imports and any(m.implements_function(name, True)
+                                     for m in self.imported_modules)
+
+    def get_func_names(self) -> list[str]:
+        return list(self.infos)
+
+    def import_module(self, module):
+        self.imported_modules.append(module)
+
+    # -- sources -------------------------------------------------------------------------
+    def get_source(self, fmt=""):
+        raise IrlabError(f"{type(self).__name__} has no source")
+
+    @property
+    def format(self):
+        return ""
+
+    # -- timing --------------------------------------------------------------------------
+    def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0,
+                       limit_zero_time_iterations=100, cooldown_interval_ms=0,
+                       repeats_to_cooldown=1, f_preproc=""):
+        """A callable that runs ``func_name`` and returns a ``BenchmarkResult`` (seconds)."""
+        from irlab.runtime.benchmark import time_evaluator
+
+        if dev is not None and getattr(dev, "device_type", 1) != 1:
+            raise IrlabError(f"time_evaluator: irlab runs on cpu only, got {dev}")
+        func = self.get_function(func_name, query_imports=True)
+        return time_evaluator(func, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
+                              limit_zero_time_iterations=limit_zero_time_iterations,
+                              cooldown_interval_ms=cooldown_interval_ms,
+                              repeats_to_cooldown=repeats_to_cooldown,
+                              f_preproc=f_preproc or None)
+
+    # -- saving --------------------------------------------------------------------------
+    def export_library(self, file_name, fcompile=None, addons=None, workspace_dir=None, **kw):
+        """Write the module to ``file_name``: a ``.so`` (linked by the C compiler) or an
+        ``.irlab`` archive (any other suffix; loadable without a compiler)."""
+        file_name = os.fspath(file_name)
+        if file_name.endswith((".so", ".dylib", ".dll")):
+            self._export_shared(file_name)
+        else:
+            self._export_archive(file_name)
+        return file_name
+
+    def _export_shared(self, path):
+        raise IrlabError(f"{type(self).__name__} cannot be saved as a shared library")
+
+    def _export_archive(self, path):
+        raise IrlabError(f"{type(self).__name__} cannot be saved as an archive")
+
+    def save(self, file_name, fmt=""):
+        """Save the source (``.ll``, ``.s``, ``.c``) or object code (``.o``)."""
+        file_name = os.fspath(file_name)
+        fmt = fmt or os.path.splitext(file_name)[1].lstrip(".")
+        if fmt in ("o", "obj"):
+            data = self.get_object()
+            with open(file_name, "wb") as out:
+                out.write(data)
+            return
+        with open(file_name, "w") as out:
+            out.write(self.get_source(fmt))
+
+    def get_object(self) -> bytes:
+        raise IrlabError(f"{type(self).__name__} has no object code")
+
+    def __repr__(self):
+        names = ", ".join(self.get_func_names())
+        return f"Module({self.type_key}, {self.target or ''}, functions=[{names}])"
+
+
+def find_c_compiler() -> str | None:
+    """The system C compiler (``$CC``, ``cc``, ``gcc``, ``clang``), or None."""
+    for candidate in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if candidate and shutil.which(candidate):
+            return shutil.which(candidate)
+    return None
+
+
+def link_shared(objects_or_sources, path, extra_flags=()):
+    """Compile/link C sources or objects into the shared library ``path``."""
+    compiler = find_c_compiler()
+    if compiler is None:
+        raise CompileError("no C compiler found (set $CC or install gcc/clang): it is needed "
+                           "to build a .so; export_library('name.irlab') needs none")
+    cmd = [compiler, "-shared", "-fPIC", "-o", path, *extra_flags, *objects_or_sources, "-lm"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired as err:
+        raise CompileError(f"{' '.join(cmd)} timed out") from err
+    if proc.returncode != 0:
+        raise CompileError(f"{' '.join(cmd)} failed:\n{proc.stderr.strip()}")
+    return path
+
+
+class LibraryModule(Module):
+    """Functions in a shared library loaded with ctypes (target "c", or ``load_module``)."""
+
+    type_key = "library"
+
+    def __init__(self, path, source=None, kind="c"):
+        path = os.path.abspath(os.fspath(path))
+        try:
+            self._lib = ctypes.CDLL(path)
+        except OSError as err:
+            raise IrlabError(f"cannot load {path}: {err}") from err
+        try:
+            first = ctypes.c_char.in_dll(self._lib, abi.METADATA_SYMBOL)
+            raw = ctypes.string_at(ctypes.addressof(first))
+        except ValueError:
+            raise IrlabError(f"{path} is not an irlab library (no {abi.METADATA_SYMBOL})") \
+                from None
+        target, infos = abi.parse_metadata(raw.decode())
+        super().__init__(infos, target)
+        self.path = path
+        self.kind = kind
+        self._source = source
+
+        def address_of(symbol):
+            try:
+                return ctypes.addressof(ctypes.c_void_p.in_dll(self._lib, symbol))
+            except ValueError:
+                return None
+
+        install_hooks(address_of)
+
+    def _address(self, name):
+        return ctypes.cast(getattr(self._lib, name), ctypes.c_void_p).value
+
+    def get_source(self, fmt=""):
+        if self._source is not None and fmt in ("", "c", "cc"):
+            return self._source
+        raise IrlabError(f"this library module has no {fmt or 'source'} source "
+                         f"(C source is kept for target 'c' builds)")
+
+    @property
+    def format(self):
+        return "c" if self._source is not None else "so"
+
+    def _export_shared(self, path):
+        shutil.copyfile(self.path, path)
+
+    def _export_archive(self, path):
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("kind", "so")
+            z.write(self.path, "lib.so")
+            if self._source is not None:
+                z.writestr("source.c", self._source)
+
+
+def load_module(path, fmt=""):
+    """Load a module written by ``export_library`` (``.so`` or ``.irlab`` archive)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise IrlabError(f"load_module: {path} does not exist")
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            kind = z.read("kind").decode()
+            if kind == "llvm":
+                from irlab.target.llvm_jit import LLVMModule
+
+                meta = json.loads(z.read("metadata.json"))
+                target, infos = abi.parse_metadata(json.dumps(meta))
+                sources = {name[len("source."):]: z.read(name).decode()
+                           for name in z.namelist() if name.startswith("source.")}
+                return LLVMModule.from_object(z.read("object.o"), infos, target, sources)
+            if kind == "so":
+                tmp = tempfile.mkdtemp(prefix="irlab-")
+                lib = os.path.join(tmp, "lib.so")
+                with open(lib, "wb") as out:
+                    out.write(z.read("lib.so"))
+                source = z.read("source.c").decode() if "source.c" in z.namelist() else None
+                return LibraryModule(lib, source)
+            raise IrlabError(f"{path}: unknown module kind {kind!r}")
+    return LibraryModule(path, kind="so")
+
+
+__all__ = ["Module", "LibraryModule", "load_module", "find_c_compiler", "link_shared"]

@@ -1,0 +1,230 @@
+"""From LLVM IR text to callable machine code: O3 for the target CPU, object cache, JIT.
+
+``compile_ir`` optimizes with llvmlite's new pass manager (loop and SLP vectorizers on) for
+the target's CPU and features, and emits an object file. Objects are cached by the SHA-256 of
+(IR text, target, llvmlite version) in memory and on disk (``$IRLAB_CACHE_DIR``, default
+``~/.cache/irlab``; ``IRLAB_CACHE=0`` turns the disk cache off), so a rebuild only loads the
+object (a few ms). ``LLVMModule`` loads an object into an MCJIT engine (one target machine per
+engine: llvmlite crashes when engines share one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+import zipfile
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from irlab.errors import CodegenError, IrlabError
+from irlab.runtime import abi
+from irlab.runtime.compiled import install_hooks
+from irlab.runtime.module import Module, link_shared
+
+CODEGEN_VERSION = "1"
+_memory_cache: dict[str, tuple[bytes, str]] = {}
+_lock = threading.Lock()
+_initialized = False
+
+
+def _init():
+    global _initialized
+    if not _initialized:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialized = True
+
+
+def target_machine(target):
+    _init()
+    try:
+        llvm_target = llvm.Target.from_triple(target.triple)
+    except RuntimeError as err:
+        raise CodegenError(f"LLVM does not know the triple {target.triple}: {err}") from None
+    return llvm_target.create_target_machine(
+        cpu=target.mcpu, features=",".join(target.mattr), opt=min(3, target.opt_level),
+        reloc="pic", codemodel="default")
+
+
+def cache_dir() -> str | None:
+    if os.environ.get("IRLAB_CACHE", "1") in ("0", "false", "no"):
+        return None
+    return os.environ.get("IRLAB_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "irlab")
+
+
+def cache_key(ir_text: str, target) -> str:
+    h = hashlib.sha256()
+    for part in (CODEGEN_VERSION, llvmlite.__version__, str(target), target.mcpu,
+                 ",".join(target.mattr), ir_text):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _disk_paths(key):
+    root = cache_dir()
+    if root is None:
+        return None
+    folder = os.path.join(root, "llvm", key[:2])
+    return os.path.join(folder, key + ".o"), os.path.join(folder, key + ".ll")
+
+
+def _read_disk(key):
+    paths = _disk_paths(key)
+    if paths is None or not all(os.path.exists(p) for p in paths):
+        return None
+    try:
+        with open(paths[0], "rb") as f:
+            obj = f.read()
+        with open(paths[1]) as f:
+            text = f.read()
+        return obj, text
+    except OSError:
+        return None
+
+
+def _write_disk(key, obj, text):
+    paths = _disk_paths(key)
+    if paths is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(paths[0]), exist_ok=True)
+        for path, data, mode in ((paths[1], text, "w"), (paths[0], obj, "wb")):
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
+            with os.fdopen(fd, mode) as f:
+                f.write(data)
+            os.replace(tmp, path)  # atomic: a reader never sees half a file
+    except OSError:
+        pass  # a read-only home only costs the cache
+
+
+def optimize(ir_text: str, target) -> tuple[bytes, str]:
+    """(object code, optimized LLVM IR) for ``ir_text``, without the cache."""
+    _init()
+    try:
+        mod = llvm.parse_assembly(ir_text)
+        mod.verify()
+    except RuntimeError as err:
+        raise CodegenError(f"LLVM rejected the generated IR: {err}") from None
+    tm = target_machine(target)
+    mod.triple = target.triple
+    mod.data_layout = str(tm.target_data)
+    if target.opt_level > 0:
+        pto = llvm.create_pipeline_tuning_options(speed_level=min(3, target.opt_level))
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+    return tm.emit_object(mod), str(mod)
+
+
+def compile_ir(ir_text: str, target) -> tuple[bytes, str, bool]:
+    """(object, optimized IR, came from the cache?)."""
+    key = cache_key(ir_text, target)
+    with _lock:
+        hit = _memory_cache.get(key)
+    if hit is None:
+        hit = _read_disk(key)
+        if hit is not None:
+            with _lock:
+                _memory_cache[key] = hit
+    if hit is not None:
+        return hit[0], hit[1], True
+    obj, text = optimize(ir_text, target)
+    with _lock:
+        _memory_cache[key] = (obj, text)
+    _write_disk(key, obj, text)
+    return obj, text, False
+
+
+class LLVMModule(Module):
+    """Machine code for the host, loaded into an MCJIT engine."""
+
+    type_key = "llvm"
+
+    def __init__(self, obj: bytes, infos, target, sources: dict, cached=False):
+        super().__init__(infos, str(target))
+        self._target_obj = target
+        self._object = obj
+        self._sources = dict(sources)  # "ll-raw", "ll", "tir" (text)
+        self.cached = cached
+        _init()
+        from irlab.target import Target
+
+        tm = target_machine(target if isinstance(target, Target) else Target(target))
+        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        self._engine.finalize_object()
+        engine = self._engine
+
+        def address_of(symbol):
+            return engine.get_global_value_address(symbol) or None
+
+        install_hooks(address_of)
+        for name in self.infos:
+            if not self._engine.get_function_address(name):
+                raise IrlabError(f"compiled object lacks the function {name}")
+
+    @classmethod
+    def from_object(cls, obj, infos, target, sources):
+        return cls(obj, infos, target, sources, cached=True)
+
+    def _address(self, name):
+        return self._engine.get_function_address(name)
+
+    @property
+    def format(self):
+        return "ll"
+
+    def get_source(self, fmt=""):
+        """``"ll"`` optimized LLVM IR (TVM's default), ``"ll-raw"`` as generated,
+        ``"s"``/``"asm"`` assembly for the target CPU, ``"tir"`` the lowered TIR."""
+        fmt = fmt or "ll"
+        if fmt in ("s", "asm"):
+            if "asm" not in self._sources:
+                self._sources["asm"] = self._assembly()
+            return self._sources["asm"]
+        if fmt in self._sources:
+            return self._sources[fmt]
+        raise IrlabError(f"get_source: unknown format {fmt!r}; this module has "
+                         f"{', '.join(sorted(set(self._sources) | {'s', 'asm'}))}")
+
+    def _assembly(self):
+        from irlab.target import Target
+
+        if "ll" not in self._sources:
+            raise IrlabError("the optimized IR was not kept, assembly is not available")
+        target = self._target_obj if isinstance(self._target_obj, Target) else \
+            Target(self._target_obj)
+        mod = llvm.parse_assembly(self._sources["ll"])
+        return target_machine(target).emit_assembly(mod)
+
+    def get_object(self):
+        return self._object
+
+    def _export_shared(self, path):
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+            obj = os.path.join(tmp, "module.o")
+            with open(obj, "wb") as f:
+                f.write(self._object)
+            link_shared([obj], path)
+
+    def _export_archive(self, path):
+        import json
+
+        meta = json.loads(abi.metadata_json(self.infos.values(), self.target))
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("kind", "llvm")
+            z.writestr("metadata.json", json.dumps(meta))
+            z.writestr("object.o", self._object)
+            for fmt, text in self._sources.items():
+                if fmt != "asm":
+                    z.writestr("source." + fmt, text)
+
+
+__all__ = ["LLVMModule", "compile_ir", "optimize", "target_machine", "cache_dir"]

@@ -1,0 +1,173 @@
+"""``Target``: what code is generated for, parsed from TVM's target strings.
+
+``Target("llvm")`` means the host CPU with every feature it has (LLVM's name for it and its
+feature list are read from llvmlite, so AVX-512 is used where the machine has it);
+``Target("llvm -mcpu=skylake-avx512 -mattr=+avx512f -num-cores=2")`` pins them;
+``Target("c")`` asks for C source compiled by the system C compiler.
+``-num-cores`` sets how many threads a ``parallel`` loop uses (default: the CPUs this process
+may run on, or ``IRLAB_NUM_THREADS`` / ``TVM_NUM_THREADS`` when set).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+
+from irlab.errors import IrlabError
+
+KINDS = ("llvm", "c")
+# options every kind accepts, with how the value is parsed
+_OPTIONS = {"mcpu": str, "mtriple": str, "mattr": lambda v: [a for a in v.split(",") if a],
+            "num-cores": int, "opt-level": int, "fast-math": lambda v: v not in ("0", "false")}
+
+
+@functools.lru_cache(maxsize=1)
+def host_cpu() -> tuple[str, tuple[str, ...], str]:
+    """(LLVM's name for the host CPU, its enabled features as ``+feat``, the process triple)."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    features = tuple(f for f in llvm.get_host_cpu_features().flatten().split(",")
+                     if f.startswith("+"))
+    return llvm.get_host_cpu_name(), features, llvm.get_process_triple()
+
+
+def default_num_threads() -> int:
+    for var in ("IRLAB_NUM_THREADS", "TVM_NUM_THREADS"):
+        value = os.environ.get(var)
+        if value:
+            try:
+                return max(1, int(value))
+            except ValueError:
+                raise IrlabError(f"{var}={value!r} is not a number of threads") from None
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class Target:
+    """A compilation target: ``kind`` ("llvm" or "c") plus options."""
+
+    _stack: list["Target"] = []
+
+    def __init__(self, target, host=None):
+        if isinstance(target, Target):
+            self.kind, self.options = target.kind, dict(target.options)
+            return
+        if isinstance(target, dict):
+            target = " ".join([target["kind"]] + [f"-{k}={v}" for k, v in target.items()
+                                                   if k != "kind"])
+        if not isinstance(target, str) or not target.strip():
+            raise IrlabError(f"a target is a string such as 'llvm' or 'c', got {target!r}")
+        words = shlex.split(target)
+        kind = words[0]
+        if kind not in KINDS:
+            raise IrlabError(f"unknown target kind {kind!r} in {target!r}; irlab generates "
+                             f"code for {', '.join(KINDS)}")
+        self.kind = kind
+        self.options: dict = {}
+        for word in words[1:]:
+            if not word.startswith("-"):
+                raise IrlabError(f"target {target!r}: option {word!r} must look like -key=value")
+            key, _, value = word.lstrip("-").partition("=")
+            if key not in _OPTIONS:
+                raise IrlabError(f"target {target!r}: unknown option -{key}; known: "
+                                 + ", ".join("-" + k for k in _OPTIONS))
+            try:
+                self.options[key] = _OPTIONS[key](value if value else "1")
+            except ValueError:
+                raise IrlabError(f"target {target!r}: bad value for -{key}: {value!r}") from None
+        if self.options.get("num-cores", 1) < 1:
+            raise IrlabError(f"target {target!r}: -num-cores must be at least 1")
+
+    # -- what the code generator needs -----------------------------------------------------
+    @property
+    def mcpu(self) -> str:
+        return self.options.get("mcpu") or host_cpu()[0]
+
+    @property
+    def mattr(self) -> list[str]:
+        """Feature flags: the host's when ``-mcpu`` is not given, plus any ``-mattr``."""
+        given = self.options.get("mattr", [])
+        base = list(host_cpu()[1]) if "mcpu" not in self.options else []
+        return base + [f for f in given if f not in base]
+
+    @property
+    def triple(self) -> str:
+        return self.options.get("mtriple") or host_cpu()[2]
+
+    @property
+    def num_cores(self) -> int:
+        return self.options.get("num-cores") or default_num_threads()
+
+    @property
+    def opt_level(self) -> int:
+        return self.options.get("opt-level", 3)
+
+    @property
+    def fast_math(self) -> bool:
+        return bool(self.options.get("fast-math", False))
+
+    @property
+    def keys(self) -> tuple:
+        return ("cpu",)
+
+    def has_feature(self, name: str) -> bool:
+        return ("+" + name.lstrip("+")) in self.mattr
+
+    @property
+    def vector_bits(self) -> int:
+        """The widest vector register the target has (512 with AVX-512, 256 with AVX2...)."""
+        if self.has_feature("avx512f"):
+            return 512
+        if self.has_feature("avx"):
+            return 256
+        return 128
+
+    # -- TVM's context-manager protocol -----------------------------------------------------
+    @staticmethod
+    def current(allow_none=True):
+        if Target._stack:
+            return Target._stack[-1]
+        if allow_none:
+            return None
+        raise IrlabError("no target is set: use `with irlab.target.Target('llvm'):`")
+
+    def __enter__(self):
+        Target._stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        Target._stack.pop()
+
+    def __str__(self):
+        parts = [self.kind]
+        for key, value in self.options.items():
+            if isinstance(value, list):
+                value = ",".join(value)
+            elif isinstance(value, bool):
+                value = int(value)
+            parts.append(f"-{key}={value}")
+        return " ".join(parts)
+
+    def __repr__(self):
+        return f"Target({str(self)!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Target) and str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+
+def as_target(target) -> Target:
+    """``None`` -> the current target or ``llvm``; strings and dicts are parsed."""
+    if target is None:
+        return Target.current() or Target("llvm")
+    return target if isinstance(target, Target) else Target(target)
+
+
+__all__ = ["Target", "as_target", "host_cpu", "default_num_threads"]
