@@ -11,6 +11,7 @@ from irlab.errors import IrlabError, TVMError, DiagnosticError, RelayTypeError, 
 from irlab import ir
 from irlab.ir import IRModule
 from irlab.runtime.ndarray import cpu, device, Device
+from irlab.runtime.registry import register_func, get_global_func
 from irlab import nd, runtime
 from irlab import transform
 from irlab import instrument
@@ -20,6 +21,8 @@ from irlab import tir
 from irlab import te
 from irlab import script  # ``@tvm.script.ir_module`` must work after ``import irlab as tvm``
 from irlab.tir.transform.pipeline import lower
+from irlab import target
+from irlab.build_module import build
 
 
 def explore(mod_or_expr, **kw):
@@ -30,5 +33,6 @@ def explore(mod_or_expr, **kw):
 
 
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
-           "ir", "IRModule", "cpu", "device", "Device", "nd", "runtime", "transform",
-           "instrument", "relay", "parser", "tir", "te", "script", "lower"]
+           "ir", "IRModule", "cpu", "device", "Device", "register_func", "get_global_func",
+           "nd", "runtime", "transform",
+           "instrument", "relay", "parser", "tir", "te", "script", "lower", "target", "build"]

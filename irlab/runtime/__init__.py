@@ -1,5 +1,14 @@
-"""The runtime: NDArray and devices (the compiled-module runtime arrives with codegen)."""
+"""The runtime: NDArray and devices, PackedFunc and the global registry, timing.
 
-from irlab.runtime.ndarray import NDArray, Device, array, empty, cpu, device
+(The compiled-module runtime arrives with codegen.)
+"""
 
-__all__ = ["NDArray", "Device", "array", "empty", "cpu", "device"]
+from irlab.runtime.ndarray import NDArray, Device, array, empty, cpu, device, from_dlpack
+from irlab.runtime.packed_func import PackedFunc
+from irlab.runtime.registry import (register_func, get_global_func, list_global_func_names,
+                                    remove_global_func)
+from irlab.runtime.benchmark import BenchmarkResult, time_evaluator
+
+__all__ = ["NDArray", "Device", "array", "empty", "cpu", "device", "from_dlpack", "PackedFunc",
+           "register_func", "get_global_func", "list_global_func_names", "remove_global_func",
+           "BenchmarkResult", "time_evaluator"]
