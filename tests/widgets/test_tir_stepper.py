@@ -19,8 +19,9 @@ def test_stepper_over_the_lowering_passes():
     st = PassStepper(_matmul_relu(), passes=lowering_passes())
     assert st.error == ""
     rows = {r["name"]: r for r in st.steps}
-    assert [r["name"] for r in st.steps][:7] == [
-        "input", "tir.LowerInitBlock", "tir.ConvertBlocksToOpaque",
+    assert [r["name"] for r in st.steps][:8] == [
+        "input", "tir.LowerInitBlock", "tir.PlanAndUpdateBufferAllocationLocation",
+        "tir.ConvertBlocksToOpaque",
         "tir.CompactBufferAllocation", "tir.Simplify", "tir.LowerOpaqueBlock",
         "tir.FlattenBuffer"]
     assert rows["tir.FlattenBuffer"]["changed"] and rows["tir.LowerOpaqueBlock"]["changed"]

@@ -53,6 +53,15 @@ def LowerInitBlock():  # noqa: N802 (TVM's names)
     return PrimFuncPass(lower_init_block, PassInfo(0, "tir.LowerInitBlock"))
 
 
+def PlanAndUpdateBufferAllocationLocation():  # noqa: N802
+    """Move each block-allocated buffer down to the lowest common ancestor of its uses."""
+    from irlab.tir.transform.plan_buffer_allocation import (
+        plan_and_update_buffer_allocation_location)
+
+    return PrimFuncPass(plan_and_update_buffer_allocation_location,
+                        PassInfo(0, "tir.PlanAndUpdateBufferAllocationLocation"))
+
+
 def ConvertBlocksToOpaque():  # noqa: N802
     """Replace block iter vars by their bound values (blocks become opaque)."""
     from irlab.tir.transform.convert_blocks_to_opaque import convert_blocks_to_opaque
@@ -123,6 +132,7 @@ for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, Lower
            FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin):
     register_pass_factory("tir." + _f.__name__, _f)
 
-__all__ = ["PrimFuncPass", "prim_func_pass", "LowerInitBlock", "ConvertBlocksToOpaque",
+__all__ = ["PrimFuncPass", "prim_func_pass", "LowerInitBlock",
+           "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
            "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
            "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin"]

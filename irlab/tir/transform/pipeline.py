@@ -24,6 +24,7 @@ def lowering_passes(ctx: PassContext | None = None) -> list:
     return [
         # -- phase 1: from blocks to plain loops --------------------------------------------
         T.LowerInitBlock(),          # reduction init -> `if k == 0: init` inside the block
+        T.PlanAndUpdateBufferAllocationLocation(),  # buffers move down to where they are used
         T.ConvertBlocksToOpaque(),   # block iter vars -> the loop expressions bound to them
         T.CompactBufferAllocation(),  # block-local buffers shrink to the region used
         T.Simplify(),                # tidy the substituted indices while blocks still exist
