@@ -8,9 +8,15 @@ The steps, each visible to instruments under the current ``PassContext``:
 4. machine code -- LLVM O3 for the target CPU, or the system C compiler.
 
 Each PrimFunc becomes a function named by its ``global_symbol`` (else its name in the module).
+
+A rebuild of the same program for the same target (and PassContext) skips all four steps: the
+compiled result is remembered under a hash of the program's TVMScript text and structural
+hash. With instruments attached the steps always run, so the instruments see them.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from irlab.errors import IrlabError
 from irlab.ir.module import IRModule
@@ -64,15 +70,47 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     funcs = [(gv, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
     if not funcs:
         raise IrlabError("build: the module has no PrimFunc to compile")
+    key = _program_key(IRModule(dict(funcs)), target)
+    hit = _built.get(key) if key else None
+    if hit is not None:
+        return hit()
     lowered = lower_for_codegen(IRModule(dict(funcs)))
     named = [(_symbol(gv, lowered[gv.name_hint]), lowered[gv.name_hint]) for gv, _ in funcs]
     if target.kind == "llvm":
-        return _build_llvm(named, target, lowered)
+        module = _build_llvm(named, target, lowered)
+        if key:
+            from irlab.target.llvm_jit import LLVMModule
+
+            obj, infos, sources = module.get_object(), list(module.infos.values()), \
+                dict(module._sources)
+            _built[key] = lambda: LLVMModule(obj, infos, target, sources, cached=True)
+        return module
     if target.kind == "c":
         from irlab.target.codegen_c import build_c
 
         return build_c(named, target, lowered)
     raise IrlabError(f"build: no code generator for target {target}")
+
+
+_built: dict = {}  # program key -> a function re-creating the built module
+
+
+def _program_key(mod: IRModule, target: Target) -> str | None:
+    """What determines the build's result, hashed; None when instruments must see the build."""
+    from irlab.ir.structural import structural_hash
+    from irlab.target.llvm_jit import CODEGEN_VERSION
+    from irlab.transform import PassContext
+
+    ctx = PassContext.current()
+    if ctx.instruments:
+        return None
+    h = hashlib.sha256()
+    for part in (CODEGEN_VERSION, str(target), str(ctx.opt_level), repr(sorted(ctx.disabled_pass)),
+                 repr(sorted((k, repr(v)) for k, v in ctx.config.items())),
+                 str(structural_hash(mod)), mod.script()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def _build_llvm(named, target: Target, lowered: IRModule):
