@@ -13,6 +13,7 @@ need_apt=()
 python3 -c "import ensurepip, venv" 2>/dev/null || need_apt+=(python3-venv python3-pip)
 command -v git >/dev/null || need_apt+=(git)
 command -v dot >/dev/null || need_apt+=(graphviz)  # pydot's write_png (seed 001's visualizer)
+command -v cc >/dev/null || need_apt+=(gcc libc6-dev)  # target "c" and export_library(".so")
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing system packages: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

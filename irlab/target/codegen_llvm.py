@@ -35,7 +35,7 @@ STACK_LIMIT = 256 * 1024  # bytes: larger (or dynamic) allocations go to the hea
 # TIR intrinsic -> LLVM intrinsic (these accept vectors and every float width)
 _LLVM_UNARY = {"tir.exp": "exp", "tir.exp2": "exp2", "tir.exp10": "exp10", "tir.log": "log",
                "tir.log2": "log2", "tir.log10": "log10", "tir.sqrt": "sqrt", "tir.fabs": "fabs",
-               "tir.floor": "floor", "tir.ceil": "ceil", "tir.round": "roundeven",
+               "tir.floor": "floor", "tir.ceil": "ceil", "tir.round": "round",
                "tir.nearbyint": "roundeven", "tir.trunc": "trunc", "tir.sin": "sin",
                "tir.cos": "cos"}
 _LLVM_BINARY = {"tir.pow": "pow", "tir.copysign": "copysign"}
@@ -197,10 +197,33 @@ def _from_word(b, word, dtype):
     if t.code == "handle":
         return b.inttoptr(word, PTR)
     if t.is_float:
-        return b.fptrunc(b.bitcast(word, F64), ty) if t.bits < 64 else b.bitcast(word, F64)
+        return _fptrunc(b, b.bitcast(word, F64), ty) if t.bits < 64 else b.bitcast(word, F64)
     if t.code == "bool":
         return b.icmp_unsigned("!=", word, ir.Constant(I64, 0))
     return b.trunc(word, ty) if ty.width < 64 else word
+
+
+def _fptrunc(b, value, to):
+    """``fptrunc``, but double -> half goes through float: there is no instruction for it and
+    its libcall (``__truncdfhf2``) is not in the JIT's process. Rounding to float is done to
+    odd (truncate, then set the last bit if inexact) so the second rounding is exact."""
+    elem = to.element if isinstance(to, ir.VectorType) else to
+    src = value.type.element if isinstance(value.type, ir.VectorType) else value.type
+    if not (isinstance(elem, ir.HalfType) and isinstance(src, ir.DoubleType)):
+        return b.fptrunc(value, to)
+    lanes = value.type.count if isinstance(value.type, ir.VectorType) else None
+    f32, i32 = (ir.FloatType(), I32) if lanes is None else (
+        ir.VectorType(ir.FloatType(), lanes), ir.VectorType(I32, lanes))
+    t = b.fptrunc(value, f32)
+    back = b.fpext(t, value.type)
+    inexact = b.fcmp_ordered("!=", back, value)
+    away = b.fcmp_ordered(">", b.select(b.fcmp_ordered("<", back, _splat_const(
+        value.type, 0.0)), b.fneg(back), back), b.select(b.fcmp_ordered(
+            "<", value, _splat_const(value.type, 0.0)), b.fneg(value), value))
+    bits = b.sub(b.bitcast(t, i32), b.zext(away, i32))
+    bits = b.or_(bits, b.zext(inexact, i32))
+    t = b.select(inexact, b.bitcast(bits, f32), t)
+    return b.fptrunc(t, to)
 
 
 def _to_word(b, value, dtype):
@@ -305,7 +328,7 @@ class _FunctionBuilder:
             return b.icmp_unsigned("!=", value, ir.Constant(value.type, None))
         if s.is_float and d.is_float:
             return b.fpext(value, to) if d.bits > s.bits else (
-                b.fptrunc(value, to) if d.bits < s.bits else value)
+                _fptrunc(b, value, to) if d.bits < s.bits else value)
         if s.is_float:
             return b.fptosi(value, to) if d.code == "int" else b.fptoui(value, to)
         if d.is_float:
@@ -335,20 +358,25 @@ class _FunctionBuilder:
         return self._binary(e, "mul", "mul", "fmul")
 
     def _int_divisor(self, e, c):
-        """Integer division by zero (or INT_MIN / -1) would kill the process: check first."""
-        if isinstance(e.b, (E.IntImm, E.Broadcast)) and not (
-                isinstance(e.b, E.IntImm) and e.b.value in (0, -1)):
-            return
-        if isinstance(e.b, E.Broadcast) and isinstance(e.b.value, E.IntImm) and \
-                e.b.value.value not in (0, -1):
-            return
+        """Integer division by zero would kill the process: check first. So would INT_MIN / -1:
+        returns (divisor, minus_one) where a signed divisor -1 is replaced by 1; the caller
+        negates the quotient (wrapping) where ``minus_one`` holds (None: cannot happen)."""
+        const = e.b.value if isinstance(e.b, E.Broadcast) else e.b
+        if isinstance(const, E.IntImm) and const.value not in (0, -1):
+            return c, None
         zero = ir.Constant(c.type, None)
-        bad = self.b.icmp_signed("==", c, zero)
-        if parse_dtype(e.dtype).code == "int":
-            minus_one = ir.Constant(c.type, -1) if not isinstance(c.type, ir.VectorType) else \
-                ir.Constant(c.type, [ir.Constant(c.type.element, -1)] * c.type.count)
-            bad = self.b.or_(bad, self.b.icmp_signed("==", c, minus_one))
-        self.fail_if(self._any_lane(bad), f"integer division by zero or overflow in {e}")
+        self.fail_if(self._any_lane(self.b.icmp_signed("==", c, zero)),
+                     f"integer division by zero in {e}")
+        if parse_dtype(e.dtype).code != "int":
+            return c, None
+        minus_one = self.b.icmp_signed("==", c, _splat_const(c.type, -1))
+        return self.b.select(minus_one, _splat_const(c.type, 1), c), minus_one
+
+    def _negate_where(self, minus_one, a, q):
+        """``q``, or ``0 - a`` (wrapping) on the lanes where the divisor was -1."""
+        if minus_one is None:
+            return q
+        return self.b.select(minus_one, self.b.sub(ir.Constant(a.type, None), a), q)
 
     def _any_lane(self, cond):
         if not isinstance(cond.type, ir.VectorType):
@@ -360,14 +388,16 @@ class _FunctionBuilder:
         if parse_dtype(e.dtype).is_float:
             return self._binary(e, "fdiv", "fdiv", "fdiv")
         a, c = self.expr(e.a), self.expr(e.b)
-        self._int_divisor(e, c)
-        return self.b.udiv(a, c) if parse_dtype(e.dtype).code == "uint" else self.b.sdiv(a, c)
+        c, minus_one = self._int_divisor(e, c)
+        if parse_dtype(e.dtype).code == "uint":
+            return self.b.udiv(a, c)
+        return self._negate_where(minus_one, a, self.b.sdiv(a, c))
 
     def e_Mod(self, e):
         if parse_dtype(e.dtype).is_float:
             return self._binary(e, "frem", "frem", "frem")
         a, c = self.expr(e.a), self.expr(e.b)
-        self._int_divisor(e, c)
+        c, _ = self._int_divisor(e, c)  # x % -1 == x % 1 == 0
         return self.b.urem(a, c) if parse_dtype(e.dtype).code == "uint" else self.b.srem(a, c)
 
     def e_FloorDiv(self, e):
@@ -376,15 +406,16 @@ class _FunctionBuilder:
         b = self.b
         if t.is_float:
             return b.call(self.cg.intrinsic("floor", a.type), [b.fdiv(a, c)])
-        self._int_divisor(e, c)
+        c, minus_one = self._int_divisor(e, c)
         if t.code == "uint":
             return b.udiv(a, c)
         q, r = b.sdiv(a, c), b.srem(a, c)
         zero = ir.Constant(a.type, None)
         adjust = b.and_(b.icmp_signed("!=", r, zero),
                         b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", c, zero)))
-        return b.select(adjust, b.sub(q, ir.Constant(a.type, 1) if not isinstance(
-            a.type, ir.VectorType) else _splat_const(a.type, 1)), q)
+        return self._negate_where(minus_one, a, b.select(adjust, b.sub(
+            q, ir.Constant(a.type, 1) if not isinstance(a.type, ir.VectorType)
+            else _splat_const(a.type, 1)), q))
 
     def e_FloorMod(self, e):
         t = parse_dtype(e.dtype)
@@ -393,7 +424,7 @@ class _FunctionBuilder:
         if t.is_float:
             q = b.call(self.cg.intrinsic("floor", a.type), [b.fdiv(a, c)])
             return b.fsub(a, b.fmul(q, c))
-        self._int_divisor(e, c)
+        c, _ = self._int_divisor(e, c)
         if t.code == "uint":
             return b.urem(a, c)
         r = b.srem(a, c)
@@ -688,6 +719,9 @@ class _FunctionBuilder:
         return out
 
     def _if_then_else(self, e):
+        if parse_dtype(e.args[0].dtype).lanes != 1:
+            raise CodegenError("if_then_else needs a scalar condition (use Select for a "
+                               "lane-wise choice)", e)
         cond = self.expr(e.args[0])
         then_block = self.fn.append_basic_block("ite.then")
         else_block = self.fn.append_basic_block("ite.else")

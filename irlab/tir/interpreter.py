@@ -100,12 +100,18 @@ def _erf(x):
     return math.erf(x)
 
 
+def _round_half_away(x):
+    """C's ``round`` (TVM's ``tir.round`` is ``llvm.round``): halves go away from zero."""
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
+
+
 _UNARY_MATH = {
     "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.exp10": lambda x: np.power(10, x),
     "tir.log": np.log, "tir.log2": np.log2, "tir.log10": np.log10, "tir.log1p": np.log1p,
     "tir.sqrt": np.sqrt, "tir.rsqrt": lambda x: 1 / np.sqrt(x), "tir.tanh": np.tanh,
     "tir.erf": _erf, "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.fabs": np.abs,
-    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.round": np.rint,
+    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.round": _round_half_away,
     "tir.nearbyint": np.rint, "tir.trunc": np.trunc, "tir.sin": np.sin, "tir.cos": np.cos,
     "tir.tan": np.tan, "tir.asin": np.arcsin, "tir.acos": np.arccos, "tir.atan": np.arctan,
     "tir.sinh": np.sinh, "tir.cosh": np.cosh, "tir.isnan": np.isnan, "tir.isinf": np.isinf,
@@ -344,7 +350,9 @@ class TIRInterpreter:
             return lambda env: wrap(fn(*[a(env) for a in args]))
         if name == "tir.bitwise_not":
             (fa,) = args
-            return lambda env: ~fa(env)
+            wrap = (lambda v: v) if dtype.lanes != 1 else (lambda v: bool(v & 1)) \
+                if dtype.code == "bool" else _int_wrapper(e.dtype)
+            return lambda env: wrap(~fa(env))
         if name == "tir.fma":
             fa, fb, fc = args
             return lambda env: _cast_result(fa(env) * fb(env) + fc(env), dtype, np_dtype)
@@ -633,7 +641,7 @@ def _caster(src, dst):
     s, d = parse_dtype(src), parse_dtype(dst)
     if d.lanes > 1:
         dtype = to_numpy_dtype(str(d.element_of()))
-        if s.is_float and not d.is_float:
+        if s.is_float and not d.is_float and d.code != "bool":
             return lambda v: np.trunc(v).astype(np.int64).astype(dtype)
         return lambda v: np.asarray(v).astype(dtype)
     if d.code == "bool":
