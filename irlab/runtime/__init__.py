@@ -1,14 +1,13 @@
-"""The runtime: NDArray and devices, PackedFunc and the global registry, timing.
-
-(The compiled-module runtime arrives with codegen.)
-"""
+"""The runtime: NDArray and devices, PackedFunc and the global registry, timing, and the
+compiled ``Module`` (``load_module`` reads what ``export_library`` wrote)."""
 
 from irlab.runtime.ndarray import NDArray, Device, array, empty, cpu, device, from_dlpack
 from irlab.runtime.packed_func import PackedFunc
 from irlab.runtime.registry import (register_func, get_global_func, list_global_func_names,
                                     remove_global_func)
 from irlab.runtime.benchmark import BenchmarkResult, time_evaluator
+from irlab.runtime.module import Module, load_module
 
 __all__ = ["NDArray", "Device", "array", "empty", "cpu", "device", "from_dlpack", "PackedFunc",
            "register_func", "get_global_func", "list_global_func_names", "remove_global_func",
-           "BenchmarkResult", "time_evaluator"]
+           "BenchmarkResult", "time_evaluator", "Module", "load_module"]

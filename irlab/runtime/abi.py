@@ -145,8 +145,11 @@ def _func_name(func) -> str:
 def function_info(func, name: str, asserts: list[str] | None = None) -> FunctionInfo:
     """The FunctionInfo of a PrimFunc (as given to ``build``, before flattening)."""
     extra = bound_vars(func)
-    names = _unique_names(extra)
-    var_name = dict(zip(extra, names))
+    # a dimension may also be a scalar parameter (``A: (n,)`` with ``n: int32``): it is named
+    # by the parameter, and the runtime checks the scalar passed against the array
+    param_names = {p: p.name_hint for p in func.params if p not in func.buffer_map}
+    names = _unique_names(extra, set(param_names.values()))
+    var_name = {**param_names, **dict(zip(extra, names))}
 
     def dim(e):
         return int(e.value) if isinstance(e, E.IntImm) else var_name[e]
@@ -165,14 +168,17 @@ def function_info(func, name: str, asserts: list[str] | None = None) -> Function
     return FunctionInfo(name, params, names, list(asserts or []))
 
 
-def _unique_names(variables) -> list[str]:
-    seen: dict[str, int] = {}
+def _unique_names(variables, reserved=()) -> list[str]:
+    taken = set(reserved)
     out = []
     for v in variables:
-        base = v.name_hint
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        out.append(base if n == 0 else f"{base}_{n}")
+        base = name = v.name_hint
+        n = 0
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        out.append(name)
     return out
 
 

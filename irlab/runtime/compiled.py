@@ -144,6 +144,10 @@ class CompiledFunction:
         self._entry = ENTRY_TYPE(address)
         self._slot_of_var = {name: len(info.params) + i
                              for i, name in enumerate(info.bound_vars)}
+        # scalar parameters that buffers use as a dimension, stride or offset
+        bound = set(info.bound_vars)
+        self._scalar_dims = {p.name: i for i, p in enumerate(info.params)
+                             if p.kind == "scalar" and p.name not in bound}
         self._checkers = [self._checker(i, p) for i, p in enumerate(info.params)]
 
     def __repr__(self):
@@ -207,11 +211,12 @@ class CompiledFunction:
         info = self.info
 
         def bind(call, name, value, what):
-            slot = self._slot_of_var[name]
+            slot = self._slot_of_var.get(name)
             seen = call.bound.get(name)
             if seen is None:
                 call.bound[name] = (value, where, what)
-                call.slots[slot] = value
+                if slot is not None:  # else a scalar parameter, checked in __call__
+                    call.slots[slot] = value
             elif seen[0] != value:
                 raise ArgumentError(
                     f"{where}: {what} is {value}, but {name} = {seen[0]} from {seen[1]} "
@@ -263,7 +268,8 @@ class CompiledFunction:
             if isinstance(param.elem_offset, str):
                 bind(call, param.elem_offset, 0, "elem_offset")
             if not array.flags.writeable and array.size:
-                array = array.copy()  # generated code may write any buffer
+                # generated code may write any buffer; the copy keeps the strides bound above
+                array = _writable_copy(array)
             pointer = array.ctypes.data
             if pointer % ALIGNMENT and array.size and param.strides is None:
                 # compact buffers are declared 64-byte aligned to the code: stage a copy
@@ -276,8 +282,11 @@ class CompiledFunction:
             call.slots[index] = pointer
         return check
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         info = self.info
+        if kwargs:
+            raise ArgumentError(f"{self.name} takes positional arguments only, got "
+                                f"{', '.join(kwargs)}=: {info.signature()}")
         if len(args) != len(info.params):
             raise ArgumentError(f"{self.name} takes {len(info.params)} arguments, got "
                                 f"{len(args)}: {info.signature()}")
@@ -287,6 +296,12 @@ class CompiledFunction:
         for name in info.bound_vars:
             if name not in call.bound:
                 raise ArgumentError(f"{self.name}: nothing binds {name}: {info.signature()}")
+        for name, index in self._scalar_dims.items():
+            seen = call.bound.get(name)
+            if seen is not None and int(args[index]) != seen[0]:
+                raise ArgumentError(
+                    f"{self._where(index, info.params[index])}: {name} = {int(args[index])}, "
+                    f"but {seen[1]} has {seen[2]} = {seen[0]}; {info.signature()}")
         _pending.error = None
         with num_threads_override(self.num_threads):
             code = self._entry(ctypes.addressof(call.slots))
@@ -307,6 +322,22 @@ class CompiledFunction:
         if 0 < code <= len(self.info.asserts):
             raise IrlabError(f"{self.name}: assertion failed: {self.info.asserts[code - 1]}")
         raise IrlabError(f"{self.name}: compiled code returned the unknown status {code}")
+
+
+def _writable_copy(array: np.ndarray) -> np.ndarray:
+    """A writable copy of ``array`` with exactly its strides (negative or zero included)."""
+    if array.flags.c_contiguous:
+        return array.copy()
+    low = high = 0
+    for size, stride in zip(array.shape, array.strides):
+        if stride < 0:
+            low += stride * (size - 1)
+        else:
+            high += stride * (size - 1)
+    raw = np.empty(high - low + array.itemsize, dtype=np.uint8)
+    out = np.ndarray(array.shape, array.dtype, buffer=raw, offset=-low, strides=array.strides)
+    np.copyto(out, array, casting="no")
+    return out
 
 
 def _aligned_copy(array: np.ndarray) -> np.ndarray:

@@ -112,18 +112,47 @@ def unroll(loop: S.For) -> S.Stmt:
     for i in range(extent):
         mapping = {loop.loop_var: E.IntImm(loop.loop_var.dtype, lo + i)}
         if i:
-            mapping.update({v: type(v)(v.name_hint, v.dtype) for v in bound})
+            mapping.update({v: type(v)(v.name_hint, v.dtype, v.type_annotation)
+                            for v in bound})
         copies.append(_Renamer(mapping).visit(loop.body) if i else substitute(loop.body,
                                                                               mapping))
     return S.SeqStmt.flatten(*copies)
 
 
 class _Renamer(StmtExprMutator):
-    """Substitution that also renames binding sites (loop and let variables)."""
+    """Substitution that also renames binding sites (loop, let and allocation variables);
+    buffers over a renamed allocation become new buffers over the new variable."""
 
     def __init__(self, mapping):
         super().__init__()
         self.mapping = mapping
+        self.buffers: dict = {}
+
+    def _buffer(self, buffer):
+        new = self.buffers.get(buffer)
+        if new is None:
+            data = self.mapping.get(buffer.data)
+            new = buffer if data is None else buffer.with_fields(data=data)
+            self.buffers[buffer] = new
+        return new
+
+    def visit_buffer_load(self, e):
+        new = super().visit_buffer_load(e)
+        buffer = self._buffer(e.buffer)
+        return new if buffer is e.buffer else new.with_fields(buffer=buffer)
+
+    def visit_buffer_store(self, s):
+        new = self._mutate_stmt_children(s)
+        buffer = self._buffer(s.buffer)
+        return new if buffer is s.buffer else new.with_fields(buffer=buffer)
+
+    def visit_decl_buffer(self, s):
+        new = self._mutate_stmt_children(s)
+        buffer = self._buffer(s.buffer)
+        return new if buffer is s.buffer else new.with_fields(buffer=buffer)
+
+    def visit_allocate(self, op):
+        return self._rebind(op, "buffer_var")
 
     def visit_var(self, v):
         new = self.mapping.get(v)
@@ -156,6 +185,8 @@ def _bound_vars(body) -> list:
             found.append(node.loop_var)
         elif isinstance(node, (S.LetStmt, E.Let)):
             found.append(node.var)
+        elif isinstance(node, S.Allocate):
+            found.append(node.buffer_var)
 
     post_order_visit(body, visit)
     return list(dict.fromkeys(found))

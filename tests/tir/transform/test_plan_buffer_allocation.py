@@ -125,3 +125,27 @@ def test_unused_or_root_level_buffers_are_left_alone():
     p = tt.PlanAndUpdateBufferAllocationLocation()
     mod = IRModule({"main": two_loops})
     assert p(mod) is mod  # the LCA is the root block already: nothing to do
+
+
+def test_an_allocation_moved_into_an_unrolled_loop_gets_one_variable_per_copy():
+    """compute_at + unroll: the moved allocation is copied per iteration, each with its own
+    variable (found by the random-schedule property test)."""
+    from irlab import lower
+    from irlab.script import from_source
+    from irlab.ir.structural import assert_structural_equal
+
+    n = 4
+    A = te.placeholder((n, n), "float32", name="A")
+    T0 = te.compute((n, n), lambda i, j: A[i, j] * 2.0, name="T0")
+    out = te.compute((n, n), lambda i, j: T0[i, j] + A[i, j], name="out")
+    func = te.create_prim_func([A, out])
+    sch = tir.Schedule(func)
+    sch.compute_at(sch.get_block("T0"), sch.get_loops(sch.get_block("out"))[0])
+    sch.unroll(sch.get_loops(sch.get_block("out"))[0])
+    lowered = lower(sch.mod)
+    allocs = []
+    tir.post_order_visit(lowered["main"].body, lambda n: allocs.append(n.buffer_var)
+                         if isinstance(n, S.Allocate) else None)
+    assert len(allocs) == n and len(set(allocs)) == n
+    _same(func, lowered["main"])
+    assert_structural_equal(from_source(lowered.script())["main"], lowered["main"])
