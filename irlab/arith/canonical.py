@@ -154,7 +154,8 @@ class Canonicalizer(ExprMutator):
     def _merge_divmod(self, lin):
         """``floordiv(x, c) * (k * c) + floormod(x, c) * k => x * k``."""
         for key, (term, coeff) in list(lin.terms.items()):
-            if not isinstance(term, E.FloorMod) or key not in lin.terms:
+            if not isinstance(term, E.FloorMod) or not isinstance(term.b, E.IntImm) \
+                    or key not in lin.terms:
                 continue
             c = term.b.value
             div_key = self.key(E.FloorDiv(term.a, term.b))

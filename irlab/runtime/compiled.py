@@ -23,9 +23,10 @@ import numpy as np
 from irlab.errors import ArgumentError, IrlabError
 from irlab.ir.dtype import parse_dtype, to_numpy_dtype
 from irlab.runtime import abi
-from irlab.runtime.threading import parallel_for, num_threads_override
+from irlab.runtime import threading as _pool
+from irlab.runtime.threading import parallel_for
 
-ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)
+ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_int64))
 BODY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 PARALLEL_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
                                  ctypes.c_int64)
@@ -222,9 +223,29 @@ class CompiledFunction:
                     f"{where}: {what} is {value}, but {name} = {seen[0]} from {seen[1]} "
                     f"({seen[2]}); {info.signature()}")
 
-        def check(call, value):
-            from irlab.runtime.ndarray import NDArray
+        from irlab.runtime.ndarray import NDArray
 
+        static = tuple(param.shape) if param.strides is None and isinstance(
+            param.elem_offset, int) and all(isinstance(d, int) for d in param.shape) else None
+
+        def check(call, value):
+            # the common case first: a compact, writable, aligned array of the static shape
+            if type(value) is NDArray and value._device.device_type == 1:
+                array = value._data
+            else:
+                array = value
+            if static is not None and type(array) is np.ndarray and array.dtype == want \
+                    and array.shape == static:
+                flags = array.flags
+                if flags.c_contiguous and flags.writeable:
+                    pointer = array.__array_interface__["data"][0]
+                    if not pointer % ALIGNMENT:
+                        call.keep.append(array)
+                        call.slots[index] = pointer
+                        return
+            full_check(call, value)
+
+        def full_check(call, value):
             if isinstance(value, NDArray):
                 if value.device.device_type != 1:
                     raise ArgumentError(f"{where}: expected an array on cpu, "
@@ -303,8 +324,13 @@ class CompiledFunction:
                     f"{self._where(index, info.params[index])}: {name} = {int(args[index])}, "
                     f"but {seen[1]} has {seen[2]} = {seen[0]}; {info.signature()}")
         _pending.error = None
-        with num_threads_override(self.num_threads):
-            code = self._entry(ctypes.addressof(call.slots))
+        state = _pool._state  # the thread count parallel loops of this call use
+        previous = getattr(state, "num_threads", None)
+        state.num_threads = self.num_threads or previous
+        try:
+            code = self._entry(call.slots)
+        finally:
+            state.num_threads = previous
         for original, staged in call.write_back:
             np.copyto(original, staged, casting="no")
         if code != 0:
