@@ -414,6 +414,28 @@ def broadcast_to(data, shape):
                                                                             "broadcast_to")))
 
 
+
+# ---------------------------------------------------------------------------------------------
+# TE computes (LowerTE): TOPI's elementwise and broadcast operators, injective strategy
+def _register_computes():
+    from irlab import topi
+    from irlab.relay.op.strategy.generic import register_injective
+
+    aliases = {"copy": "identity", "fast_exp": "exp", "fast_tanh": "tanh", "fast_erf": "erf"}
+    for name in (*_UNARY, *_PREDICATES):
+        fn = getattr(topi, aliases.get(name, name))
+        register_injective(name, lambda attrs, inputs, out_type, fn=fn: [fn(inputs[0])])
+    for name in (*_ARITHMETIC, *_COMPARISON):
+        fn = getattr(topi, name)
+        register_injective(name, lambda attrs, inputs, out_type, fn=fn: [fn(*inputs)])
+    register_injective("cast", lambda attrs, inputs, out_type: [
+        topi.cast(inputs[0], out_type.dtype)])
+    register_injective("clip", lambda attrs, inputs, out_type: [
+        topi.clip(inputs[0], attrs.a_min, attrs.a_max)])
+
+
+_register_computes()
+
 __all__ = [
     "CastAttrs", "ClipAttrs", "InitOpAttrs",
     *_UNARY, *_PREDICATES, *_ARITHMETIC, *_COMPARISON,

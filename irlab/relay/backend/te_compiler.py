@@ -1,0 +1,234 @@
+"""LowerTE: a fused ``Primitive`` Relay function becomes one scheduled PrimFunc.
+
+As TVM's ``te_compiler.cc`` ``ScheduleBuilder``: the function's parameters become
+``te.placeholder``s, each call picks its op's implementation (``select_implementation``) and
+runs its TE compute; the op with the highest fusion pattern is the *anchor* (the last one on
+ties). ``te.create_prim_func`` turns the tensors into a block-form PrimFunc, then:
+
+1. every stage of an injective op that is not an output is inlined into its consumers
+   (TVM's ``AutoInlineInjective``); a stage that cannot be inlined stays as it is;
+2. the anchor implementation's schedule runs on the ``tir.Schedule`` with the function's
+   output tensors (a TOPI schedule finds its own stages from there, as in TVM).
+
+The PrimFunc is named ``tvmgen_default_fused_<op>_<op>...`` ("." -> "_"); a name longer than
+80 characters is cut and ends in a hash of the full one. Structurally equal functions are
+lowered once (``TECompiler`` caches by structural hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+
+from irlab import te
+from irlab.errors import IrlabError
+from irlab.ir.op import Op, OpPattern
+from irlab.ir.structural import structural_equal, structural_hash
+from irlab.ir.type import TensorType, TupleType
+from irlab.relay import expr as R
+from irlab.relay.function import Function
+from irlab.relay.op.op_strategy import select_implementation
+from irlab.tir.schedule import Schedule, ScheduleError
+
+MAX_NAME = 80
+_te_blocks: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def block_of(sch: Schedule, tensor):
+    """The block computing ``tensor`` in a schedule made by LowerTE (or named after its op)."""
+    names = _te_blocks.get(sch)
+    name = names.get(tensor.op) if names else None
+    return sch.get_block(name or tensor.op.name)
+
+
+def _truncate(name: str) -> str:
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+    return name[:MAX_NAME - len(digest) - 1] + "_" + digest
+
+
+def fused_name(func: Function, prefix="tvmgen_default") -> str:
+    """``fused_`` + the op names in post order, as TVM's ``GetUniqueName`` input."""
+    names = []
+
+    def visit(e):
+        if isinstance(e, R.Call):
+            for a in e.args:
+                visit(a)
+            if isinstance(e.op, Op):
+                names.append(e.op.name.replace(".", "_"))
+        elif isinstance(e, R.Tuple):
+            for f in e.fields:
+                visit(f)
+        elif isinstance(e, R.TupleGetItem):
+            visit(e.tuple_value)
+
+    visit(func.body)
+    return _truncate(f"{prefix}_fused_" + "_".join(names))
+
+
+class _TEBuilder:
+    """Relay function body -> TE tensors, remembering the anchor op."""
+
+    def __init__(self, target):
+        self.target = target
+        self.memo: dict = {}
+        self.anchor = None  # (implementation, attrs, op)
+        self.anchor_pattern = -1
+        self.pattern_of_stage: dict = {}  # ComputeOp -> pattern of the Relay op making it
+
+    def visit(self, e):
+        hit = self.memo.get(e)
+        if hit is None:
+            hit = self.memo[e] = self._visit(e)
+        return hit
+
+    def _visit(self, e):
+        if isinstance(e, R.Var):
+            raise IrlabError(f"LowerTE: free variable {e.name_hint} in a primitive function")
+        if isinstance(e, R.Constant):
+            return self._constant(e)
+        if isinstance(e, R.Tuple):
+            return tuple(self.visit(f) for f in e.fields)
+        if isinstance(e, R.TupleGetItem):
+            return self.visit(e.tuple_value)[e.index]
+        if isinstance(e, R.Call):
+            return self._call(e)
+        raise IrlabError(f"LowerTE cannot lower {type(e).__name__} inside a primitive function")
+
+    def _constant(self, c):
+        value = c.data.numpy() if hasattr(c.data, "numpy") else c.data
+        if getattr(value, "ndim", 0) != 0:
+            raise IrlabError("LowerTE: a tensor constant inside a primitive function (FuseOps "
+                             "passes them as arguments)")
+        from irlab.tir import op as O
+
+        scalar = O.const(value.item(), str(value.dtype) if str(value.dtype) != "bool"
+                         else "bool")
+        tensor = te.compute((), lambda: scalar, name="compile_engine_const", tag="const")
+        self.pattern_of_stage[tensor.op] = int(OpPattern.ELEMWISE)  # always inlined
+        return tensor
+
+    def _call(self, call):
+        if not isinstance(call.op, Op):
+            raise IrlabError(f"LowerTE: a primitive function calls {type(call.op).__name__}; "
+                             f"only operators can be lowered")
+        inputs = []
+        for a in call.args:
+            value = self.visit(a)
+            inputs.extend(value if isinstance(value, tuple) else [value])
+        out_type = call.checked_type
+        impl = select_implementation(call.op, call.attrs, inputs, out_type, self.target)
+        outs = impl.compute(call.attrs, inputs, out_type)
+        pattern = int(call.op.pattern)
+        for t in outs:
+            self._mark(t, pattern, set(id(i.op) for i in inputs))
+        if pattern >= self.anchor_pattern:
+            self.anchor, self.anchor_pattern = (impl, call.attrs, call.op), pattern
+        if isinstance(out_type, TupleType):
+            return tuple(outs)
+        return outs[0]
+
+    def _mark(self, tensor, pattern, stop):
+        """Record the pattern of every stage this call created (up to its inputs)."""
+        op = tensor.op
+        if id(op) in stop or op in self.pattern_of_stage or not hasattr(op, "body"):
+            return
+        self.pattern_of_stage[op] = pattern
+        for t in op.input_tensors:
+            self._mark(t, pattern, stop)
+
+
+class LoweredFunction:
+    """A primitive function lowered: its PrimFunc (block form, scheduled) and its pieces."""
+
+    def __init__(self, name, prim_func, schedule, relay_func, inputs, outputs, anchor):
+        self.name = name
+        self.prim_func = prim_func
+        self.schedule = schedule
+        self.relay_func = relay_func
+        self.inputs = inputs
+        self.outputs = outputs
+        self.anchor = anchor  # (OpImplementation, attrs, Op)
+
+    def __repr__(self):
+        impl = self.anchor[0].name if self.anchor else "-"
+        return f"LoweredFunction({self.name}, anchor={impl})"
+
+
+def _output_tensors(value) -> list:
+    return list(value) if isinstance(value, tuple) else [value]
+
+
+def lower_function(func: Function, target, name: str | None = None) -> LoweredFunction:
+    """Lower one fused primitive function (its types inferred) for ``target``."""
+    from irlab.te.create_prim_func import _ordered_ops
+    from irlab.te.tensor import ComputeOp
+
+    builder = _TEBuilder(target)
+    inputs = []
+    for p in func.params:
+        ty = p.checked_type if p._checked_type is not None else p.type_annotation
+        if not isinstance(ty, TensorType):
+            raise IrlabError(f"LowerTE: parameter {p.name_hint} is {ty}; only tensor "
+                             f"parameters are supported")
+        ph = te.placeholder(tuple(int(d) for d in ty.shape), ty.dtype, name=p.name_hint)
+        builder.memo[p] = ph
+        inputs.append(ph)
+    outputs = _output_tensors(builder.visit(func.body))
+    prim_func = te.create_prim_func(inputs + outputs)
+    name = name or fused_name(func)
+    prim_func = prim_func.with_attr("global_symbol", name)
+    sch = Schedule(prim_func)
+    # the ComputeOps in create_prim_func's order are its root's child blocks, in order
+    ops = [op for op in _ordered_ops(inputs + outputs) if isinstance(op, ComputeOp)]
+    blocks = sch.get_child_blocks(sch.get_block("root"))
+    names = {}
+    if len(blocks) == len(ops):
+        names = {op: sch.get(b).name_hint for op, b in zip(ops, blocks)}
+    _te_blocks[sch] = names
+    out_ops = {t.op for t in outputs}
+    for op in reversed(ops):
+        pattern = builder.pattern_of_stage.get(op, int(OpPattern.OPAQUE))
+        if op in out_ops or pattern > int(OpPattern.INJECTIVE) or op not in names:
+            continue
+        try:
+            sch.compute_inline(sch.get_block(names[op]))
+        except ScheduleError:
+            pass  # e.g. read by a reduction in a way inlining cannot express: keep the stage
+    if builder.anchor is not None:
+        impl, attrs, _ = builder.anchor
+        impl.schedule(attrs, sch, outputs, target)
+    lowered = LoweredFunction(name, sch.mod["main"], sch, func, inputs, outputs,
+                              builder.anchor)
+    lowered.tir_from_te = prim_func  # before any schedule: what the lowering explorer shows
+    return lowered
+
+
+class TECompiler:
+    """Lowers primitive functions once each: structurally equal functions share a PrimFunc."""
+
+    def __init__(self, target, prefix="tvmgen_default"):
+        self.target = target
+        self.prefix = prefix
+        self._cache: dict = {}  # structural hash -> list of (Function, LoweredFunction)
+        self._names: dict = {}
+        self.lowered: list[LoweredFunction] = []
+
+    def lower(self, func: Function) -> LoweredFunction:
+        key = structural_hash(func)
+        for other, lowered in self._cache.get(key, []):
+            if structural_equal(other, func):
+                return lowered
+        base = fused_name(func, self.prefix)
+        count = self._names.get(base, 0)
+        self._names[base] = count + 1
+        name = base if count == 0 else _truncate(f"{base}_{count}")
+        lowered = lower_function(func, self.target, name)
+        self._cache.setdefault(key, []).append((func, lowered))
+        self.lowered.append(lowered)
+        return lowered
+
+
+__all__ = ["lower_function", "fused_name", "TECompiler", "LoweredFunction", "block_of"]
