@@ -9,3 +9,4 @@ The Relay ops point at these through their registered ``FTVMCompute`` / ``FTVMSt
 from irlab.topi.math import *  # noqa: F401,F403
 from irlab.topi.broadcast import *  # noqa: F401,F403
 from irlab.topi import math, broadcast, x86, utils  # noqa: F401
+from irlab.topi import nn  # noqa: F401,E402

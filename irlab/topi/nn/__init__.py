@@ -1,0 +1,3 @@
+"""Neural-network operators in TE (TVM's ``topi.nn``)."""
+
+from irlab.topi.nn import dense, softmax, norm, conv2d, pooling  # noqa: F401
