@@ -1,6 +1,15 @@
-"""``create_executor`` and ``bind_params_by_name`` (``relay.build`` arrives with codegen)."""
+"""``relay.build`` (Relay -> graph JSON + kernels + params), ``create_executor`` and
+``bind_params_by_name``.
+
+``build(mod, target, params)`` runs ``relay.optimize`` (binding ``params`` as constants), then
+graph codegen: LowerTE turns each fused function into a scheduled PrimFunc, the memory plan
+assigns storage, and ``irlab.build`` compiles every PrimFunc into one library. The result is a
+``GraphExecutorFactoryModule``, as TVM's.
+"""
 
 from __future__ import annotations
+
+import warnings
 
 from irlab.errors import IrlabError
 from irlab.relay.expr import bind, const
@@ -27,3 +36,83 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
     from irlab.relay.interpreter import create_executor as _create
 
     return _create(kind, mod, device, target, params)
+
+
+class GraphExecutorFactoryModule:
+    """What ``relay.build`` returns: graph JSON, the compiled library and the params."""
+
+    def __init__(self, ir_mod, target, graph_json, lib, params, mod_name="default",
+                 lowered=()):
+        self.ir_mod = ir_mod  # the optimized, fused module the graph was made from
+        self.target = target
+        self.graph_json = graph_json
+        self.lib = lib
+        self.params = params
+        self.libmod_name = mod_name
+        self.lowered = list(lowered)  # LoweredFunction per kernel (Relay, TE, TIR)
+
+    def get_graph_json(self) -> str:
+        return self.graph_json
+
+    def get_lib(self):
+        return self.lib
+
+    def get_params(self) -> dict:
+        from irlab.runtime.ndarray import NDArray, array
+
+        return {k: v if isinstance(v, NDArray) else array(v) for k, v in self.params.items()}
+
+    def __getitem__(self, name):
+        if name != self.libmod_name:
+            raise IrlabError(f"the factory module has {self.libmod_name!r}, not {name!r}")
+        return self._create
+
+    def _create(self, device=None):
+        from irlab.contrib.graph_executor import GraphExecutor
+
+        executor = GraphExecutor(self.graph_json, self.lib, device, self.get_params())
+        executor.param_names = list(self.params)
+        return executor
+
+    def export_library(self, file_name, **kw):
+        return self.lib.export_library(file_name, **kw)
+
+    def __iter__(self):
+        warnings.warn("legacy graph executor behavior of producing json / lib / params will "
+                      "be removed in the next release. Please see documents of "
+                      "tvm.contrib.graph_executor.GraphModule for the new recommended usage.",
+                      DeprecationWarning, stacklevel=2)
+        return iter((self.graph_json, self.lib, self.get_params()))
+
+
+def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
+          workspace_memory_pools=None, constant_memory_pools=None, params=None,
+          mod_name="default"):
+    """Compile a Relay module for ``target`` into a ``GraphExecutorFactoryModule``."""
+    from irlab.build_module import build as build_tir
+    from irlab.ir.module import IRModule
+    from irlab.relay.backend.graph_codegen import GraphCodegen
+    from irlab.relay.function import Function
+    from irlab.relay.pipeline import optimize
+    from irlab.target import as_target
+
+    if isinstance(ir_mod, Function):
+        warnings.warn("Please use input parameter mod (tvm.IRModule) instead of deprecated "
+                      "parameter mod (tvm.relay.function.Function)", DeprecationWarning,
+                      stacklevel=2)
+        ir_mod = IRModule.from_expr(ir_mod)
+    if not isinstance(ir_mod, IRModule):
+        raise IrlabError(f"relay.build takes an IRModule, got {type(ir_mod).__name__}")
+    target = as_target(target)
+    with target:
+        mod, _ = optimize(ir_mod, target, params)
+        codegen = GraphCodegen(target, mod_name)
+        graph_json, lowered, consts = codegen.codegen(mod["main"])
+        kernels = IRModule({lf.name: lf.prim_func for lf in lowered})
+        if lowered:
+            lib = build_tir(kernels, target=target)
+        else:
+            from irlab.runtime.module import Module
+
+            lib = Module((), str(target))
+    return GraphExecutorFactoryModule(mod, target, graph_json, lib, consts, mod_name, lowered)

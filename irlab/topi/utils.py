@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import weakref
+
 from irlab.tir import expr as E
+
+# schedule -> {te Operation: block name}, filled by LowerTE (block names are made unique,
+# so two ``T_add`` stages become blocks ``T_add`` and ``T_add_1``)
+_te_blocks: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def block_of(sch, tensor):
+    """The block computing ``tensor`` in ``sch`` (LowerTE's names, else the op's name)."""
+    names = _te_blocks.get(sch)
+    name = names.get(tensor.op) if names else None
+    return sch.get_block(name or tensor.op.name)
 
 
 def const_shape(tensor) -> tuple:

@@ -18,7 +18,6 @@ lowered once (``TECompiler`` caches by structural hash).
 from __future__ import annotations
 
 import hashlib
-import weakref
 
 from irlab import te
 from irlab.errors import IrlabError
@@ -29,16 +28,9 @@ from irlab.relay import expr as R
 from irlab.relay.function import Function
 from irlab.relay.op.op_strategy import select_implementation
 from irlab.tir.schedule import Schedule, ScheduleError
+from irlab.topi.utils import _te_blocks, block_of
 
 MAX_NAME = 80
-_te_blocks: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def block_of(sch: Schedule, tensor):
-    """The block computing ``tensor`` in a schedule made by LowerTE (or named after its op)."""
-    names = _te_blocks.get(sch)
-    name = names.get(tensor.op) if names else None
-    return sch.get_block(name or tensor.op.name)
 
 
 def _truncate(name: str) -> str:

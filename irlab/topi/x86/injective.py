@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from irlab.ir.dtype import parse_dtype
 from irlab.tir.schedule import ScheduleError
+from irlab.topi.utils import block_of
 
 PARALLEL_MIN_ELEMENTS = 16384  # below this a fan-out costs more than it saves
 
@@ -48,7 +49,7 @@ def schedule_injective_block(sch, block, target, dtype="float32"):
 def schedule_injective(sch, outs, target):
     """TVM's ``schedule_injective`` for every output tensor in ``outs``."""
     for out in outs:
-        schedule_injective_block(sch, sch.get_block(out.op.name), target, out.dtype)
+        schedule_injective_block(sch, block_of(sch, out), target, out.dtype)
 
 
 __all__ = ["schedule_injective", "schedule_injective_block", "vector_lanes"]

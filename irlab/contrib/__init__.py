@@ -1,0 +1,1 @@
+"""Executors built on the runtime (TVM's ``tvm.contrib``): ``graph_executor``."""

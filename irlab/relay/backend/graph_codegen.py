@@ -1,0 +1,142 @@
+"""Graph codegen: the fused ``@main`` becomes TVM's graph JSON, its kernels and its params
+(TVM's ``graph_executor_codegen.cc``).
+
+* ``@main``'s parameters become ``"null"`` nodes named after them; constants become params
+  named ``p0, p1, ...`` (``"null"`` nodes too, their values in ``params``).
+* A call of a ``Primitive`` function becomes a ``"tvm_op"`` node calling the PrimFunc LowerTE
+  made for it (``TECompiler``: one PrimFunc per distinct function). A function that only
+  reshapes (reshape, squeeze, expand_dims, batch_flatten, reshape_like) becomes ``"__nop"``:
+  no kernel, its output shares the input's storage.
+* Tuples are lists of entries; ``TupleGetItem`` picks one. ``heads`` are the outputs.
+* ``attrs.shape``/``dltype``/``storage_id`` list every entry (``node_row_ptr`` order);
+  storage ids come from ``plan_memory``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from irlab.errors import IrlabError
+from irlab.ir.op import Op
+from irlab.ir.type import TensorType, TupleType
+from irlab.relay import expr as R
+from irlab.relay.backend.graph_plan_memory import plan_memory
+from irlab.relay.backend.te_compiler import TECompiler
+from irlab.relay.function import Function
+
+_RESHAPE_ONLY = {"reshape", "squeeze", "expand_dims", "nn.batch_flatten", "reshape_like"}
+
+
+def _is_primitive(f) -> bool:
+    attrs = f.attrs
+    return attrs is not None and "Primitive" in attrs and int(attrs["Primitive"]) == 1
+
+
+def _reshape_only(func: Function) -> bool:
+    body = func.body
+    while isinstance(body, R.Call) and isinstance(body.op, Op) and body.op.name in _RESHAPE_ONLY:
+        body = body.args[0]
+    return body is not func.body and isinstance(body, R.Var)
+
+
+def _tensor_types(ty) -> list:
+    if isinstance(ty, TupleType):
+        out = []
+        for f in ty.fields:
+            out.extend(_tensor_types(f))
+        return out
+    if not isinstance(ty, TensorType):
+        raise IrlabError(f"graph codegen: {ty} is not a tensor type")
+    return [ty]
+
+
+class GraphCodegen:
+    """Build the graph JSON of a fused, typed ``@main``."""
+
+    def __init__(self, target, mod_name="default"):
+        self.compiler = TECompiler(target, prefix=f"tvmgen_{mod_name}")
+        self.nodes: list[dict] = []
+        self.types: list[list] = []  # per node: its output TensorTypes
+        self.params: dict = {}
+        self.memo: dict = {}
+        self.node_exprs: list = []  # per node: the Relay expression it came from
+
+    def _add(self, node, types, expr=None):
+        self.nodes.append(node)
+        self.types.append(types)
+        self.node_exprs.append(expr)
+        nid = len(self.nodes) - 1
+        return [[nid, i, 0] for i in range(len(types))]
+
+    def visit(self, e):
+        hit = self.memo.get(e)
+        if hit is None:
+            hit = self.memo[e] = self._visit(e)
+        return hit
+
+    def _visit(self, e):
+        if isinstance(e, R.Var):
+            return self._add({"op": "null", "name": e.name_hint, "inputs": []},
+                             _tensor_types(e.checked_type), e)
+        if isinstance(e, R.Constant):
+            name = f"p{len(self.params)}"
+            self.params[name] = e.data
+            return self._add({"op": "null", "name": name, "inputs": []},
+                             _tensor_types(e.checked_type), e)
+        if isinstance(e, R.Tuple):
+            entries = []
+            for f in e.fields:
+                entries.extend(self.visit(f))
+            return entries
+        if isinstance(e, R.TupleGetItem):
+            return [self.visit(e.tuple_value)[e.index]]
+        if isinstance(e, R.Call):
+            return self._call(e)
+        if isinstance(e, R.Let):
+            self.memo[e.var] = self.visit(e.value)
+            return self.visit(e.body)
+        raise IrlabError(f"graph codegen cannot handle {type(e).__name__} in @main "
+                         f"(the graph executor runs dataflow graphs)")
+
+    def _call(self, call):
+        func = call.op
+        if not (isinstance(func, Function) and _is_primitive(func)):
+            what = func.name if isinstance(func, Op) else type(func).__name__
+            raise IrlabError(f"graph codegen: @main calls {what} directly; run FuseOps first "
+                             f"(relay.build does)")
+        inputs = []
+        for a in call.args:
+            inputs.extend(self.visit(a))
+        types = _tensor_types(call.checked_type)
+        if _reshape_only(func):
+            name, func_name = "reshape_nop", "__nop"
+        else:
+            lowered = self.compiler.lower(func)
+            name = func_name = lowered.name
+        node = {"op": "tvm_op", "name": name, "inputs": inputs,
+                "attrs": {"func_name": func_name, "flatten_data": "0",
+                          "num_inputs": str(len(inputs)), "num_outputs": str(len(types))}}
+        return self._add(node, types, call)
+
+    def codegen(self, main: Function):
+        self.arg_nodes = []
+        for p in main.params:
+            self.memo[p] = self.visit(p)
+        heads = self.visit(main.body)
+        row_ptr = [0]
+        for types in self.types:
+            row_ptr.append(row_ptr[-1] + len(types))
+        shapes = [[int(d) for d in t.shape] for types in self.types for t in types]
+        dtypes = [t.dtype for types in self.types for t in types]
+        storage_id, sizes = plan_memory(self.nodes, heads, shapes, dtypes, row_ptr)
+        arg_nodes = [i for i, n in enumerate(self.nodes) if n["op"] == "null"]
+        graph = {"nodes": self.nodes, "arg_nodes": arg_nodes, "heads": heads,
+                 "attrs": {"dltype": ["list_str", dtypes],
+                           "storage_id": ["list_int", storage_id],
+                           "shape": ["list_shape", shapes]},
+                 "node_row_ptr": row_ptr}
+        self.storage_sizes = sizes
+        return json.dumps(graph, indent=2), self.compiler.lowered, self.params
+
+
+__all__ = ["GraphCodegen"]
