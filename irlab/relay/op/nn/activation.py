@@ -153,3 +153,25 @@ def dropout(data, rate=0.5):
 
 __all__ = ["LeakyReluAttrs", "SoftmaxAttrs", "DropoutAttrs", "relu", "leaky_relu", "softmax",
            "fast_softmax", "log_softmax", "dropout", "dropout_raw"]
+
+
+def _register_computes():
+    from irlab.relay.op.op_strategy import register_compute, register_strategy
+    from irlab.relay.op.strategy import dense as S
+    from irlab.relay.op.strategy.generic import register_injective
+    from irlab.topi.nn import activation as A
+
+    register_injective("nn.relu", lambda attrs, inputs, out_type: [A.relu(inputs[0])])
+    register_injective("nn.leaky_relu", lambda attrs, inputs, out_type: [
+        A.leaky_relu(inputs[0], attrs.alpha)])
+    register_compute("nn.softmax", S.softmax_compute)
+    register_strategy("nn.softmax", S.softmax_strategy)
+    register_compute("nn.fast_softmax", S.fast_softmax_compute)
+    register_strategy("nn.fast_softmax", S.fast_softmax_strategy)
+    register_compute("nn.log_softmax", S.log_softmax_compute)
+    register_strategy("nn.log_softmax", S.log_softmax_strategy)
+    register_compute("nn.dropout", S._dropout_compute)
+    register_strategy("nn.dropout", S.dropout_strategy)
+
+
+_register_computes()

@@ -170,3 +170,18 @@ def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_
 
 
 __all__ = ["DenseAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense", "matmul", "batch_matmul"]
+
+
+def _register_computes():
+    from irlab.relay.op.op_strategy import register_compute, register_strategy
+    from irlab.relay.op.strategy import dense as S
+
+    register_compute("nn.dense", S.dense_compute)
+    register_strategy("nn.dense", S.dense_strategy)
+    register_compute("nn.matmul", S.matmul_compute)
+    register_strategy("nn.matmul", S.matmul_strategy)
+    register_compute("nn.batch_matmul", S.batch_matmul_compute)
+    register_strategy("nn.batch_matmul", S.batch_matmul_strategy)
+
+
+_register_computes()

@@ -162,3 +162,29 @@ def pad(data, pad_width, pad_value=0, pad_mode="constant"):
 
 
 __all__ = ["BiasAddAttrs", "PadAttrs", "bias_add", "batch_flatten", "pad"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes (injective strategy) of nn.pad and nn.batch_flatten
+def _register_transform_computes():
+    from irlab.relay.op.strategy.generic import register_injective
+    from irlab.topi import transform as T
+
+    register_injective("nn.batch_flatten", lambda attrs, inputs, out_type: [
+        T.batch_flatten(inputs[0])])
+    register_injective("nn.pad", lambda attrs, inputs, out_type: [
+        T.pad(inputs[0], attrs.pad_width, inputs[1], attrs.pad_mode)])
+
+
+_register_transform_computes()
+
+
+def _register_bias_add_compute():
+    from irlab.relay.op.strategy.generic import register_injective
+    from irlab.topi.nn import dense as D
+
+    register_injective("nn.bias_add", lambda attrs, inputs, out_type: [
+        D.bias_add(inputs[0], inputs[1], attrs.axis)])
+
+
+_register_bias_add_compute()

@@ -150,3 +150,16 @@ def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True
 
 
 __all__ = ["BatchNormAttrs", "LayerNormAttrs", "batch_norm", "layer_norm"]
+
+
+def _register_computes():
+    from irlab.relay.op.op_strategy import register_compute, register_strategy
+    from irlab.relay.op.strategy import dense as S
+
+    register_compute("nn.batch_norm", S.batch_norm_compute)
+    register_strategy("nn.batch_norm", S.batch_norm_strategy)
+    register_compute("nn.layer_norm", S.layer_norm_compute)
+    register_strategy("nn.layer_norm", S.layer_norm_strategy)
+
+
+_register_computes()

@@ -1,0 +1,205 @@
+"""CPU schedules of the matrix products (``dense``, ``matmul``, ``batch_matmul``).
+
+The product stage reads its second operand packed into panels ``pack[.., jo, k, ji]`` of
+``bn`` contiguous columns (``topi.nn.dense(..., bn=...)``). The output is computed in
+``bm x bn`` register tiles: loops ``batch, jo, io | k, ii, ji`` with ``ji`` vectorized (``bn``
+floats: ``bn / 16`` zmm registers per row) and ``ii`` unrolled, so the inner loop is ``bm``
+broadcasts + ``bn / 16`` loads + ``bm * bn / 16`` FMAs. The tile is accumulated in a small
+buffer (``cache_write`` when the product is the function's output; otherwise the product
+stage itself, moved under the epilogue's tile loop with ``compute_at`` so the epilogue --
+bias add, relu... -- is applied to each tile while it is hot). Each panel of the packed operand
+is packed inside the (parallel) column loop, just before its use. The column loop (fused with
+the batch loop) runs in parallel when there is enough work.
+
+Tiny M (<= 2 rows: a matrix-vector product, where packing would cost as much as the product)
+and ``N`` not a multiple of 16 use the unpacked compute and ``schedule_dense_simple``
+(vectorized dot products via ``rfactor``).
+"""
+
+from __future__ import annotations
+
+from irlab.tir.schedule import ScheduleError
+from irlab.topi.utils import const_shape
+from irlab.topi.x86.injective import schedule_injective_block
+
+PRODUCT_TAGS = ("dense", "matmul", "batch_matmul")
+PARALLEL_MIN_FLOPS = 1 << 24  # below ~16 MFLOP, a thread fan-out costs more than it saves
+
+
+def _block_of(sch, tensor):
+    from irlab.relay.backend.te_compiler import block_of
+
+    return block_of(sch, tensor)
+
+
+GEMV_MAX_ROWS = 2
+
+
+def dense_tile(m: int, n: int):
+    """(bm, bn) register tile for an ``m x n`` output, or None when n is not a multiple of 16
+    or m is tiny."""
+    if m <= GEMV_MAX_ROWS:
+        return None
+    bn = next((b for b in (64, 32, 16) if n % b == 0), None)
+    if bn is None:
+        return None
+    limit = 4 if bn == 64 else 8 if bn == 32 else 8
+    bm = next(b for b in range(min(limit, m), 0, -1) if m % b == 0)
+    return bm, bn
+
+
+def find_product(outs):
+    """The product tensor under ``outs`` (walking the epilogue's inputs)."""
+    seen = set()
+    stack = list(outs)
+    while stack:
+        t = stack.pop()
+        if id(t.op) in seen:
+            continue
+        seen.add(id(t.op))
+        if getattr(t.op, "tag", "") in PRODUCT_TAGS:
+            return t
+        stack.extend(getattr(t.op, "input_tensors", []))
+    return None
+
+
+def _flops(prod):
+    shape = const_shape(prod)
+    k = prod.op.body[0].axis[0].dom.extent if hasattr(prod.op.body[0], "axis") else None
+    total = 2
+    for d in shape:
+        total *= d
+    try:
+        total *= int(k.value)
+    except AttributeError:
+        pass
+    return total
+
+
+def _extent(sch, loop):
+    value = sch.get(loop).extent
+    return int(value.value) if hasattr(value, "value") else None
+
+
+def schedule_dense(sch, outs, target):
+    """The packed register-tile schedule (or the simple one when the product is unpacked)."""
+    prod = find_product(outs)
+    if prod is None:
+        return
+    pack = next((t for t in prod.op.input_tensors if t.op.tag.endswith("_pack")), None)
+    out = outs[0]
+    others = list(outs[1:])
+    if pack is None or const_shape(out) != const_shape(prod):
+        schedule_dense_simple(sch, outs, target)
+        return
+    shape = const_shape(prod)
+    bn = const_shape(pack)[-1]
+    tile = dense_tile(shape[-2] if len(shape) >= 2 else 1, shape[-1])
+    if tile is None or tile[1] != bn or len(shape) < 2:
+        schedule_dense_simple(sch, outs, target)
+        return
+    bm = tile[0]
+    pblock = _block_of(sch, prod)
+    if out.op is prod.op:
+        *batch, i, j, k = sch.get_loops(pblock)
+        io, ii = sch.split(i, [None, bm])
+        jo, ji = sch.split(j, [None, bn])
+        sch.reorder(*batch, jo, io, k, ii, ji)
+        local = sch.cache_write(pblock, 0, "local")
+        sch.reverse_compute_at(local, io)
+        sch.decompose_reduction(pblock, k)
+        sch.vectorize(ji)
+        if bm > 1:
+            sch.unroll(ii)
+        sch.vectorize(sch.get_loops(local)[-1])
+    else:
+        oblock = _block_of(sch, out)
+        *batch, i, j = sch.get_loops(oblock)
+        io, ii = sch.split(i, [None, bm])
+        jo, ji = sch.split(j, [None, bn])
+        sch.reorder(*batch, jo, io, ii, ji)
+        sch.compute_at(pblock, io, preserve_unit_loops=True)
+        *_, pi, pj, pk = sch.get_loops(pblock)
+        sch.reorder(pk, pi, pj)
+        sch.decompose_reduction(pblock, pk)
+        sch.vectorize(pj)
+        if bm > 1:
+            sch.unroll(pi)
+        sch.vectorize(ji)
+    outer = sch.fuse(*batch, jo) if batch else jo
+    if _flops(prod) >= PARALLEL_MIN_FLOPS and (_extent(sch, outer) or 0) >= 2:
+        sch.parallel(outer)
+    packb = _block_of(sch, pack)
+    sch.compute_at(packb, outer)
+    _schedule_pack(sch, packb)
+    for t in others:
+        schedule_injective_block(sch, _block_of(sch, t), target, t.dtype)
+
+
+PACK_MODE = "blocked"
+
+
+def _schedule_pack(sch, packb):
+    """The panel copy ``pack[k, ji] = B[j0 + ji, k]`` is a transpose: in 16 x bn blocks, read
+    16 contiguous k of one row of B at a time (the writes stay in L1)."""
+    k, ji = sch.get_loops(packb)[-2:]
+    kext = _extent(sch, k) or 1
+    kb = next((b for b in (16, 8, 4) if kext % b == 0), None)
+    if PACK_MODE == "vector" or kb is None:
+        sch.vectorize(ji)
+        return
+    ko, ki = sch.split(k, [None, kb])
+    sch.reorder(ko, ji, ki)
+    sch.unroll(ki)
+
+
+def schedule_dense_simple(sch, outs, target):
+    """The unpacked product as vectorized dot products: the reduction over ``k`` is split by
+    the vector width and factored (``rfactor``) into a vector of partial sums per output
+    element, accumulated in registers, then summed; output rows (fused with the columns) run
+    in parallel when large enough. Used for tiny M (a GEMV: packing would cost as much as the
+    product) and for N not a multiple of 16. The epilogue is scheduled as injective stages."""
+    prod = find_product(outs)
+    for t in outs:
+        if prod is None or t.op is not prod.op:
+            schedule_injective_block(sch, _block_of(sch, t), target, t.dtype)
+    if prod is None:
+        return
+    for t in prod.op.input_tensors:
+        if t.op.tag.endswith("_pack"):
+            schedule_injective_block(sch, _block_of(sch, t), target, t.dtype)
+    pblock = _block_of(sch, prod)
+    loops = sch.get_loops(pblock)
+    ndata = len(prod.shape)
+    k = loops[ndata]
+    kext = _extent(sch, k) or 1
+    kb = next((b for b in (16, 8) if kext % b == 0 and kext > b), None)
+    data_loops = loops[:ndata]
+    if kb is not None:
+        try:
+            _, ki = sch.split(k, [None, kb])
+            rf = sch.rfactor(ki, 0)
+            wb_loops = sch.get_loops(pblock)
+            sch.compute_at(rf, wb_loops[ndata - 1])
+            # compute_at makes the loops in the rf block's iteration order: ki (spatial), ko
+            rki, rko = sch.get_loops(rf)[-2:]
+            sch.reorder(rko, rki)
+            init = sch.decompose_reduction(rf, rko)
+            sch.vectorize(rki)
+            sch.vectorize(sch.get_loops(init)[-1])
+            data_loops = sch.get_loops(pblock)[:ndata]
+        except ScheduleError:
+            data_loops = sch.get_loops(pblock)[:ndata]
+    row = sch.fuse(*data_loops) if len(data_loops) > 1 else data_loops[0]
+    if _flops(prod) >= PARALLEL_MIN_FLOPS and (_extent(sch, row) or 0) >= 2:
+        try:
+            sch.parallel(row)
+        except ScheduleError:
+            pass
+
+
+schedule_batch_matmul = schedule_dense
+schedule_matmul = schedule_dense
+
+__all__ = ["schedule_dense", "schedule_dense_simple", "schedule_batch_matmul",
+           "schedule_matmul", "dense_tile", "find_product"]
