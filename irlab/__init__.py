@@ -23,6 +23,7 @@ from irlab import script  # ``@tvm.script.ir_module`` must work after ``import i
 from irlab.tir.transform.pipeline import lower
 from irlab import target
 from irlab.build_module import build
+from irlab import contrib
 
 
 def explore(mod_or_expr, **kw):
@@ -35,4 +36,4 @@ def explore(mod_or_expr, **kw):
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
            "ir", "IRModule", "cpu", "device", "Device", "register_func", "get_global_func",
            "nd", "runtime", "transform",
-           "instrument", "relay", "parser", "tir", "te", "script", "lower", "target", "build"]
+           "instrument", "relay", "parser", "tir", "te", "script", "lower", "target", "build", "contrib"]

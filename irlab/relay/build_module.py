@@ -92,6 +92,7 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     from irlab.build_module import build as build_tir
     from irlab.ir.module import IRModule
     from irlab.relay.backend.graph_codegen import GraphCodegen
+    from irlab.relay.backend.lower_te_pass import lower_te_passes
     from irlab.relay.function import Function
     from irlab.relay.pipeline import optimize
     from irlab.target import as_target
@@ -107,6 +108,7 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     with target:
         mod, _ = optimize(ir_mod, target, params)
         codegen = GraphCodegen(target, mod_name)
+        mod = lower_te_passes(codegen.compiler)(mod)  # step 29, seen by instruments
         graph_json, lowered, consts = codegen.codegen(mod["main"])
         kernels = IRModule({lf.name: lf.prim_func for lf in lowered})
         if lowered:
