@@ -46,4 +46,5 @@ def test_relay_build_runs_tvms_sequence_under_instruments():
     m.run(x=a)
     np.testing.assert_allclose(m.get_output(0).numpy(), np.exp(a + a), rtol=1e-6)
     names_in_module = [gv.name_hint for gv in lib.ir_mod.functions]
-    assert "main" in names_in_module and "tvmgen_default_fused_add_exp" in names_in_module
+    assert "main" in names_in_module
+    assert any(n.startswith("tvmgen_default_fused_") for n in names_in_module)
