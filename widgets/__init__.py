@@ -4,7 +4,11 @@
   search, inspector with the node's IR line, collapsible fused functions, neighbourhoods).
 - ``PassStepper(mod, passes=None, params=None, opt_level=3)``: step through a pass pipeline
   (diffs, before/after graphs, numerics, provenance, pipeline editing).
-- ``explore(mod_or_expr, params=None, ...)``: both as one app (``Explorer``).
+- ``LoweringExplorer(factory_or_mod, params=None, target="llvm")``: one kernel at every level
+  (Relay, TIR from TE, scheduled and lowered TIR, LLVM IR, assembly), a loop linked across them.
+- ``RunPanel(factory_or_mod, params=None, inputs=None)``: run the built module, check it
+  against the interpreter, latency and time per kernel node.
+- ``explore(mod_or_expr, params=None, ...)``: all of them as one app (``Explorer``).
 - ``export_html(obj, path)``: one self-contained HTML file (no network, no kernel).
 
 The widget classes import ipywidgets/anywidget on first use; ``export_html`` needs neither.
@@ -19,6 +23,8 @@ _LAZY = {
     "PassStepper": "irlab.widgets.pass_stepper",
     "Explorer": "irlab.widgets.explorer",
     "explore": "irlab.widgets.explorer",
+    "LoweringExplorer": "irlab.widgets.lowering_explorer",
+    "RunPanel": "irlab.widgets.run_panel",
 }
 
 
@@ -44,4 +50,5 @@ def _register_reprs():
 
 _register_reprs()
 
-__all__ = ["GraphView", "PassStepper", "Explorer", "explore", "export_html"]
+__all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "Explorer", "explore",
+           "export_html"]

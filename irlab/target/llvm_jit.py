@@ -202,7 +202,9 @@ class LLVMModule(Module):
         target = self._target_obj if isinstance(self._target_obj, Target) else \
             Target(self._target_obj)
         mod = llvm.parse_assembly(self._sources["ll"])
-        return target_machine(target).emit_assembly(mod)
+        tm = target_machine(target)
+        tm.set_asm_verbosity(True)  # keep LLVM's block names as comments: `# %for.i`
+        return tm.emit_assembly(mod)
 
     def get_object(self):
         return self._object

@@ -1,0 +1,142 @@
+// lowering_explorer.js: the LoweringExplorer widget (needs irlab_core.js in front of it).
+// Synced traits read here: kernels, kernel, panes ({pane: {title, text, loops, pending}}),
+// trace, loop, loops, marks ({pane: {head, body, use}}), optimized, show_asm, status.
+// Every model string reaches the DOM as text (h(..., {text}) / irHighlight), never as HTML.
+
+const LX_PANES = ["relay", "te", "scheduled", "lowered", "llvm", "asm"];
+
+function renderLoweringExplorer({ model, el }) {
+  const save = (pairs) => {
+    for (const [k, v] of Object.entries(pairs)) model.set(k, v);
+    model.save_changes();
+  };
+  const kernelSelect = h("select", { "data-testid": "kernel-select", class: "irlab-kernel-select",
+    title: "fused function (kernel)" });
+  const loopSelect = h("select", { "data-testid": "loop-select", title: "loop variable" });
+  const optBox = h("input", { type: "checkbox", "data-testid": "optimized-toggle" });
+  const status = h("span", { class: "irlab-status", "data-testid": "status" });
+  const grid = h("div", { class: "irlab-lx-grid", "data-testid": "lowering-panes" });
+  const boxes = {};
+  const traceBox = h("pre", { class: "irlab-lx-trace", "data-testid": "schedule-trace" });
+  for (const key of LX_PANES) {
+    const title = h("span", { class: "irlab-lx-title", "data-testid": `pane-title-${key}` });
+    const box = h("div", { class: "irlab-ir irlab-lx-code", "data-testid": `pane-${key}` });
+    const extra = key === "scheduled"
+      ? h("details", { class: "irlab-lx-details" }, h("summary", { text: "schedule trace" }),
+        traceBox) : null;
+    const pane = h("div", { class: "irlab-pane irlab-lx-pane", "data-pane": key },
+      h("div", { class: "irlab-pane-title" }, title), extra, box);
+    boxes[key] = { pane, title, box };
+    grid.append(pane);
+  }
+  const root = h("div", { class: "irlab irlab-lowering", "data-testid": "lowering-explorer",
+    tabIndex: 0 },
+  h("div", { class: "irlab-toolbar" }, h("span", { class: "irlab-title", text: "Kernel" }),
+    kernelSelect, h("span", { class: "irlab-muted", text: "loop" }), loopSelect,
+    h("label", { class: "irlab-check", title: "LLVM IR and assembly after LLVM's optimizer" },
+      optBox, "optimized LLVM"), status),
+  grid);
+  el.replaceChildren(root);
+
+  function drawKernels() {
+    const current = model.get("kernel") || "";
+    kernelSelect.replaceChildren(...(model.get("kernels") || []).map((k) => {
+      const bits = [k.name];
+      if (k.op) bits.push(k.op);
+      if (k.ms !== null && k.ms !== undefined) bits.push(fmtMs(k.ms));
+      return h("option", { value: k.name, text: bits.join(" · "), selected: k.name === current });
+    }));
+    kernelSelect.value = current;
+  }
+
+  function drawLoops() {
+    const current = model.get("loop") || "";
+    loopSelect.replaceChildren(h("option", { value: "", text: "(none)" }),
+      ...(model.get("loops") || []).map((v) => h("option", { value: v, text: v })));
+    loopSelect.value = current;
+  }
+
+  function drawPanes() {
+    const panes = model.get("panes") || {};
+    traceBox.textContent = model.get("trace") || "";
+    for (const key of LX_PANES) {
+      const { title, box } = boxes[key];
+      const pane = panes[key] || { title: key, text: "", loops: [] };
+      title.textContent = pane.title || key;
+      box.replaceChildren();
+      if (pane.pending) {
+        box.append(h("div", { class: "irlab-banner" },
+          h("button", { "data-testid": "load-asm", text: "Show assembly",
+            on: { click: () => { status.textContent = "compiling assembly…";
+              model.send({ action: "asm" }); } } })));
+        continue;
+      }
+      const loops = pane.loops || [];
+      const frag = document.createDocumentFragment();
+      (pane.text || "").split("\n").forEach((line, i) => {
+        frag.append(h("div", { class: "irlab-irline", "data-line": i, "data-testid": "code-line",
+          on: { click: () => save({ loop: loops[i] || "" }) } },
+        h("span", { class: "no", text: i + 1 }),
+        h("span", { class: "code" }, irHighlight(line, []))));
+      });
+      box.append(frag);
+    }
+    drawMarks(true);
+  }
+
+  function drawMarks(scroll) {
+    const marks = model.get("marks") || {};
+    for (const key of LX_PANES) {
+      const { box } = boxes[key];
+      for (const el of box.querySelectorAll(".loop-head, .loop-body, .loop-use")) {
+        el.classList.remove("loop-head", "loop-body", "loop-use");
+      }
+      const m = marks[key];
+      if (!m) continue;
+      let first = null;
+      for (const kind of ["body", "use", "head"]) {
+        for (const n of m[kind] || []) {
+          const line = box.querySelector(`.irlab-irline[data-line="${Number(n)}"]`);
+          if (!line) continue;
+          line.classList.add(`loop-${kind}`);
+          if (kind === "head" && first === null) first = line;
+        }
+      }
+      if (scroll && first) {
+        requestAnimationFrame(() => { box.scrollTop = first.offsetTop - box.clientHeight / 4; });
+      }
+    }
+    loopSelect.value = model.get("loop") || "";
+  }
+
+  function drawStatus() {
+    status.textContent = model.get("status") || "";
+    optBox.checked = !!model.get("optimized");
+  }
+
+  kernelSelect.addEventListener("change", () => save({ kernel: kernelSelect.value }));
+  loopSelect.addEventListener("change", () => save({ loop: loopSelect.value }));
+  optBox.addEventListener("change", () => save({ optimized: optBox.checked }));
+  const onMessage = (msg) => { if (msg && msg.event === "done") drawStatus(); };
+  const handlers = {
+    "change:kernels": drawKernels,
+    "change:kernel": drawKernels,
+    "change:loops": drawLoops,
+    "change:panes": drawPanes,
+    "change:trace": () => { traceBox.textContent = model.get("trace") || ""; },
+    "change:marks": () => drawMarks(true),
+    "change:loop": () => { loopSelect.value = model.get("loop") || ""; },
+    "change:status": drawStatus,
+    "change:optimized": drawStatus,
+  };
+  for (const [evt, fn] of Object.entries(handlers)) model.on(evt, fn);
+  model.on("msg:custom", onMessage);
+  drawKernels();
+  drawLoops();
+  drawPanes();
+  drawStatus();
+  return () => {
+    for (const [evt, fn] of Object.entries(handlers)) model.off(evt, fn);
+    model.off("msg:custom", onMessage);
+  };
+}
