@@ -10,3 +10,4 @@ from irlab.topi.math import *  # noqa: F401,F403
 from irlab.topi.broadcast import *  # noqa: F401,F403
 from irlab.topi import math, broadcast, x86, utils  # noqa: F401
 from irlab.topi import nn  # noqa: F401,E402
+from irlab.topi import transform, image, reduction  # noqa: F401,E402

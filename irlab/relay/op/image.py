@@ -177,3 +177,21 @@ def resize2d(data, size, roi=None, layout="NCHW", method="linear",
 
 
 __all__ = ["Resize2DAttrs", "resize2d"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE compute (injective strategy)
+def _register_computes():
+    from irlab.relay.op.strategy.generic import register_injective
+    from irlab.topi import image as topi_image
+
+    def compute(attrs, inputs, out_type):
+        return [topi_image.resize2d(
+            inputs[0], attrs.size, attrs.roi, attrs.layout, attrs.method,
+            attrs.coordinate_transformation_mode, attrs.rounding_method, attrs.cubic_alpha,
+            attrs.cubic_exclude, attrs.extrapolation_value, out_type.dtype)]
+
+    register_injective("image.resize2d", compute)
+
+
+_register_computes()

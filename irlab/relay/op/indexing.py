@@ -267,3 +267,22 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
 
 
 __all__ = ["TakeAttrs", "StridedSliceAttrs", "OneHotAttrs", "take", "strided_slice", "one_hot"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes (injective strategy)
+def _register_computes():
+    from irlab.relay.op.strategy.generic import register_injective
+    from irlab.topi import transform as T
+    from irlab.topi.utils import const_shape
+
+    register_injective("take", lambda attrs, inputs, out_type: [T.take(
+        inputs[0], inputs[1], attrs.axis, attrs.batch_dims, attrs.mode)])
+    register_injective("strided_slice", lambda attrs, inputs, out_type: [
+        T.strided_slice_axes(inputs[0], _slice_plan(
+            const_shape(inputs[0]), attrs, _RaiseCtx()))])
+    register_injective("one_hot", lambda attrs, inputs, out_type: [T.one_hot(
+        inputs[0], inputs[1], inputs[2], attrs.depth, attrs.axis, out_type.dtype)])
+
+
+_register_computes()

@@ -362,3 +362,28 @@ __all__ = [
     "sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin",
     "variance", "std", "mean_variance", "mean_std", "logsumexp",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes (reduce strategy: topi.x86.schedule_reduce on CPUs)
+def _register_computes():
+    from irlab.relay.op.strategy.reduce import register_reduce
+    from irlab.topi import reduction as R
+
+    for name in ("sum", "prod", "max", "min", "mean"):
+        fn = getattr(R, name)
+        register_reduce(name, lambda attrs, inputs, out_type, fn=fn: [
+            fn(inputs[0], attrs.axis, attrs.keepdims, attrs.exclude)])
+    for name in ("all", "any"):
+        fn = getattr(R, name)
+        register_reduce(name, lambda attrs, inputs, out_type, fn=fn: [
+            fn(inputs[0], attrs.axis, attrs.keepdims, attrs.exclude, out_type.dtype)])
+    for name in ("argmax", "argmin"):
+        fn = getattr(R, name)
+        register_reduce(name, lambda attrs, inputs, out_type, fn=fn: [
+            fn(inputs[0], attrs.axis, attrs.keepdims, attrs.exclude, attrs.select_last_index)])
+    register_reduce("variance", lambda attrs, inputs, out_type: [R.variance(
+        inputs[0], inputs[1], attrs.axis, attrs.keepdims, attrs.exclude, attrs.unbiased)])
+
+
+_register_computes()

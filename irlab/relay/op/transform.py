@@ -762,3 +762,50 @@ from irlab.relay.op.indexing import *  # noqa: E402,F401,F403
 from irlab.relay.op import indexing as _indexing  # noqa: E402
 
 __all__ += _indexing.__all__
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes (injective strategy); also for where/broadcast_to and the initializers of
+# tensor.py, which are layout-free fills and broadcasts
+def _register_computes():
+    from irlab.relay.op.strategy.generic import register_injective
+    from irlab.topi import transform as T
+
+    def reshape_to_out(attrs, inputs, out_type):
+        return [T.reshape(inputs[0], out_type.shape)]
+
+    register_injective("reshape", reshape_to_out)
+    register_injective("reshape_like", reshape_to_out)
+    register_injective("squeeze", lambda attrs, inputs, out_type: [
+        T.reshape(inputs[0], out_type.shape, name="T_squeeze")])
+    register_injective("expand_dims", lambda attrs, inputs, out_type: [
+        T.expand_dims(inputs[0], attrs.axis, attrs.num_newaxis)])
+    register_injective("transpose", lambda attrs, inputs, out_type: [
+        T.transpose(inputs[0], attrs.axes)])
+    register_injective("concatenate", lambda attrs, inputs, out_type: [
+        T.concatenate(inputs, attrs.axis)])
+    register_injective("stack", lambda attrs, inputs, out_type: [
+        T.stack(inputs, attrs.axis)])
+    register_injective("split", lambda attrs, inputs, out_type: T.split(
+        inputs[0], attrs.indices_or_sections, attrs.axis))
+    register_injective("layout_transform", lambda attrs, inputs, out_type: [
+        T.layout_transform(inputs[0], attrs.src_layout, attrs.dst_layout)])
+    register_injective("tile", lambda attrs, inputs, out_type: [
+        T.tile(inputs[0], attrs.reps)])
+    register_injective("repeat", lambda attrs, inputs, out_type: [
+        T.repeat(inputs[0], attrs.repeats, attrs.axis)])
+    register_injective("reverse", lambda attrs, inputs, out_type: [
+        T.reverse(inputs[0], attrs.axis)])
+    register_injective("where", lambda attrs, inputs, out_type: [T.where(*inputs)])
+    register_injective("broadcast_to", lambda attrs, inputs, out_type: [
+        T.broadcast_to(inputs[0], out_type.shape)])
+    for name, value in (("zeros", 0), ("ones", 1), ("zeros_like", 0), ("ones_like", 1)):
+        register_injective(name, lambda attrs, inputs, out_type, value=value, name=name: [
+            T.full(out_type.shape, out_type.dtype, value, name=f"T_{name}")])
+    register_injective("full", lambda attrs, inputs, out_type: [
+        T.full(out_type.shape, out_type.dtype, inputs[-1])])
+    register_injective("full_like", lambda attrs, inputs, out_type: [
+        T.full(out_type.shape, out_type.dtype, inputs[-1], name="T_full_like")])
+
+
+_register_computes()

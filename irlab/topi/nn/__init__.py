@@ -1,3 +1,3 @@
 """Neural-network operators in TE (TVM's ``topi.nn``)."""
 
-from irlab.topi.nn import dense, softmax, norm, conv2d, pooling  # noqa: F401
+from irlab.topi.nn import dense, softmax, norm, activation, conv2d, pooling  # noqa: F401

@@ -157,3 +157,14 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
 
 
 __all__ = ["Conv2DAttrs", "conv2d"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes and strategies (irlab/relay/op/strategy/conv.py)
+def _register_computes():
+    from irlab.relay.op.strategy.conv import register_conv
+
+    register_conv()
+
+
+_register_computes()

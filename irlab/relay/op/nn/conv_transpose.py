@@ -150,3 +150,14 @@ def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 
 
 
 __all__ = ["Conv2DTransposeAttrs", "conv2d_transpose"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes and strategies (irlab/relay/op/strategy/conv.py)
+def _register_computes():
+    from irlab.relay.op.strategy.conv import register_conv_transpose
+
+    register_conv_transpose()
+
+
+_register_computes()

@@ -122,3 +122,25 @@ def instance_norm(data, gamma, beta, axis=1, epsilon=1e-5, center=True, scale=Tr
 
 
 __all__ = ["LRNAttrs", "InstanceNormAttrs", "lrn", "instance_norm"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes and strategies (irlab/relay/op/strategy/conv.py)
+def _register_computes():
+    from irlab.relay.op.strategy.conv import register_local_norm
+
+    register_local_norm()
+
+
+_register_computes()
+
+
+def _register_instance_norm_compute():
+    from irlab.relay.op.op_strategy import register_compute, register_strategy
+    from irlab.relay.op.strategy import dense as S
+
+    register_compute("nn.instance_norm", S.instance_norm_compute)
+    register_strategy("nn.instance_norm", S.instance_norm_strategy)
+
+
+_register_instance_norm_compute()

@@ -300,3 +300,14 @@ def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
 __all__ = ["MaxPool2DAttrs", "AvgPool2DAttrs", "GlobalPool2DAttrs", "AdaptivePool2DAttrs",
            "max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d",
            "adaptive_max_pool2d", "adaptive_avg_pool2d"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TE computes and strategies (irlab/relay/op/strategy/conv.py)
+def _register_computes():
+    from irlab.relay.op.strategy.conv import register_pooling
+
+    register_pooling()
+
+
+_register_computes()

@@ -1,0 +1,246 @@
+"""Strategies of the convolution, pooling and local-normalization ops (TVM's
+``strategy/generic.py`` + ``strategy/x86.py`` for conv2d, conv2d_transpose, pool2d...).
+
+The generic strategy of each op is its TE compute with no schedule (the loops as written);
+the ``"cpu"`` override adds the x86 schedules at plevel 15 so they win. conv2d picks its
+implementation inside the strategy (``conv2d_kind``): depthwise (``groups == in channels ==
+out channels``), NCHW/OIHW (im2col + GEMM for small images and for strided convolutions with
+few output channels -- ``_use_im2col`` --, else the direct register-tiled schedule), NHWC
+(HWIO/OHWI), or a plain parallel fallback for grouped convolutions and other layouts.
+Measurements behind the choices: ``benchmarks/bench_conv.py``.
+"""
+
+from __future__ import annotations
+
+from irlab.relay.op.op_strategy import OpStrategy, generic_func, register_compute, \
+    register_strategy
+from irlab.relay.op.strategy.generic import _no_schedule
+
+
+def _pad(attrs):
+    return tuple(attrs.padding)
+
+
+# -- computes (fcompute(attrs, inputs, out_type)) ------------------------------------------
+def compute_conv2d(attrs, inputs, out_type):
+    from irlab import topi
+
+    return [topi.nn.conv2d.conv2d(inputs[0], inputs[1], attrs.strides, _pad(attrs),
+                                  attrs.dilation, attrs.groups, attrs.data_layout,
+                                  attrs.kernel_layout, attrs.out_layout,
+                                  out_type.dtype)]
+
+
+def compute_conv2d_nchw_im2col(attrs, inputs, out_type):
+    from irlab import topi
+
+    return [topi.nn.conv2d.conv2d_nchw_im2col(inputs[0], inputs[1], attrs.strides,
+                                              _pad(attrs), attrs.dilation, out_type.dtype)]
+
+
+# Below this many output pixels (all images), im2col + GEMM beats the direct NCHW schedule:
+# the GEMM reads the OIHW weight as it is, the direct schedule has to pack it on every call
+# (benchmarks/bench_conv.py: ResNet-18's 7x7 layers).
+IM2COL_MAX_PIXELS = 64
+
+
+def compute_conv2d_transpose(attrs, inputs, out_type):
+    from irlab import topi
+
+    return [topi.nn.conv2d.conv2d_transpose(
+        inputs[0], inputs[1], attrs.strides, _pad(attrs), attrs.output_padding, attrs.dilation,
+        attrs.groups, attrs.data_layout, attrs.kernel_layout, attrs.out_layout,
+        out_type.dtype)]
+
+
+def _compute_pool(kind):
+    def compute(attrs, inputs, out_type):
+        from irlab.topi.nn.pooling import pool2d
+
+        return [pool2d(inputs[0], kind, attrs.pool_size, attrs.strides, attrs.dilation,
+                       _pad(attrs), attrs.layout, attrs.ceil_mode,
+                       getattr(attrs, "count_include_pad", False),
+                       out_shape=tuple(int(d) for d in out_type.shape))]
+    return compute
+
+
+def _compute_global_pool(kind):
+    def compute(attrs, inputs, out_type):
+        from irlab.topi.nn.pooling import global_pool
+
+        return [global_pool(inputs[0], kind, attrs.layout)]
+    return compute
+
+
+def _compute_adaptive_pool(kind):
+    def compute(attrs, inputs, out_type):
+        from irlab.topi.nn.pooling import adaptive_pool
+
+        return [adaptive_pool(inputs[0], kind, tuple(attrs.output_size or ()), attrs.layout)]
+    return compute
+
+
+def compute_lrn(attrs, inputs, out_type):
+    from irlab.topi.nn.pooling import lrn
+
+    return [lrn(inputs[0], attrs.size, attrs.axis, attrs.alpha, attrs.beta, attrs.bias)]
+
+
+def compute_instance_norm(attrs, inputs, out_type):
+    from irlab.topi.nn.norm import instance_norm
+
+    return [instance_norm(inputs[0], inputs[1], inputs[2], attrs.axis, attrs.epsilon,
+                          attrs.center, attrs.scale)]
+
+
+# -- strategies ----------------------------------------------------------------------------
+def _schedule(name):
+    """An fschedule(attrs, sch, outs, target) calling ``irlab.topi.x86.<name>`` lazily."""
+    def fschedule(attrs, sch, outs, target):
+        from irlab.topi import x86
+
+        if name == "schedule_instance_norm_op":  # the TOPI-style schedule of topi.x86.norm
+            return x86.schedule_instance_norm(sch, outs, target)
+        return getattr(x86, name)(attrs, sch, outs, target)
+
+    fschedule.__name__ = name
+    return fschedule
+
+
+def _pixels(out_type):
+    shape = [int(d) for d in out_type.shape]
+    return shape[0] * shape[2] * shape[3]
+
+
+def _use_im2col(attrs, out_type, target):
+    """NCHW conv2d as im2col + GEMM: small images (the direct schedule's weight packing does
+    not pay), or strided convolutions whose output channels do not fill vectors (the direct
+    schedule would then vectorize strided columns: 4-7 vs 25 GFLOPS on 64>24 56x56 3x3/2)."""
+    from irlab.topi.x86.injective import vector_lanes
+
+    if _pixels(out_type) < IM2COL_MAX_PIXELS:
+        return True
+    channels = int(out_type.shape[1])
+    return int(attrs.strides[1]) > 1 and channels % vector_lanes(out_type.dtype, target) != 0
+
+
+@generic_func
+def conv2d_strategy(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d, _no_schedule, "conv2d.generic")
+    return strategy
+
+
+def conv2d_kind(attrs, inputs):
+    """"depthwise", "nchw", "nhwc" or "other" for a conv2d call."""
+    data_layout, kernel_layout = attrs.data_layout, attrs.kernel_layout
+    in_ch = int(inputs[0].shape[data_layout.index("C")])
+    out_ch = int(inputs[1].shape[kernel_layout.index("O")])
+    out_layout = attrs.out_layout or data_layout
+    if attrs.groups > 1 and attrs.groups == in_ch == out_ch:
+        return "depthwise"
+    if attrs.groups != 1 or out_layout != data_layout:
+        return "other"
+    if data_layout == "NCHW" and kernel_layout == "OIHW":
+        return "nchw"
+    if data_layout == "NHWC" and kernel_layout in ("HWIO", "OHWI"):
+        return "nhwc"
+    return "other"
+
+
+@conv2d_strategy.register("cpu")
+def _conv2d_strategy_cpu(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    kind = conv2d_kind(attrs, inputs)
+    strategy.add_implementation(compute_conv2d, _no_schedule, "conv2d.generic")
+    if kind == "nchw" and _use_im2col(attrs, out_type, target):
+        strategy.add_implementation(compute_conv2d_nchw_im2col,
+                                    _schedule("schedule_conv2d_nchw_im2col"),
+                                    "conv2d_nchw_im2col.x86", plevel=15)
+    else:
+        strategy.add_implementation(compute_conv2d, _schedule(f"schedule_conv2d_{kind}"),
+                                    f"conv2d_{kind}.x86", plevel=15)
+    return strategy
+
+
+@generic_func
+def conv2d_transpose_strategy(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d_transpose, _no_schedule,
+                                "conv2d_transpose.generic")
+    return strategy
+
+
+@conv2d_transpose_strategy.register("cpu")
+def _conv2d_transpose_strategy_cpu(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d_transpose,
+                                _schedule("schedule_conv2d_transpose"),
+                                "conv2d_transpose.x86", plevel=15)
+    return strategy
+
+
+def _simple_strategy(name, fcompute, schedule_name):
+    @generic_func
+    def strategy(attrs, inputs, out_type, target):
+        s = OpStrategy()
+        s.add_implementation(fcompute, _no_schedule, f"{name}.generic")
+        return s
+
+    @strategy.register("cpu")
+    def _cpu(attrs, inputs, out_type, target):
+        s = OpStrategy()
+        s.add_implementation(fcompute, _schedule(schedule_name), f"{name}.x86", plevel=15)
+        return s
+
+    strategy.__name__ = f"{name}_strategy"
+    return strategy
+
+
+pool_strategies = {
+    "nn.max_pool2d": _simple_strategy("max_pool2d", _compute_pool("max"), "schedule_pool"),
+    "nn.avg_pool2d": _simple_strategy("avg_pool2d", _compute_pool("avg"), "schedule_pool"),
+    "nn.global_max_pool2d": _simple_strategy("global_max_pool2d", _compute_global_pool("max"),
+                                             "schedule_pool"),
+    "nn.global_avg_pool2d": _simple_strategy("global_avg_pool2d", _compute_global_pool("avg"),
+                                             "schedule_pool"),
+    "nn.adaptive_max_pool2d": _simple_strategy("adaptive_max_pool2d",
+                                               _compute_adaptive_pool("max"), "schedule_pool"),
+    "nn.adaptive_avg_pool2d": _simple_strategy("adaptive_avg_pool2d",
+                                               _compute_adaptive_pool("avg"), "schedule_pool"),
+}
+lrn_strategy = _simple_strategy("lrn", compute_lrn, "schedule_lrn")
+instance_norm_strategy = _simple_strategy("instance_norm", compute_instance_norm,
+                                          "schedule_instance_norm_op")
+
+
+def register(op_name, fcompute, fstrategy, level=10):
+    register_compute(op_name, fcompute, level)
+    register_strategy(op_name, fstrategy, level)
+
+
+def register_conv():
+    register("nn.conv2d", compute_conv2d, conv2d_strategy)
+
+
+def register_conv_transpose():
+    register("nn.conv2d_transpose", compute_conv2d_transpose, conv2d_transpose_strategy)
+
+
+def register_pooling():
+    computes = {"nn.max_pool2d": _compute_pool("max"), "nn.avg_pool2d": _compute_pool("avg"),
+                "nn.global_max_pool2d": _compute_global_pool("max"),
+                "nn.global_avg_pool2d": _compute_global_pool("avg"),
+                "nn.adaptive_max_pool2d": _compute_adaptive_pool("max"),
+                "nn.adaptive_avg_pool2d": _compute_adaptive_pool("avg")}
+    for name, strategy in pool_strategies.items():
+        register(name, computes[name], strategy)
+
+
+def register_local_norm():
+    register("nn.lrn", compute_lrn, lrn_strategy)
+    register("nn.instance_norm", compute_instance_norm, instance_norm_strategy)
+
+
+__all__ = ["conv2d_strategy", "conv2d_transpose_strategy", "pool_strategies", "lrn_strategy",
+           "instance_norm_strategy", "conv2d_kind"]

@@ -1,0 +1,428 @@
+"""CPU schedules of conv2d / conv2d_transpose: register-tiled direct convolution, and
+im2col + GEMM for small images.
+
+Every schedule works on the blocks LowerTE made from the fused function: ``pad_temp`` (the
+padded input, when there is padding), ``conv2d`` (the reduction) and the function's output
+(the conv itself, or an epilogue such as ``relu(conv + bias + residual)`` whose injective
+producers LowerTE already inlined into it). The accumulators of a tile are a ``local`` cache
+(``cache_write``, laid out with the vector lanes last) written back at the tile loop; the
+epilogue is reverse-inlined into that write-back, so no full-size conv buffer remains.
+
+* NCHW/OIHW (``schedule_conv2d_nchw`` picks one):
+  - packed (output channels a multiple of the vector width, >= PACK_MIN_PIXELS pixels): the
+    weight is packed per call into ``[oc.o, ic, kh, kw, oc.i]`` panels (``cache_read`` +
+    ``transform_layout``); tile = ``ow_bn`` columns x ``oc_bn`` channels, channels as vector
+    lanes, the input as broadcast scalars. Loops ``(n, oc.o, oh) parallel, ow.o, ic, kh, kw,
+    ow.i unrolled, oc.i vectorized``.
+  - direct: tile = ``oc_bn`` channels x ``ow_bn`` columns, columns as vector lanes, the weight
+    as broadcast scalars (small channel counts).
+  - im2col + GEMM (``schedule_conv2d_nchw_im2col``, a different compute chosen by the strategy
+    below IM2COL_MAX_PIXELS output pixels): the im2col matrix built as GEMM panels, 4 x 64
+    register tiles reading the OIHW weight as it is.
+* NHWC/HWIO: tile = ``ow_bn`` columns x ``oc_bn`` channels, channels as vector lanes
+  (contiguous in HWIO weights and in the output): the GEMM micro-kernel of bench_gemm.py.
+* depthwise: NCHW vectorizes the columns, NHWC the channels.
+* padding: ``pad_temp`` is its own vectorized stage at the root.
+* small convolutions (< PARALLEL_MIN_MACS) run serially: a thread-pool fan-out costs ~40 us.
+"""
+
+from __future__ import annotations
+
+from irlab.tir.schedule import ScheduleError
+from irlab.topi.x86.injective import (PARALLEL_MIN_ELEMENTS, schedule_injective_block,
+                                      vector_lanes)
+
+MAX_ACCUMULATORS = 16  # <16 x float> accumulators of a register tile (32 zmm registers)
+# Below this many multiply-adds (~40 us on one core) a parallel loop's fan-out to the thread
+# pool (~40 us, platform notes) costs more than it saves: run serially.
+PARALLEL_MIN_MACS = 4 << 20
+
+
+def _work(sch, block):
+    total = 1
+    for loop in sch.get_loops(block):
+        total *= _extent(sch, loop)
+    return total
+
+
+def find_stage(outs, predicate):
+    """The first TE tensor under ``outs`` (outputs included) whose op satisfies predicate."""
+    seen, stack = set(), list(outs)
+    while stack:
+        t = stack.pop(0)
+        if id(t.op) in seen:
+            continue
+        seen.add(id(t.op))
+        if predicate(t.op):
+            return t
+        stack.extend(getattr(t.op, "input_tensors", []))
+    return None
+
+
+def _block(sch, tensor):
+    from irlab.relay.backend.te_compiler import block_of
+
+    return block_of(sch, tensor)
+
+
+def _extent(sch, loop):
+    value = sch.get(loop).extent
+    return int(value.value) if hasattr(value, "value") else int(value)
+
+
+def _divisor(n, limit, prefer_multiple=1):
+    """The largest divisor of n that is <= limit, preferring multiples of prefer_multiple."""
+    best = 1
+    for d in range(min(n, limit), 0, -1):
+        if n % d == 0:
+            if d % prefer_multiple == 0:
+                return d
+            best = max(best, d)
+    return best
+
+
+def _best_tile(n_rows, n_cols, lanes, max_cols):
+    """(rows, cols) of a register tile: cols (the vector lanes) a divisor of n_cols up to
+    max_cols, rows a divisor of n_rows, with at most MAX_ACCUMULATORS vectors; the tile with
+    the most accumulators wins (ties: wider vectors, full vectors)."""
+    best, best_key = (1, 1), None
+    for cols in range(1, min(n_cols, max_cols) + 1):
+        if n_cols % cols:
+            continue
+        vecs = -(-cols // lanes)
+        for rows in range(1, n_rows + 1):
+            if n_rows % rows or rows * vecs > MAX_ACCUMULATORS:
+                continue
+            key = (rows * vecs * min(1.0, cols / (vecs * lanes)), cols % lanes == 0, cols)
+            if best_key is None or key > best_key:
+                best, best_key = (rows, cols), key
+    return best
+
+
+def nchw_tile(n_oc, n_ow, lanes):
+    """(oc_bn, ow_bn) of the NCHW tile (the output columns are the vector lanes, at most one
+    vector: LLVM splits a <28 x float> badly, 9 vs 44 GFLOPS on 64x56x56 3x3)."""
+    return _best_tile(n_oc, n_ow, lanes, lanes)
+
+
+def nhwc_tile(n_ow, n_oc, lanes):
+    """(ow_bn, oc_bn) of the NHWC tile (the output channels are the vector lanes)."""
+    return _best_tile(n_ow, n_oc, lanes, 4 * lanes)
+
+
+def schedule_pad(sch, outs, target):
+    """Schedule the padding stages under ``outs`` (tag ``pad``): see _schedule_pad_block."""
+    for t in _stages(outs):
+        if t.op.tag and "pad" in t.op.tag.split(","):
+            try:
+                _schedule_pad_block(sch, _block(sch, t), target)
+            except ScheduleError:
+                pass
+
+
+def _schedule_pad_block(sch, block, target):
+    """The outer axes of the padded tensor in parallel, the two inner ones as plain loops:
+    vectorized, the clamped and selected loads become gathers (10x slower than the scalar
+    loops LLVM optimizes itself: 1.2 ms vs 0.1 ms for 64x114x114)."""
+    loops = sch.get_loops(block)
+    total = 1
+    for loop in loops:
+        total *= _extent(sch, loop)
+    if len(loops) < 3 or total < PARALLEL_MIN_ELEMENTS * 4:
+        return
+    outer = sch.fuse(*loops[:-2]) if len(loops) > 3 else loops[0]
+    if _extent(sch, outer) > 1:
+        sch.parallel(outer)
+
+
+def _stages(outs):
+    seen, stack, out = set(), list(outs), []
+    while stack:
+        t = stack.pop(0)
+        if id(t.op) in seen:
+            continue
+        seen.add(id(t.op))
+        out.append(t)
+        stack.extend(getattr(t.op, "input_tensors", []))
+    return out
+
+
+def _epilogue(sch, outs, conv):
+    """The output block when it is not the conv itself (else None)."""
+    out = outs[0]
+    if out.op is conv.op:
+        return None
+    return _block(sch, out)
+
+
+def _tile(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loops, tile_loop,
+          reduce_first, local_layout=None, target=None):
+    """reorder + register-tile accumulator + write-back (+ epilogue) at ``tile_loop``.
+    ``local_layout``: an index map for the accumulator buffer, so that the vector lanes are
+    its last (contiguous) axis."""
+    work = _work(sch, conv_block)
+    sch.reorder(*order)
+    cl = sch.cache_write(conv_block, 0, "local")
+    if local_layout is not None:
+        sch.transform_layout(conv_block, ("write", 0), local_layout)
+    separate_epilogue = False
+    if out_block is not None:
+        try:
+            sch.reverse_compute_inline(out_block)
+        except ScheduleError:  # e.g. an epilogue reading the conv at other indices
+            separate_epilogue = True
+    sch.reverse_compute_at(cl, tile_loop)
+    sch.decompose_reduction(conv_block, reduce_first)
+    if vec_loop is not None:
+        sch.vectorize(vec_loop)
+    if unroll_loop is not None:
+        sch.unroll(unroll_loop)
+    fused = sch.fuse(*parallel_loops) if len(parallel_loops) > 1 else parallel_loops[0]
+    if work >= PARALLEL_MIN_MACS:
+        sch.parallel(fused)
+    wb_loops = sch.get_loops(cl)
+    try:
+        sch.vectorize(wb_loops[-1])
+    except ScheduleError:
+        pass
+    if separate_epilogue:
+        schedule_injective_block(sch, out_block, target, "float32")
+    return cl
+
+
+def _fallback(sch, outs, conv, target):
+    """Parallel outer loop, and the epilogue as a vectorized injective stage."""
+    schedule_pad(sch, outs, target)
+    block = _block(sch, conv)
+    loops = sch.get_loops(block)
+    try:
+        sch.parallel(loops[0] if _extent(sch, loops[0]) > 1 else sch.fuse(loops[0], loops[1]))
+    except ScheduleError:
+        pass
+    out_block = _epilogue(sch, outs, conv)
+    if out_block is not None:
+        schedule_injective_block(sch, out_block, target, outs[0].dtype)
+
+
+def _is_conv(op):
+    return getattr(op, "tag", "").startswith("conv2d")
+
+
+def _guard(schedule):
+    """Run ``schedule``; if a primitive fails, redo the fallback on a fresh copy of the state
+    (a failed primitive leaves the schedule unchanged, but earlier ones stay applied)."""
+    def run(attrs, sch, outs, target):
+        conv = find_stage(outs, _is_conv)
+        if conv is None:
+            return
+        saved = sch.copy()
+        try:
+            schedule(attrs, sch, outs, conv, target)
+        except ScheduleError:
+            sch.__dict__.update(saved.__dict__)
+            _fallback(sch, outs, conv, target)
+
+    run.__name__ = schedule.__name__
+    run.__doc__ = schedule.__doc__
+    return run
+
+
+PACK_MIN_PIXELS = 64  # below this many output pixels (all images), packing the weight costs
+#                       more than the convolution it speeds up (ResNet-18's 7x7 layers; the
+#                       strategy gives those to im2col + GEMM)
+
+
+@_guard
+def schedule_conv2d_nchw(attrs, sch, outs, conv, target):
+    """NCHW conv2d: the packed-weight schedule (channels as vector lanes) when the output
+    channels fill vectors and the image is large enough to amortize the packing, else the
+    direct one (columns as vector lanes)."""
+    lanes = vector_lanes(conv.dtype, target)
+    shape = [int(d) for d in conv.shape]
+    if shape[1] % lanes == 0 and shape[0] * shape[2] * shape[3] >= PACK_MIN_PIXELS:
+        saved = sch.copy()
+        try:
+            return _nchw_packed(attrs, sch, outs, conv, target)
+        except ScheduleError:
+            sch.__dict__.update(saved.__dict__)
+    return _nchw_direct(attrs, sch, outs, conv, target)
+
+
+def _nchw_direct(attrs, sch, outs, conv, target):
+    """Direct NCHW conv2d: (oc_bn x ow_bn) register tile, columns vectorized."""
+    schedule_pad(sch, outs, target)
+    block = _block(sch, conv)
+    out_block = _epilogue(sch, outs, conv)
+    n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
+    lanes = vector_lanes(conv.dtype, target)
+    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), lanes)
+    oco, oci = sch.split(oc, [None, oc_bn])
+    owo, owi = sch.split(ow, [None, ow_bn])
+    vec = owi if int(attrs.strides[1]) == 1 else None  # strided columns: gathers
+    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], vec, oci,
+          [n, oco, oh], owo, rc, target=target)
+
+
+def _nchw_packed(attrs, sch, outs, conv, target):
+    """NCHW conv2d with the OIHW weight packed (per call) into ``[oc.o, ic, kh, kw, oc.i]``
+    panels: an (ow_bn x oc_bn) register tile with the output channels as vector lanes (the
+    NHWC micro-kernel), the input read as broadcast scalars."""
+    schedule_pad(sch, outs, target)
+    block = _block(sch, conv)
+    out_block = _epilogue(sch, outs, conv)
+    n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
+    lanes = vector_lanes(conv.dtype, target)
+    ow_bn, oc_bn = nhwc_tile(_extent(sch, ow), _extent(sch, oc), lanes)
+    if oc_bn % lanes:
+        raise ScheduleError("output channels are not a multiple of the vector lanes")
+    wpack = sch.cache_read(block, 1, "global")
+    sch.transform_layout(wpack, ("write", 0),
+                         lambda o, i, h, w: (o // oc_bn, i, h, w, o % oc_bn))
+    oco, oci = sch.split(oc, [None, oc_bn])
+    owo, owi = sch.split(ow, [None, ow_bn])
+    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
+          [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target)
+    # pack in the packed order: contiguous vector writes, gathered reads
+    o, i, h, w = sch.get_loops(wpack)
+    oo, oi = sch.split(o, [None, oc_bn])
+    sch.reorder(oo, i, h, w, oi)
+    sch.vectorize(oi)
+    outer = sch.fuse(oo, i)
+    if _extent(sch, outer) * oc_bn * _extent(sch, h) * _extent(sch, w) >= PARALLEL_MIN_ELEMENTS:
+        sch.parallel(outer)
+
+
+def schedule_conv2d_nchw_im2col(attrs, sch, outs, target, bm=4):
+    """The im2col + GEMM conv2d (see ``_im2col``); a failed primitive leaves the stages
+    as plain parallel loops."""
+    saved = sch.copy()
+    try:
+        _im2col(sch, outs, target, bm)
+    except ScheduleError:
+        sch.__dict__.update(saved.__dict__)
+        for t in _stages(outs):
+            if t.op.tag in ("conv2d_im2col_out", "conv2d_im2col_col") or t is outs[0]:
+                try:
+                    schedule_injective_block(sch, _block(sch, t), target, t.dtype)
+                except ScheduleError:
+                    pass
+
+
+def _im2col(sch, outs, target, bm):
+    """im2col + GEMM (``topi.nn.conv2d.conv2d_nchw_im2col``): the ``col`` panels at the root
+    (parallel over panels), the GEMM in (bm x bn) register tiles -- bm output channels as
+    broadcast weight scalars, bn pixels as vector lanes -- parallel over (panel, channel tile);
+    the output (reshape + epilogue) as a vectorized injective stage."""
+    gemm = find_stage(outs, lambda op: op.tag == "conv2d_im2col_gemm")
+    col = find_stage(outs, lambda op: op.tag == "conv2d_im2col_col")
+    reshape = find_stage(outs, lambda op: op.tag == "conv2d_im2col_out")
+    schedule_pad(sch, outs, target)
+    g = _block(sch, gemm)
+    work = _work(sch, g)
+    o, q, rc, ry, rx = sch.get_loops(g)
+    bn = int(col.shape[2])
+    if _extent(sch, o) % bm:
+        bm = _divisor(_extent(sch, o), bm)
+    oo, oi = sch.split(o, [None, bm])
+    qo, qi = sch.split(q, [None, bn])
+    sch.reorder(qo, oo, rc, ry, rx, oi, qi)
+    cl = sch.cache_write(g, 0, "local")
+    sch.reverse_compute_at(cl, oo)
+    sch.decompose_reduction(g, rc)
+    sch.vectorize(qi)
+    sch.unroll(oi)
+    outer = sch.fuse(qo, oo)
+    if work >= PARALLEL_MIN_MACS:
+        sch.parallel(outer)
+    sch.vectorize(sch.get_loops(cl)[-1])
+    c = _block(sch, col)
+    qo_c, r_c, qi_c = sch.get_loops(c)
+    sch.vectorize(qi_c)
+    outer = sch.fuse(qo_c, r_c)
+    if _extent(sch, outer) * bn >= PARALLEL_MIN_ELEMENTS:
+        sch.parallel(outer)
+    if outs[0].op is not reshape.op:
+        sch.compute_inline(_block(sch, reshape))
+    schedule_injective_block(sch, _block(sch, outs[0]), target, outs[0].dtype)
+
+
+schedule_conv2d_nchw_direct = _guard(_nchw_direct)
+schedule_conv2d_nchw_packed = _guard(_nchw_packed)
+
+
+@_guard
+def schedule_conv2d_nhwc(attrs, sch, outs, conv, target):
+    """Direct NHWC conv2d: (ow_bn x oc_bn) register tile, channels vectorized."""
+    schedule_pad(sch, outs, target)
+    block = _block(sch, conv)
+    out_block = _epilogue(sch, outs, conv)
+    n, oh, ow, oc, rc, ry, rx = sch.get_loops(block)
+    lanes = vector_lanes(conv.dtype, target)
+    ow_bn, oc_bn = nhwc_tile(_extent(sch, ow), _extent(sch, oc), lanes)
+    oco, oci = sch.split(oc, [None, oc_bn])
+    owo, owi = sch.split(ow, [None, ow_bn])
+    _tile(sch, block, out_block, [n, oh, oco, owo, ry, rx, rc, owi, oci], oci, owi,
+          [n, oh, oco], owo, ry, target=target)
+
+
+@_guard
+def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
+    """Depthwise conv2d: NCHW vectorizes the columns, NHWC the channels."""
+    schedule_pad(sch, outs, target)
+    block = _block(sch, conv)
+    out_block = _epilogue(sch, outs, conv)
+    lanes = vector_lanes(conv.dtype, target)
+    layout = attrs.data_layout
+    loops = sch.get_loops(block)
+    spatial = dict(zip(layout, loops[:4]))
+    rc, ry, rx = loops[4:]
+    if layout == "NCHW":
+        n, c, oh, ow = (spatial[k] for k in "NCHW")
+        n_ow = _extent(sch, ow)
+        ow_bn = _divisor(n_ow, lanes) if n_ow > lanes else n_ow  # one vector (see nchw_tile)
+        owo, owi = sch.split(ow, [None, ow_bn])
+        # strided columns would be gathered: leave that loop to LLVM
+        # (2.7 vs 8.4 GFLOPS, 128x56x56 3x3/2)
+        vec = owi if int(attrs.strides[1]) == 1 else None
+        _tile(sch, block, out_block, [n, c, oh, owo, rc, ry, rx, owi], vec, None,
+              [n, c, oh], owo, rc, target=target)
+    elif layout == "NHWC":
+        n, oh, ow, c = (spatial[k] for k in "NHWC")
+        c_bn = _divisor(_extent(sch, c), 4 * lanes, lanes)
+        co, ci = sch.split(c, [None, c_bn])
+        ow_bn = _divisor(_extent(sch, ow), 4)
+        owo, owi = sch.split(ow, [None, ow_bn])
+        _tile(sch, block, out_block, [n, oh, co, owo, rc, ry, rx, owi, ci], ci, owi,
+              [n, oh, co], owo, rc, target=target)
+    else:
+        raise ScheduleError(f"depthwise layout {layout}")
+
+
+@_guard
+def schedule_conv2d_other(attrs, sch, outs, conv, target):
+    """Grouped convolutions and other layouts: parallel outer loop only."""
+    raise ScheduleError("fallback")
+
+
+@_guard
+def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
+    """conv2d_transpose: the dilated+padded input at the root, then the NCHW direct tile when
+    there is one group (the flipped kernel is read as a broadcast scalar)."""
+    if attrs.groups != 1 or (attrs.out_layout or attrs.data_layout) != "NCHW":
+        raise ScheduleError("fallback")
+    schedule_pad(sch, outs, target)
+    block = _block(sch, conv)
+    out_block = _epilogue(sch, outs, conv)
+    n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
+    lanes = vector_lanes(conv.dtype, target)
+    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), lanes)
+    oco, oci = sch.split(oc, [None, oc_bn])
+    owo, owi = sch.split(ow, [None, ow_bn])
+    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], owi, oci,
+          [n, oco, oh], owo, rc, target=target)
+
+
+__all__ = ["schedule_conv2d_nchw", "schedule_conv2d_nchw_im2col", "schedule_conv2d_nchw_packed",
+           "schedule_conv2d_nchw_direct",
+           "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
+           "schedule_conv2d_other", "schedule_conv2d_transpose", "find_stage", "schedule_pad"]

@@ -1,0 +1,81 @@
+"""Pooling (max/avg/global/adaptive), nn.lrn and nn.instance_norm: TE computes + CPU schedules
+against the ops' numpy references."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from _conv_util import check_fused, check_op  # noqa: E402
+
+from irlab import relay  # noqa: E402
+
+nn = relay.nn
+
+POOL = [
+    ("max_3x3_s2_pad", lambda x: nn.max_pool2d(x, (3, 3), (2, 2), padding=1), (1, 4, 9, 9)),
+    ("max_ceil_dilate_asym", lambda x: nn.max_pool2d(x, (3, 3), (2, 2), padding=(0, 1, 1, 0),
+                                                     ceil_mode=True, dilation=(1, 2)),
+     (1, 4, 10, 9)),
+    ("max_nhwc", lambda x: nn.max_pool2d(x, (2, 2), (2, 2), layout="NHWC"), (2, 6, 8, 5)),
+    ("max_nchw4c", lambda x: nn.max_pool2d(x, (2, 2), (1, 1), layout="NCHW4c"),
+     (1, 2, 5, 5, 4)),
+    ("avg_pad", lambda x: nn.avg_pool2d(x, (3, 3), (2, 2), padding=1), (1, 4, 9, 9)),
+    ("avg_count_pad_ceil", lambda x: nn.avg_pool2d(x, (3, 3), (2, 2), padding=1,
+                                                   count_include_pad=True, ceil_mode=True),
+     (1, 4, 10, 10)),
+    ("avg_ceil_no_count_pad", lambda x: nn.avg_pool2d(x, (2, 2), (2, 2), ceil_mode=True),
+     (1, 3, 7, 7)),
+    ("avg_nhwc_dilate", lambda x: nn.avg_pool2d(x, (2, 3), (1, 2), padding=(1, 0, 0, 2),
+                                                layout="NHWC", dilation=2), (2, 9, 10, 3)),
+    ("global_avg", lambda x: nn.global_avg_pool2d(x), (2, 4, 5, 6)),
+    ("global_max_nhwc", lambda x: nn.global_max_pool2d(x, layout="NHWC"), (2, 5, 6, 4)),
+    ("adaptive_avg", lambda x: nn.adaptive_avg_pool2d(x, (3, 4)), (1, 4, 8, 10)),
+    ("adaptive_avg_1", lambda x: nn.adaptive_avg_pool2d(x, 1), (1, 4, 8, 10)),
+    ("adaptive_avg_grow", lambda x: nn.adaptive_avg_pool2d(x, (5, 7)), (1, 2, 3, 4)),
+    ("adaptive_max_nhwc", lambda x: nn.adaptive_max_pool2d(x, (3, 5), layout="NHWC"),
+     (1, 7, 11, 3)),
+    ("adaptive_max_default", lambda x: nn.adaptive_max_pool2d(x), (1, 2, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("case", POOL, ids=[c[0] for c in POOL])
+def test_pool(case):
+    _, make, shape = case
+    check_op(make, [shape])
+
+
+def test_pool_int32():
+    check_op(lambda x: nn.avg_pool2d(x, (3, 3), (2, 2), padding=1), [(1, 2, 7, 7)],
+             dtype="int32")
+    check_op(lambda x: nn.max_pool2d(x, (2, 2), (2, 2), padding=1), [(1, 2, 7, 7)],
+             dtype="int32")
+
+
+def test_fused_max_pool_alone():
+    x = relay.var("x", shape=(1, 8, 16, 16))
+    w = relay.var("w", shape=(8, 8, 1, 1))
+    y = nn.max_pool2d(nn.relu(nn.conv2d(x, w)), (3, 3), (2, 2), padding=1)
+    y = nn.global_avg_pool2d(y)
+    lowered = check_fused(relay.Function([x, w], y))
+    assert [lw.anchor[0].name for lw in lowered] == ["conv2d_nchw.x86", "max_pool2d.x86",
+                                                     "global_avg_pool2d.x86"]
+
+
+@pytest.mark.parametrize("args,shape", [((5, 1, 2.0, 1e-4, 0.75), (1, 8, 4, 4)),
+                                        ((4, 3, 1.0, 0.5, 0.5), (1, 3, 4, 6)),
+                                        ((3, -1, 1.0, 0.1, 0.6), (2, 5, 7))])
+def test_lrn(args, shape):
+    lowered = check_op(lambda x: nn.lrn(x, *args), [shape])
+    assert lowered.anchor[0].name == "lrn.x86"
+
+
+@pytest.mark.parametrize("axis,shape", [(1, (2, 4, 5, 6)), (-1, (2, 5, 3))])
+def test_instance_norm(axis, shape):
+    channels = shape[axis]
+    check_op(lambda x, g, b: nn.instance_norm(x, g, b, axis=axis),
+             [shape, (channels,), (channels,)], atol=1e-4)
