@@ -23,23 +23,44 @@ def _extent(sch, loop):
 
 
 def schedule_injective_block(sch, block, target, dtype="float32"):
-    """Fuse, vectorize and parallelize one injective block (in place)."""
+    """Vectorize the innermost loop and parallelize the fused outer ones (in place).
+
+    The innermost loop stays a loop of its own (fusing it with the outer ones would put a
+    div/mod on every element); a vector-width piece of it is vectorized. When it is too short
+    to vectorize, every loop is fused instead.
+    """
     loops = sch.get_loops(block)
     if not loops:
         return
-    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-    total = _extent(sch, fused)
-    if total is None:
-        return
     lanes = vector_lanes(dtype, target)
-    while lanes > 1 and total % lanes:
-        lanes //= 2
-    if lanes > 1 and total > lanes:
-        outer, inner = sch.split(fused, [None, lanes])
-        sch.vectorize(inner)
+    inner_extent = _extent(sch, loops[-1])
+    if inner_extent is not None and inner_extent >= lanes:
+        width = lanes
+        while width > 1 and inner_extent % width:
+            width //= 2
+        outer_loops = loops[:-1]
+        if width > 1 and inner_extent > width:
+            rest, vec = sch.split(loops[-1], [None, width])
+            sch.vectorize(vec)
+            outer_loops = outer_loops + [rest]
+        elif width > 1:
+            sch.vectorize(loops[-1])
+        outer = sch.fuse(*outer_loops) if len(outer_loops) > 1 else (
+            outer_loops[0] if outer_loops else None)
     else:
-        outer = fused
-    if total >= PARALLEL_MIN_ELEMENTS:
+        outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+        total = _extent(sch, outer)
+        width = lanes
+        while total and width > 1 and total % width:
+            width //= 2
+        if total and width > 1 and total > width:
+            outer, vec = sch.split(outer, [None, width])
+            sch.vectorize(vec)
+    elements = 1
+    for loop in sch.get_loops(block):
+        extent = _extent(sch, loop)
+        elements *= extent if extent else 1
+    if outer is not None and elements >= PARALLEL_MIN_ELEMENTS:
         try:
             sch.parallel(outer)
         except ScheduleError:
