@@ -1,0 +1,1 @@
+"""The debug graph executor (TVM's ``tvm.contrib.debugger``)."""
