@@ -105,6 +105,10 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     if not isinstance(ir_mod, IRModule):
         raise IrlabError(f"relay.build takes an IRModule, got {type(ir_mod).__name__}")
     target = as_target(target)
+    key = _build_key(ir_mod, target, params, mod_name)
+    hit = _built.get(key) if key else None
+    if hit is not None:
+        return hit
     with target:
         mod, _ = optimize(ir_mod, target, params)
         codegen = GraphCodegen(target, mod_name)
@@ -117,4 +121,41 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
             from irlab.runtime.module import Module
 
             lib = Module((), str(target))
-    return GraphExecutorFactoryModule(mod, target, graph_json, lib, consts, mod_name, lowered)
+    factory = GraphExecutorFactoryModule(mod, target, graph_json, lib, consts, mod_name,
+                                         lowered)
+    if key:
+        _built[key] = factory
+    return factory
+
+
+# Built models by what determines the result (the program, the params' bytes, the target and
+# the PassContext). A factory is immutable -- every executor allocates its own storage -- so
+# a rebuild returns the same one. Instruments always see a real build.
+_built: dict = {}
+
+
+def _build_key(ir_mod, target, params, mod_name):
+    import hashlib
+
+    import numpy as np
+
+    from irlab.ir.structural import structural_hash
+    from irlab.transform import PassContext
+
+    ctx = PassContext.current()
+    if ctx.instruments:
+        return None
+    h = hashlib.sha256()
+    for part in (str(target), mod_name, str(ctx.opt_level), repr(sorted(ctx.disabled_pass)),
+                 repr(sorted(ctx.required_pass)),
+                 repr(sorted((k, repr(v)) for k, v in ctx.config.items())),
+                 # the text shows the program; the structural hash covers constants' bytes
+                 str(structural_hash(ir_mod)), str(ir_mod)):
+        h.update(part.encode())
+        h.update(b"\0")
+    for name in sorted(params or {}):
+        value = params[name]
+        array = np.ascontiguousarray(value.numpy() if hasattr(value, "numpy") else value)
+        h.update(name.encode() + str(array.dtype).encode() + str(array.shape).encode())
+        h.update(array.tobytes())
+    return h.hexdigest()

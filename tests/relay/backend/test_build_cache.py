@@ -1,0 +1,29 @@
+"""relay.build remembers what it built: the same program, params, target and PassContext give
+the same factory; any difference (a weight's value, the opt level, a param) rebuilds."""
+
+import numpy as np
+
+import irlab as tvm
+from irlab import relay
+
+
+def _mod(value):
+    x = relay.var("x", shape=(4,), dtype="float32")
+    w = relay.var("w", shape=(4,), dtype="float32")
+    body = relay.add(relay.multiply(x, w), relay.const(np.full(4, value, "float32")))
+    return tvm.IRModule.from_expr(relay.Function([x, w], body))
+
+
+def test_rebuild_hits_and_differences_miss():
+    w = np.arange(4, dtype="float32")
+    first = relay.build(_mod(1.0), "llvm", params={"w": w})
+    assert relay.build(_mod(1.0), "llvm", params={"w": w}) is first
+    assert relay.build(_mod(2.0), "llvm", params={"w": w}) is not first  # constant's value
+    assert relay.build(_mod(1.0), "llvm", params={"w": w + 1}) is not first  # param's value
+    with tvm.transform.PassContext(opt_level=0):
+        assert relay.build(_mod(1.0), "llvm", params={"w": w}) is not first
+    assert relay.build(_mod(1.0), "llvm -num-cores=1", params={"w": w}) is not first
+    m = tvm.contrib.graph_executor.GraphModule(
+        relay.build(_mod(2.0), "llvm", params={"w": w + 1})["default"](tvm.cpu()))
+    m.run(x=np.ones(4, "float32"))
+    np.testing.assert_allclose(m.get_output(0).numpy(), (w + 1) + 2.0)
