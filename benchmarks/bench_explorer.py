@@ -176,7 +176,8 @@ def bench_browser(files, view, big, targets, repeat):
                 first, again = painted[i][0], statistics.median(painted[i][1:])
                 script = statistics.median(sync[i][1:])
                 print(f"  {view_name:6s} view, switch to step {i:3d}: first {first:7.1f} ms, "
-                      f"again {again:7.1f} ms to the next paint ({script:.1f} ms of it script)")
+                      f"again {again:7.1f} ms (max {max(painted[i][1:]):7.1f}) to the next "
+                      f"paint ({script:.1f} ms of it script)")
         browser.close()
 
 

@@ -191,8 +191,15 @@ def layered_geometry(graph) -> dict:
 
     try:
         generations = [list(g) for g in nx.topological_generations(graph)]
-    except nx.NetworkXUnfeasible:  # not a DAG (should not happen in Relay): BFS levels
-        generations = [list(graph.nodes)]
+    except nx.NetworkXUnfeasible:
+        # Not a DAG: a before/after union can be one (a pass rewired nodes both graphs
+        # have). Rank by the DAG left without the edges closing cycles (those going back in
+        # a depth-first order), instead of putting every node in one row.
+        rank = {n: i for i, n in enumerate(reversed(list(nx.dfs_postorder_nodes(graph))))}
+        dag = nx.DiGraph()
+        dag.add_nodes_from(graph.nodes)
+        dag.add_edges_from((a, b) for a, b in graph.edges() if rank[a] < rank[b])
+        generations = [list(g) for g in nx.topological_generations(dag)]
     size = {}
     for ident, data in graph.nodes(data=True):
         lines = node_label(data).split("\n")

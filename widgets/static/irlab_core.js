@@ -105,6 +105,7 @@ class PanZoom {
   constructor() {
     this.k = 1; this.x = 0; this.y = 0;
     this.panes = [];
+    this.listeners = [];  // called after every change of the transform (culling panes)
     this.moved = false;
   }
 
@@ -145,6 +146,7 @@ class PanZoom {
       group.setAttribute("transform", t);
       if (svg.classList.contains("irlab-far") !== far) svg.classList.toggle("irlab-far", far);
     }
+    for (const fn of this.listeners) fn();
   }
 
   zoomAt(px, py, factor) {
@@ -181,8 +183,13 @@ class PanZoom {
  *  Built drawings are kept per layout key, so going back to a step costs no rebuilding. */
 class GraphCanvas {
   constructor({ panzoom, side = null, onSelect = null, onCluster = null,
-    testid = "graph-canvas" }) {
+    testid = "graph-canvas", bigAbove = Infinity }) {
     this.panzoom = panzoom || new PanZoom();
+    // Graphs of more than `bigAbove` nodes are drawn the cheap way (see BigDrawing): what the
+    // browser styles, lays out and paints on a step switch no longer grows with the graph.
+    this.bigAbove = bigAbove;
+    this.marks = { selected: null, matches: null, current: null };
+    this.refreshQueued = false;
     this.side = side;
     this.onSelect = onSelect;
     this.onCluster = onCluster;
@@ -210,6 +217,16 @@ class GraphCanvas {
     this.svg.append(defs, this.viewport);
     this.el.append(this.svg);
     this.panzoom.attach(this.svg, this.viewport);
+    this.panzoom.listeners.push(() => this.queueRefresh());
+    // Far out, a big drawing's nodes are parts of shared paths: its one tooltip follows the
+    // pointer (the label of the node under it, as each node's own <title> says closer in).
+    this.svg.addEventListener("pointermove", (e) => {
+      const d = this.drawing;
+      if (!d || !d.big || d.mode !== "far" || !d.liteTip || e.buttons) return;
+      const n = this.data.get(this.hit(e.clientX, e.clientY));
+      const tip = n ? (n.label || [n.title]).join("\n") : "";
+      if (d.liteTip.textContent !== tip) d.liteTip.textContent = tip;
+    });
     this.svg.addEventListener("click", (e) => this.click(e));
     this.svg.addEventListener("dblclick", (e) => this.click(e, true));
     // The pane's size comes from a ResizeObserver: reading clientWidth after the drawing
@@ -223,6 +240,7 @@ class GraphCanvas {
         this.w = box.width;
         this.h = box.height;
         if (this.needsFit) this.fit(this.focusIds);
+        else this.queueRefresh();
       });
       this.resize.observe(this.el);
     }
@@ -230,7 +248,11 @@ class GraphCanvas {
 
   click(e, dbl = false) {
     if (this.panzoom.moved) { this.panzoom.moved = false; return; }
-    const node = e.target.closest("[data-node-id]");
+    let node = e.target.closest("[data-node-id]");
+    if (!node && this.drawing && this.drawing.big) {
+      const id = this.hit(e.clientX, e.clientY);
+      if (id) node = { getAttribute: () => id };
+    }
     // Only a cluster's label acts on the cluster: its box is where one starts dragging.
     const cluster = e.target.classList.contains("irlab-cluster-label") &&
       e.target.closest("[data-cluster-id]");
@@ -242,10 +264,19 @@ class GraphCanvas {
 
   /** Show `layout`; `focus`: ids to fit the view to when the drawing changes. */
   setLayout(layout, focus = null) {
-    if (!layout) { this.viewport.replaceChildren(); this.layout = null; return; }
+    if (!layout) {
+      this.viewport.replaceChildren();
+      this.layout = null;
+      this.drawing = null;
+      this.current = null;
+      return;
+    }
     const key = layout.key || "";
     let drawing = key ? this.cache.get(key) : null;
-    if (!drawing) drawing = this.build(layout);
+    if (!drawing) {
+      drawing = layout.nodes.length > this.bigAbove ? new BigDrawing(this, layout)
+        : this.build(layout);
+    }
     if (key) {
       this.cache.delete(key);
       this.cache.set(key, drawing);
@@ -256,15 +287,50 @@ class GraphCanvas {
     this.layout = layout;
     this.byId = drawing.byId;
     this.data = drawing.data;
+    this.drawing = drawing;
     if (this.current !== drawing.root) {
       this.viewport.replaceChildren(drawing.root);
       this.current = drawing.root;
       this.visible = null;
+      if (drawing.big && drawing.visible) drawing.setVisible(null);
       // The union layout of a before/after pair keeps positions: keep the view as well,
       // unless there are changes to show.
       if (focus && focus.length) this.fit(focus);
       else if (!sameSize) this.fit();
+      this.refresh();
     }
+  }
+
+  /** Big drawings follow the view: redraw them once per frame while panning or zooming. */
+  queueRefresh() {
+    if (!this.drawing || !this.drawing.big || this.refreshQueued) return;
+    this.refreshQueued = true;
+    requestAnimationFrame(() => { this.refreshQueued = false; this.refresh(); });
+  }
+
+  refresh() {
+    if (!this.drawing || !this.drawing.big) return;
+    const [w, hgt] = this.size();
+    const pz = this.panzoom;
+    this.drawing.update(pz.k, { x0: -pz.x / pz.k, y0: -pz.y / pz.k,
+      x1: (w - pz.x) / pz.k, y1: (hgt - pz.y) / pz.k }, w > 0 && hgt > 0);
+  }
+
+  /** The id of the node under client point (cx, cy) in a big drawing, or "". */
+  hit(cx, cy) {
+    const r = this.svg.getBoundingClientRect();
+    const pz = this.panzoom;
+    const x = (cx - r.left - pz.x) / pz.k, y = (cy - r.top - pz.y) / pz.k;
+    const slack = 3 / pz.k;  // tiny boxes far out: a few pixels around them count
+    let best = "", bestD = Infinity;
+    for (const n of this.layout.nodes) {
+      if (!this.drawing.shows(n)) continue;
+      const dx = Math.abs(x - n.x) - n.w / 2, dy = Math.abs(y - n.y) - n.h / 2;
+      if (dx > slack || dy > slack) continue;
+      const d = Math.max(dx, 0) + Math.max(dy, 0);
+      if (d < bestD) { bestD = d; best = n.id; }
+    }
+    return best;
   }
 
   build(layout) {
@@ -274,48 +340,13 @@ class GraphCanvas {
     const gn = s("g", { class: "irlab-nodes" });
     const byId = new Map(), data = new Map(), clusterEls = new Map();
     for (const c of layout.clusters || []) {
-      // A cluster only one side has (FuseOps creates them) is hidden in the other pane.
-      const state = c.state ? ` state-${cssToken(c.state)}` : "";
-      const g = s("g", { class: `irlab-cluster kind-${cssToken(c.kind)}${state}`,
-        "data-testid": "graph-cluster", "data-cluster-id": c.id });
-      g.append(s("rect", { x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 }));
-      const t = s("text", { x: c.lx, y: c.ly, class: "irlab-cluster-label",
-        "text-anchor": "middle" });
-      t.textContent = c.label;
-      const tip = s("title");
-      tip.textContent = `${c.label} (click to collapse)`;
-      g.append(t, tip);
+      const g = makeClusterEl(c);
       gc.append(g);
       clusterEls.set(c.id, g);
     }
-    for (const e of layout.edges) {
-      if (!e.d) continue;
-      const state = cssToken(e.state);
-      ge.append(s("path", { d: e.d, class: `irlab-edge${state ? " state-" + state : ""}`,
-        "data-s": e.s, "data-t": e.t,
-        "marker-end": `url(#${this.markers[state] || this.markers[""]})` }));
-    }
+    for (const e of layout.edges) if (e.d) ge.append(makeEdgeEl(e, this.markers));
     for (const n of layout.nodes) {
-      const state = cssToken(n.state);
-      const cls = `irlab-node kind-${cssToken(n.kind)}${state ? " state-" + state : ""}`;
-      const g = s("g", { class: cls,
-        transform: `translate(${n.x},${n.y})`, "data-testid": "graph-node", "data-node-id": n.id,
-        "data-kind": cssToken(n.kind), "data-state": state || "same" });
-      if (n.shape === "ellipse") g.append(s("ellipse", { rx: n.w / 2, ry: n.h / 2 }));
-      else if (n.shape === "diamond") {
-        g.append(s("polygon", { points: `0,${-n.h / 2} ${n.w / 2},0 0,${n.h / 2} ${-n.w / 2},0` }));
-      } else g.append(s("rect", { x: -n.w / 2, y: -n.h / 2, width: n.w, height: n.h, rx: 4 }));
-      const text = s("text", { "text-anchor": "middle" });
-      const lines = n.label || [n.title];
-      lines.forEach((line, i) => {
-        const span = s("tspan", { x: 0, y: (i - (lines.length - 1) / 2) * 12 + 3.5,
-          class: i === 0 ? "irlab-label-title" : "irlab-label-rest" });
-        span.textContent = line;
-        text.append(span);
-      });
-      const tip = s("title");
-      tip.textContent = lines.join("\n");
-      g.append(text, tip);
+      const g = makeNodeEl(n);
       gn.append(g);
       byId.set(n.id, g);
       data.set(n.id, n);
@@ -368,6 +399,8 @@ class GraphCanvas {
 
   /** Marks: `selected` id, `matches` (Set), `current` match id. */
   mark({ selected = null, matches = null, current = null } = {}) {
+    this.marks = { selected, matches, current };
+    if (this.drawing && this.drawing.big) { this.drawing.mark(this.marks); return; }
     if (!this.byId) return;
     for (const [id, g] of this.byId) {
       g.classList.toggle("selected", id === selected);
@@ -380,6 +413,12 @@ class GraphCanvas {
   showOnly(ids) {
     if (!this.byId) return;
     this.visible = ids;
+    if (this.drawing && this.drawing.big) {
+      this.drawing.setVisible(ids);
+      this.fit();
+      this.refresh();
+      return;
+    }
     for (const [id, g] of this.byId) g.classList.toggle("out", !!ids && !ids.has(id));
     for (const p of this.current.querySelectorAll(".irlab-edge")) {
       p.classList.toggle("out", !!ids && !(ids.has(p.getAttribute("data-s")) &&
@@ -397,6 +436,264 @@ class GraphCanvas {
   }
 
   has(id) { return !!(this.data && this.data.get(id)); }
+}
+
+/** The SVG group of one laid-out node (shape, label lines as text, tooltip). */
+function makeNodeEl(n) {
+  const state = cssToken(n.state);
+  const cls = `irlab-node kind-${cssToken(n.kind)}${state ? " state-" + state : ""}`;
+  const g = s("g", { class: cls,
+    transform: `translate(${n.x},${n.y})`, "data-testid": "graph-node", "data-node-id": n.id,
+    "data-kind": cssToken(n.kind), "data-state": state || "same" });
+  if (n.shape === "ellipse") g.append(s("ellipse", { rx: n.w / 2, ry: n.h / 2 }));
+  else if (n.shape === "diamond") {
+    g.append(s("polygon", { points: `0,${-n.h / 2} ${n.w / 2},0 0,${n.h / 2} ${-n.w / 2},0` }));
+  } else g.append(s("rect", { x: -n.w / 2, y: -n.h / 2, width: n.w, height: n.h, rx: 4 }));
+  const text = s("text", { "text-anchor": "middle" });
+  const lines = n.label || [n.title];
+  lines.forEach((line, i) => {
+    const span = s("tspan", { x: 0, y: (i - (lines.length - 1) / 2) * 12 + 3.5,
+      class: i === 0 ? "irlab-label-title" : "irlab-label-rest" });
+    span.textContent = line;
+    text.append(span);
+  });
+  const tip = s("title");
+  tip.textContent = lines.join("\n");
+  g.append(text, tip);
+  return g;
+}
+
+/** The SVG group of one cluster (a cluster only one side has, as FuseOps creates them, is
+ *  hidden in the other pane by its state class). */
+function makeClusterEl(c) {
+  const state = c.state ? ` state-${cssToken(c.state)}` : "";
+  const g = s("g", { class: `irlab-cluster kind-${cssToken(c.kind)}${state}`,
+    "data-testid": "graph-cluster", "data-cluster-id": c.id });
+  g.append(s("rect", { x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 }));
+  const t = s("text", { x: c.lx, y: c.ly, class: "irlab-cluster-label",
+    "text-anchor": "middle" });
+  t.textContent = c.label;
+  const tip = s("title");
+  tip.textContent = `${c.label} (click to collapse)`;
+  g.append(t, tip);
+  return g;
+}
+
+function makeEdgeEl(e, markers) {
+  const state = cssToken(e.state);
+  return s("path", { d: e.d, class: `irlab-edge${state ? " state-" + state : ""}`,
+    "data-s": e.s, "data-t": e.t, "marker-end": `url(#${markers[state] || markers[""]})` });
+}
+
+/** Bounding box of absolute SVG path data (M/L/C with numbers only, as layout.py writes). */
+function pathBox(d) {
+  const v = String(d).match(/-?\d+(?:\.\d+)?(?:e[-+]?\d+)?/gi) || [];
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (let i = 0; i + 1 < v.length; i += 2) {
+    const x = +v[i], y = +v[i + 1];
+    if (x < x0) x0 = x; if (x > x1) x1 = x;
+    if (y < y0) y0 = y; if (y > y1) y1 = y;
+  }
+  return x0 === Infinity ? { x0: 0, y0: 0, x1: 0, y1: 0 } : { x0, y0, x1, y1 };
+}
+
+function shapePath(n) {
+  const x = n.x, y = n.y, rx = n.w / 2, ry = n.h / 2;
+  if (n.shape === "ellipse") {
+    return `M${x - rx} ${y}a${rx} ${ry} 0 1 0 ${2 * rx} 0a${rx} ${ry} 0 1 0 ${-2 * rx} 0z`;
+  }
+  if (n.shape === "diamond") return `M${x} ${y - ry}L${x + rx} ${y}L${x} ${y + ry}L${x - rx} ${y}z`;
+  return `M${x - rx} ${y - ry}h${n.w}v${n.h}h${-n.w}z`;
+}
+
+const LITE_CELL = 600;  // layout units: the side of the regions BigDrawing's paths cover
+
+/** The drawing of a big graph in a GraphCanvas. Far out (labels not drawn anyway), each kind
+ *  of node, edge and cluster is one <path> holding all of them: a step switch restyles and
+ *  repaints a few dozen elements instead of thousands (no arrowheads, square corners: too
+ *  small to see there). Closer in, the usual node groups, but only those within half a view
+ *  of the visible part (made on first use, kept); panning and zooming redraw once a frame.
+ *  Clicks far out are hit-tested against the layout's boxes. */
+class BigDrawing {
+  constructor(canvas, layout) {
+    this.big = true;
+    this.canvas = canvas;
+    this.layout = layout;
+    this.data = new Map(layout.nodes.map((n) => [n.id, n]));
+    this.byId = new Map();  // the node groups made so far
+    this.root = s("g");
+    this.gc = s("g", { class: "irlab-clusters" });
+    this.ge = s("g", { class: "irlab-edges" });
+    this.gn = s("g", { class: "irlab-nodes" });
+    this.full = s("g");
+    this.full.append(this.gc, this.ge, this.gn);
+    this.lite = null;
+    this.liteMarks = null;
+    this.mode = "";
+    this.visible = null;
+    this.marks = canvas.marks;
+    this.nodes = layout.nodes.map((n) => ({ n, el: null, on: false, box: { x0: n.x - n.w / 2,
+      y0: n.y - n.h / 2, x1: n.x + n.w / 2, y1: n.y + n.h / 2 } }));
+    this.edges = layout.edges.filter((e) => e.d).map((e) => ({ e, el: null, on: false,
+      box: pathBox(e.d) }));
+  }
+
+  /** Whether node `n` is drawn in this pane (its side, the neighbourhood shown). */
+  shows(n) {
+    const side = this.canvas.side;
+    if (side === "a" && n.state === "added") return false;
+    if (side === "b" && n.state === "removed") return false;
+    return !this.visible || this.visible.has(n.id);
+  }
+
+  setVisible(ids) {
+    this.visible = ids;
+    this.lite = null;  // rebuilt without the hidden nodes
+    if (this.mode === "far") this.mode = "";
+    const out = (el, yes) => el && el.classList.toggle("out", yes);
+    for (const it of this.nodes) out(it.el, !!ids && !ids.has(it.n.id));
+    for (const it of this.edges) out(it.el, !!ids && !(ids.has(it.e.s) && ids.has(it.e.t)));
+    if (this.clusterEls) this.markClusters();
+  }
+
+  markClusters() {
+    const ids = this.visible;
+    const inCluster = new Set();
+    for (const id of ids || []) {
+      const n = this.data.get(id);
+      if (n && n.cluster) inCluster.add(n.cluster);
+    }
+    for (const [cid, g] of this.clusterEls) g.classList.toggle("out", !!ids && !inCluster.has(cid));
+  }
+
+  /** Draw for zoom `k` and the visible part `view` (layout coordinates). */
+  update(k, view, sized) {
+    if (!sized) return;  // a pane without a size yet (hidden tab): drawn once it has one
+    if (k < IRLAB_TEXT_ZOOM) {
+      if (!this.lite) { this.lite = this.buildLite(); this.mode = ""; }
+      if (this.mode !== "far") { this.root.replaceChildren(this.lite); this.mode = "far"; }
+      return;
+    }
+    if (this.mode !== "near") {
+      if (!this.clusterEls) {
+        this.clusterEls = new Map();
+        for (const c of this.layout.clusters || []) {
+          const g = makeClusterEl(c);
+          this.gc.append(g);
+          this.clusterEls.set(c.id, g);
+        }
+        this.markClusters();
+      }
+      this.root.replaceChildren(this.full);
+      this.mode = "near";
+    }
+    const mx = (view.x1 - view.x0) / 2, my = (view.y1 - view.y0) / 2;
+    const v = { x0: view.x0 - mx, y0: view.y0 - my, x1: view.x1 + mx, y1: view.y1 + my };
+    this.cull(this.edges, this.ge, v, (it) => {
+      const el = makeEdgeEl(it.e, this.canvas.markers);
+      if (this.visible && !(this.visible.has(it.e.s) && this.visible.has(it.e.t))) {
+        el.classList.add("out");
+      }
+      return el;
+    });
+    this.cull(this.nodes, this.gn, v, (it) => {
+      const el = makeNodeEl(it.n);
+      this.byId.set(it.n.id, el);
+      this.markNode(it.n.id, el, this.marks);
+      if (this.visible && !this.visible.has(it.n.id)) el.classList.add("out");
+      return el;
+    });
+  }
+
+  cull(items, parent, v, make) {
+    const frag = document.createDocumentFragment();
+    for (const it of items) {
+      const b = it.box;
+      const inside = b.x1 >= v.x0 && b.x0 <= v.x1 && b.y1 >= v.y0 && b.y0 <= v.y1;
+      if (inside === it.on) continue;
+      it.on = inside;
+      if (inside) {
+        if (!it.el) it.el = make(it);
+        frag.append(it.el);
+      } else it.el.remove();
+    }
+    parent.append(frag);
+  }
+
+  buildLite() {
+    const root = s("g", { class: "irlab-lite" });
+    this.liteTip = s("title");
+    root.append(this.liteTip);
+    const groups = new Map();
+    // Paths of a few dozen shapes each, from one region: the rasterizer skips the paths
+    // outside a tile by their bounds, whereas one path of everything costs every tile the
+    // whole geometry (several times the time of separate elements).
+    const add = (key, make, d, x, y) => {
+      const cell = `${Math.floor(x / LITE_CELL)},${Math.floor(y / LITE_CELL)}`;
+      let g = groups.get(key + "@" + cell);
+      if (!g) { g = { make, d: [] }; groups.set(key + "@" + cell, g); }
+      g.d.push(d);
+    };
+    const vis = this.visible;
+    for (const c of this.layout.clusters || []) {
+      const state = c.state ? ` state-${cssToken(c.state)}` : "";
+      const cls = `irlab-cluster kind-${cssToken(c.kind)}${state}`;
+      add("c" + cls, () => s("g", { class: cls }), `M${c.x} ${c.y}h${c.w}v${c.h}h${-c.w}z`,
+        c.x, c.y);
+    }
+    for (const e of this.layout.edges) {
+      if (!e.d || (vis && !(vis.has(e.s) && vis.has(e.t)))) continue;
+      const state = cssToken(e.state);
+      const n = this.data.get(e.t) || { x: 0, y: 0 };
+      add("e" + state, () => s("path", { class: `irlab-edge${state ? " state-" + state : ""}` }),
+        e.d, n.x, n.y);
+    }
+    for (const n of this.layout.nodes) {
+      if (vis && !vis.has(n.id)) continue;
+      const state = cssToken(n.state);
+      const cls = `irlab-node kind-${cssToken(n.kind)}${state ? " state-" + state : ""}`;
+      add("n" + cls, () => s("g", { class: cls }), shapePath(n), n.x, n.y);
+    }
+    for (const { make, d } of groups.values()) {
+      const el = make();
+      const path = el.tagName === "path" ? el : el.appendChild(s("path"));
+      path.setAttribute("d", d.join(""));
+      root.append(el);
+    }
+    this.liteMarks = s("g", { class: "irlab-lite-marks" });
+    root.append(this.liteMarks);
+    this.markLite(this.marks);
+    return root;
+  }
+
+  markNode(id, el, { selected, matches, current }) {
+    el.classList.toggle("selected", id === selected);
+    el.classList.toggle("match", !!matches && matches.has(id));
+    el.classList.toggle("match-current", id === current);
+  }
+
+  /** The marked nodes far out: real node groups drawn over the paths. */
+  markLite(marks) {
+    if (!this.liteMarks) return;
+    const ids = new Set(marks.matches || []);
+    for (const id of [marks.selected, marks.current]) if (id) ids.add(id);
+    const els = [];
+    for (const id of ids) {
+      const n = this.data.get(id);
+      if (!n || (this.visible && !this.visible.has(id))) continue;
+      const el = makeNodeEl(n);
+      el.removeAttribute("data-testid");  // the node's own group (near) is the graph node
+      this.markNode(id, el, marks);
+      els.push(el);
+    }
+    this.liteMarks.replaceChildren(...els);
+  }
+
+  mark(marks) {
+    this.marks = marks;
+    for (const [id, el] of this.byId) this.markNode(id, el, marks);
+    this.markLite(marks);
+  }
 }
 
 // ------------------------------------------------------------------------------------------------

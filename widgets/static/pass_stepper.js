@@ -55,9 +55,14 @@ function renderPassStepper({ model, el }) {
   const diffBox = h("div", { class: "irlab-diffbox", "data-testid": "diff-view" });
   const panzoom = new PanZoom();
   const onSelect = (id) => save({ selected: id });
-  const paneA = new GraphCanvas({ panzoom, side: "a", onSelect, testid: "graph-before" });
-  const paneB = new GraphCanvas({ panzoom, side: "b", onSelect, testid: "graph-after" });
-  const paneU = new GraphCanvas({ onSelect, testid: "graph-union" });
+  // Above BIG nodes a pane draws the cheap way (irlab_core.js's BigDrawing): switching steps
+  // then costs about the same on ResNet-50's 1,100-node graphs as on small ones.
+  const BIG = 400;
+  const paneA = new GraphCanvas({ panzoom, side: "a", onSelect, testid: "graph-before",
+    bigAbove: BIG });
+  const paneB = new GraphCanvas({ panzoom, side: "b", onSelect, testid: "graph-after",
+    bigAbove: BIG });
+  const paneU = new GraphCanvas({ onSelect, testid: "graph-union", bigAbove: BIG });
   const legend = h("div", { class: "irlab-legend" },
     h("span", { class: "irlab-badge state-added", text: "added" }),
     h("span", { class: "irlab-badge state-removed", text: "removed" }),
@@ -238,7 +243,7 @@ function renderPassStepper({ model, el }) {
     if (cur.missing) { diffBox.replaceChildren(); return; }
     if (!isGraph) {
       if (foldsOf !== cur.key) { expanded.clear(); foldsOf = cur.key; }
-      renderDiff(diffBox, cur, view === "unified" ? "unified" : "side", expanded, drawView);
+      drawDiff(cur, view === "unified" ? "unified" : "side");
       drawSelection();
     } else {
       beforeTitle.textContent = cur.base_label || "before";
@@ -250,6 +255,28 @@ function renderPassStepper({ model, el }) {
       } else paneU.setLayout(cur.graph, changed);
       drawSelection();
     }
+  }
+
+  // Drawn diffs, kept for going back and forth between steps: a 1,000-line program is
+  // ~40 ms of building rows. An entry is only used for the very same two texts.
+  const diffCache = new Map();
+
+  function drawDiff(cur, mode) {
+    const key = `${cur.key}|${mode}|${[...expanded].sort((x, y) => x - y).join(",")}`;
+    let hit = diffCache.get(key);
+    if (hit && (hit.a !== cur.text_a || hit.b !== cur.text_b ||
+      hit.n !== (cur.rows || []).length)) hit = null;
+    if (!hit) {
+      const holder = h("div");
+      renderDiff(holder, cur, mode, expanded, drawView);
+      hit = { a: cur.text_a, b: cur.text_b, n: (cur.rows || []).length,
+        nodes: [...holder.childNodes] };
+    }
+    diffCache.delete(key);
+    diffCache.set(key, hit);
+    while (diffCache.size > 8) diffCache.delete(diffCache.keys().next().value);
+    diffBox.setAttribute("data-mode", mode);
+    diffBox.replaceChildren(...hit.nodes);
   }
 
   function drawSelection() {
