@@ -56,6 +56,7 @@ from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
+from irlab.tir.analysis import vars_used
 from irlab.tir.functor import post_order_visit
 
 ALIGN = 64
@@ -150,25 +151,6 @@ def _c_string(text: str) -> str:
         else:
             out.extend(f"\\{b:03o}" for b in ch.encode())
     return '"' + "".join(out) + '"'
-
-
-def _uses(node) -> list:
-    """Every Var ``node`` reads (buffers' data/shape vars too), in first-use order."""
-    found: dict = {}
-
-    def add_buffer(buffer):
-        found.setdefault(buffer.data, None)
-        for e in (*buffer.shape, *buffer.strides, buffer.elem_offset):
-            post_order_visit(e, visit)
-
-    def visit(n):
-        if isinstance(n, E.Var):
-            found.setdefault(n, None)
-        elif isinstance(n, (E.BufferLoad, S.BufferStore, S.DeclBuffer)):
-            add_buffer(n.buffer)
-
-    post_order_visit(node, visit)
-    return list(found)
 
 
 def _contains(node, types) -> bool:
@@ -1093,7 +1075,7 @@ class _FunctionWriter:
 
     # -- parallel loops ------------------------------------------------------------------
     def parallel(self, s):
-        free = [v for v in _uses(s) if v in self.names and v is not s.loop_var]
+        free = [v for v in vars_used(s) if v in self.names and v is not s.loop_var]
         self.counter[0] += 1
         fname = f"{self.symbol}_parallel_{self.counter[0]}"
         self.cg.reserve(fname)

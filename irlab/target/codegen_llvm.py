@@ -24,7 +24,7 @@ from irlab.ir.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import post_order_visit
+from irlab.tir.analysis import vars_used
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F64 = ir.DoubleType()
@@ -77,27 +77,6 @@ def _type_suffix(ty) -> str:
     if isinstance(ty, ir.IntType):
         return f"i{ty.width}"
     return {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(ty)]
-
-
-def _uses(node) -> list:
-    """Every Var ``node`` reads, buffers' data/offset/shape vars included, in first-use order."""
-    found: dict = {}
-
-    def add_buffer(buffer):
-        found.setdefault(buffer.data, None)
-        for e in (*buffer.shape, *buffer.strides, buffer.elem_offset):
-            post_order_visit(e, visit)
-
-    def visit(n):
-        if isinstance(n, E.Var):
-            found.setdefault(n, None)
-        elif isinstance(n, (E.BufferLoad, S.BufferStore)):
-            add_buffer(n.buffer)
-        elif isinstance(n, S.DeclBuffer):
-            add_buffer(n.buffer)
-
-    post_order_visit(node, visit)
-    return list(found)
 
 
 class CodegenLLVM:
@@ -941,7 +920,7 @@ class _FunctionBuilder:
     # -- parallel loops ------------------------------------------------------------------
     def _parallel(self, s):
         cg = self.cg
-        free = [v for v in _uses(s) if v in self.vars and v is not s.loop_var]
+        free = [v for v in vars_used(s) if v in self.vars and v is not s.loop_var]
         self.par_count += 1
         base = f"{self.fn.name.rsplit('_compute', 1)[0]}_parallel_{self.par_count}"
         if base in cg.module.globals:

@@ -57,3 +57,16 @@ class VecAddModule:
                 # Define a spatial block iterator and bind it to value i.
                 vi = T.axis.spatial(8, i)
                 B[vi] = A[vi] + 1.0
+
+
+def mlc_schedule(mod=None):
+    """The MLC course's schedule of mm_relu (seed 001), as a ``tir.Schedule``."""
+    sch = tvm.tir.Schedule(mod if mod is not None else MyModule)
+    block_Y = sch.get_block("Y", func_name="mm_relu")
+    i, j, k = sch.get_loops(block_Y)
+    j0, j1 = sch.split(j, factors=[None, 4])
+    sch.reorder(j0, k, j1)
+    block_C = sch.get_block("C", "mm_relu")
+    sch.reverse_compute_at(block_C, j0)
+    sch.decompose_reduction(block_Y, k)
+    return sch

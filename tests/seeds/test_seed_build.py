@@ -16,22 +16,10 @@ import seed_modules as seed  # noqa: E402
 TARGETS = ["llvm"] + (["c"] if find_c_compiler() else [])
 
 
-def mlc_schedule(mod):
-    sch = tvm.tir.Schedule(mod)
-    block_Y = sch.get_block("Y", func_name="mm_relu")
-    i, j, k = sch.get_loops(block_Y)
-    j0, j1 = sch.split(j, factors=[None, 4])
-    sch.reorder(j0, k, j1)
-    block_C = sch.get_block("C", "mm_relu")
-    sch.reverse_compute_at(block_C, j0)
-    sch.decompose_reduction(block_Y, k)
-    return sch.mod
-
-
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("scheduled", [False, True])
 def test_mm_relu_builds_and_matches_numpy(target, scheduled):
-    mod = mlc_schedule(seed.MyModule) if scheduled else seed.MyModule
+    mod = seed.mlc_schedule().mod if scheduled else seed.MyModule
     dtype = "float32"
     a_np = np.random.rand(128, 128).astype(dtype)
     b_np = np.random.rand(128, 128).astype(dtype)

@@ -14,7 +14,7 @@ from irlab.script import tir as T
 from irlab.tir.interpreter import run
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "script"))
-from seed_modules import MyModule  # noqa: E402
+from seed_modules import MyModule, mlc_schedule  # noqa: E402
 
 pytestmark = pytest.mark.skipif(find_c_compiler() is None, reason="no C compiler")
 
@@ -39,18 +39,6 @@ def check_against_interpreter(func, make_args, targets=("c", "llvm"), rtol=1e-5,
 
 
 # -- seed 001: mm_relu, before and after the MLC schedule ---------------------------------
-def mlc_schedule():
-    sch = irlab.tir.Schedule(MyModule)
-    block_Y = sch.get_block("Y", func_name="mm_relu")
-    i, j, k = sch.get_loops(block_Y)
-    j0, j1 = sch.split(j, factors=[None, 4])
-    sch.reorder(j0, k, j1)
-    block_C = sch.get_block("C", "mm_relu")
-    sch.reverse_compute_at(block_C, j0)
-    sch.decompose_reduction(block_Y, k)
-    return sch
-
-
 def mm_relu_inputs():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((128, 128)).astype("float32")
