@@ -104,7 +104,9 @@ class LoweringExplorer(anywidget.AnyWidget):
             panes[key] = {"title": title, "text": text,
                           "loops": view.line_loops(key, text)}
         loops = view.loop_vars()
-        with self.hold_trait_notifications():
+        # One message to the browser: panes drawn with the old kernel's marks would highlight
+        # (and scroll to) the old loop's line numbers in the new text.
+        with self.hold_sync(), self.hold_trait_notifications():
             self.trace = view.text("trace")
             self.panes = panes
             self.loops = loops

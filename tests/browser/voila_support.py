@@ -43,7 +43,25 @@ _STEPPER = [
     "func = relay.Function(relay.analysis.free_vars(act), act)\n"
     "PassStepper(func, params=params)",
 ]
-NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER}
+# dense + bias_add + relu (one kernel) then softmax (a second one), built with relay.build.
+_SMALL_MLP = (
+    "import numpy as np\nimport irlab as tvm\nfrom irlab import relay\n"
+    f"x = relay.var({XSS_NAME!r}, shape=(1, 16))\n"
+    "w = relay.var('weight', shape=(8, 16))\nb = relay.var('bias', shape=(8,))\n"
+    "y = relay.nn.relu(relay.nn.bias_add(relay.nn.dense(x, w), b))\n"
+    "func = relay.Function([x, w, b], relay.nn.softmax(y))\n"
+    "rng = np.random.default_rng(0)\n"
+    "params = {'weight': rng.uniform(-1, 1, (8, 16)).astype('float32'),\n"
+    "          'bias': rng.uniform(-1, 1, (8,)).astype('float32')}")
+_LOWERING = [
+    _SMALL_MLP,
+    "import ipywidgets as widgets\nfrom irlab.widgets import LoweringExplorer, RunPanel\n"
+    "lib = relay.build(tvm.IRModule.from_expr(func), target='llvm', params=params)\n"
+    "widgets.VBox([LoweringExplorer(lib), RunPanel(lib)])",
+]
+_EXPLORE = [_SMALL_MLP, "tvm.explore(func, params=params)"]
+NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER, "lowering": _LOWERING,
+             "explore_small": _EXPLORE}
 # The Binder dashboard itself, served as it is in the repository.
 DASHBOARD = Path(__file__).resolve().parents[2] / "notebooks" / "explorer.ipynb"
 

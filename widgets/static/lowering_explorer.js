@@ -56,6 +56,7 @@ function renderLoweringExplorer({ model, el }) {
     loopSelect.value = current;
   }
 
+  const shown = {};  // pane -> the text drawn last: a new text is shown from its top
   function drawPanes() {
     const panes = model.get("panes") || {};
     traceBox.textContent = model.get("trace") || "";
@@ -64,6 +65,8 @@ function renderLoweringExplorer({ model, el }) {
       const pane = panes[key] || { title: key, text: "", loops: [] };
       title.textContent = pane.title || key;
       box.replaceChildren();
+      if (shown[key] !== (pane.pending ? null : pane.text || "")) box.scrollTop = 0;
+      shown[key] = pane.pending ? null : pane.text || "";
       if (pane.pending) {
         box.append(h("div", { class: "irlab-banner" },
           h("button", { "data-testid": "load-asm", text: "Show assembly",

@@ -26,12 +26,13 @@ function renderRunPanel({ model, el }) {
     const r = model.get("results") || {};
     if (!r.outputs) { summary.textContent = "not run yet"; table.replaceChildren(); return; }
     const ins = (r.inputs || []).map((i) => `${i.name} ${JSON.stringify(i.shape)} ${i.dtype}`);
-    summary.replaceChildren(
+    // (h drops a null child; replaceChildren would show it as the text "null")
+    summary.replaceChildren(...[
       h("div", { text: `inputs (${r.source || ""}): ${ins.join(", ")}` }),
       h("div", { "data-testid": "latency",
         text: `latency ${Number(r.latency_ms || 0).toFixed(3)} ms` +
           (r.latency_std_ms ? ` ± ${Number(r.latency_std_ms).toFixed(3)}` : "") }),
-      r.problem ? h("div", { class: "fail", text: r.problem }) : null);
+      r.problem ? h("div", { class: "fail", text: r.problem }) : null].filter(Boolean));
     table.replaceChildren(
       h("tr", {}, ...["output", "shape", "dtype", "max abs err", "max rel err",
         `@ ${r.tol}`].map((t) => h("th", { text: t }))),
