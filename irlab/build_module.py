@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 
 from irlab.errors import IrlabError
+from irlab.runtime.lru import LRUCache
 from irlab.ir.module import IRModule
 from irlab.target import Target, as_target
 from irlab.tir.function import PrimFunc
@@ -92,7 +93,7 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     raise IrlabError(f"build: no code generator for target {target}")
 
 
-_built: dict = {}  # program key -> a function re-creating the built module
+_built = LRUCache(64)  # program key -> a function re-creating the built module
 
 
 def _program_key(mod: IRModule, target: Target) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from irlab.errors import IrlabError
+from irlab.runtime.lru import LRUCache
 from irlab.relay.expr import bind, const
 
 
@@ -131,7 +132,7 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
 # Built models by what determines the result (the program, the params' bytes, the target and
 # the PassContext). A factory is immutable -- every executor allocates its own storage -- so
 # a rebuild returns the same one. Instruments always see a real build.
-_built: dict = {}
+_built = LRUCache(16)
 
 
 def _build_key(ir_mod, target, params, mod_name):

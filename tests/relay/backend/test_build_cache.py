@@ -27,3 +27,13 @@ def test_rebuild_hits_and_differences_miss():
         relay.build(_mod(2.0), "llvm", params={"w": w + 1})["default"](tvm.cpu()))
     m.run(x=np.ones(4, "float32"))
     np.testing.assert_allclose(m.get_output(0).numpy(), (w + 1) + 2.0)
+
+
+def test_the_caches_keep_only_their_newest_entries():
+    from irlab.runtime.lru import LRUCache
+
+    cache = LRUCache(2)
+    cache["a"], cache["b"] = 1, 2
+    assert cache.get("a") == 1  # a is now the newest
+    cache["c"] = 3
+    assert list(cache) == ["a", "c"] and cache.get("b") is None
