@@ -17,14 +17,85 @@ from irlab.arith.canonical import Canonicalizer
 from irlab.arith.int_set import ConstIntBound, ModularSet
 from irlab.arith.rewrite_rules import rewrite
 
+_LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
+_MAX_KEY_DEPTH = 64  # deeper expressions are not memoized (no recursion limit trouble)
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+def _structural_key(e, vars_seen, depth=0):
+    """A hashable key equal for structurally equal expressions (variables and buffers by
+    identity); the variables met go to ``vars_seen`` (in order). Raises ``_Uncacheable`` for
+    what the key cannot describe safely (Let scopes, deep trees, unhashable fields)."""
+    cls = type(e)
+    if cls is E.IntImm:
+        return (cls, e.dtype, e.value)
+    if cls is E.FloatImm:  # repr: 0.0 and -0.0 are equal floats but not the same constant
+        return (cls, e.dtype, repr(e.value))
+    if cls is E.StringImm:
+        return (cls, e.value)
+    if isinstance(e, E.Var):
+        vars_seen[e] = None
+        return (E.Var, id(e))
+    if cls is E.Let or depth > _MAX_KEY_DEPTH or not isinstance(e, E.PrimExpr):
+        raise _Uncacheable
+    parts = [cls, e.dtype]
+    depth += 1
+    for name in cls._structural_fields:
+        value = getattr(e, name)
+        if isinstance(value, E.PrimExpr):
+            parts.append(_structural_key(value, vars_seen, depth))
+        elif isinstance(value, tuple):
+            parts.append(tuple(_structural_key(v, vars_seen, depth)
+                               if isinstance(v, E.PrimExpr) else _plain_key(v)
+                               for v in value))
+        else:
+            parts.append(_plain_key(value))
+    return tuple(parts)
+
+
+def _plain_key(value):
+    if value is None or isinstance(value, (str, int, bool)):
+        return (type(value), value)
+    if isinstance(value, float):
+        return (float, repr(value))
+    return ("id", id(value))  # buffers and other objects: by identity (kept alive by the cache)
+
 
 class Analyzer:
-    """Facts about variables (bounds, values) and the analyses and simplifier using them."""
+    """Facts about variables (bounds, values) and the analyses and simplifier using them.
 
-    def __init__(self):
+    ``memoize=True`` remembers ``simplify`` results by expression structure (and the bounds of
+    its variables), so that the many identical index expressions of one kernel are simplified
+    once; the rules replayed into ``rules_fired`` on a hit are those of the first simplification
+    (a shared sub-expression counts once there). Proofs (``can_prove`` and the rules' guards)
+    are always memoized that way: they only return a bool.
+    """
+
+    def __init__(self, memoize=False):
         self._bounds = {}  # Var -> (lo, hi)
         self._values = {}  # Var -> PrimExpr it equals
         self.rules_fired: list[str] = []
+        self._memoize = memoize
+        self._simplify_cache = {}  # key -> (expr, result, fired)
+        self._prove_cache = {}  # key -> (expr, bool)
+
+    def _cache_key(self, e):
+        """The memo key of ``e`` under the current facts, or None when it must not be cached."""
+        vars_seen = {}
+        try:
+            skey = _structural_key(e, vars_seen)
+        except (_Uncacheable, RecursionError):
+            return None
+        values, bounds = self._values, self._bounds
+        facts = []
+        for v in vars_seen:
+            if v in values:  # substituted values bring in other facts: not memoized
+                return None
+            facts.append(bounds.get(v))
+        return skey, tuple(facts)
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value, allow_override=False):
@@ -76,11 +147,23 @@ class Analyzer:
     def simplify(self, expr, trace=False):
         """The simplified expression (with the fired rule names when ``trace``)."""
         self.rules_fired = []
-        fired = self.rules_fired.append
         e = E.convert(expr)
+        cls = type(e)
+        if cls in _LEAVES or (cls is E.Var and e not in self._values):
+            return (e, []) if trace else e  # already simplest (structurally what the rules give)
+        key = self._cache_key(e) if self._memoize else None
+        if key is not None:
+            hit = self._simplify_cache.get(key)
+            if hit is not None:
+                self.rules_fired.extend(hit[2])
+                return (hit[1], list(hit[2])) if trace else hit[1]
+        original = e
+        fired = self.rules_fired.append
         e = rewrite(e, self, fired)
         e = self.canonical_simplify(e, _fired=fired)
         e = rewrite(e, self, fired)
+        if key is not None:
+            self._simplify_cache[key] = (original, e, tuple(self.rules_fired))
         return (e, list(self.rules_fired)) if trace else e
 
     def canonical_simplify(self, expr, _fired=None):
@@ -94,8 +177,18 @@ class Analyzer:
 
     def _prove_quietly(self, cond):
         """can_prove without touching ``rules_fired`` (used by rule guards)."""
+        if isinstance(cond, E.IntImm):
+            return cond.value != 0
+        key = self._cache_key(cond)
+        if key is not None:
+            hit = self._prove_cache.get(key)
+            if hit is not None:
+                return hit[1]
         result = self.canonical_simplify(cond)
-        return isinstance(result, E.IntImm) and result.value != 0
+        proved = isinstance(result, E.IntImm) and result.value != 0
+        if key is not None:
+            self._prove_cache[key] = (cond, proved)
+        return proved
 
     def can_prove(self, cond) -> bool:
         """True when ``cond`` holds for every value the variables may take."""

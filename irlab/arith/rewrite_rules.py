@@ -46,6 +46,7 @@ class Rule:
         self.rhs = ast.parse(rhs, mode="eval").body
         self.guard = ast.parse(guard, mode="eval").body if guard else None
         self.root = _root_class(self.lhs)
+        self._matcher = _compile(self.lhs)  # _match(self.lhs, ...) as nested closures
 
     def __repr__(self):
         return f"Rule({self.name!r})"
@@ -53,8 +54,12 @@ class Rule:
     def apply(self, e, analyzer):
         """The rewritten expression, or None when the rule does not apply."""
         env = {}
-        if not _match(self.lhs, e, env):
+        if not self._matcher(e, env):
             return None
+        return self._rewrite(e, env, analyzer)
+
+    def _rewrite(self, e, env, analyzer):
+        """The rest of ``apply`` once the left side matched ``e`` (bindings in ``env``)."""
         if self.guard is not None:
             cond = _build(self.guard, env)
             ok = bool(cond) if isinstance(cond, (bool, int)) else analyzer._prove_quietly(cond)
@@ -118,6 +123,65 @@ def _match(pat, e, env):
             return False
         kids = (e.condition, e.true_value, e.false_value) if cls is E.Select else (e.a, e.b)
         return all(_match(p, k, env) for p, k in zip(pat.args, kids))
+    raise ValueError(f"unsupported pattern {ast.dump(pat)}")
+
+
+def _compile(pat):
+    """A function ``(e, env) -> bool`` doing what ``_match(pat, e, env)`` does, with the
+    pattern's dispatch done once (rules are matched hundreds of thousands of times)."""
+    if isinstance(pat, ast.Name):
+        name = pat.id
+        if _CONST_WILDCARD.match(name):
+            def match_const(e, env):
+                if not isinstance(e, E.IntImm):
+                    return False
+                if name in env:
+                    return _same(env[name], e)
+                env[name] = e
+                return True
+            return match_const
+
+        def match_name(e, env):
+            if name in env:
+                return _same(env[name], e)
+            env[name] = e
+            return True
+        return match_name
+    if isinstance(pat, ast.Constant):
+        value = pat.value
+        if isinstance(value, bool):
+            as_int = int(value)
+            return lambda e, env: (isinstance(e, E.IntImm) and e.dtype == "bool"
+                                   and e.value == as_int)
+        return lambda e, env: isinstance(e, (E.IntImm, E.FloatImm)) and e.value == value
+    if isinstance(pat, ast.UnaryOp) and isinstance(pat.op, ast.Not):
+        operand = _compile(pat.operand)
+        return lambda e, env: isinstance(e, E.Not) and operand(e.a, env)
+    if isinstance(pat, (ast.BinOp, ast.Compare, ast.BoolOp)):
+        if isinstance(pat, ast.BinOp):
+            cls, left, right = _BINOPS[type(pat.op)][0], pat.left, pat.right
+        elif isinstance(pat, ast.Compare):
+            cls, left, right = _CMPS[type(pat.ops[0])][0], pat.left, pat.comparators[0]
+        else:
+            cls, left, right = _BOOLOPS[type(pat.op)][0], pat.values[0], pat.values[1]
+        match_a, match_b = _compile(left), _compile(right)
+        return lambda e, env: type(e) is cls and match_a(e.a, env) and match_b(e.b, env)
+    if isinstance(pat, ast.Call):
+        cls = _CALLS[pat.func.id][0]
+        args = [_compile(a) for a in pat.args]
+        if cls is E.Select:
+            def match_select(e, env):
+                if type(e) is not cls:
+                    return False
+                return all(m(k, env) for m, k in
+                           zip(args, (e.condition, e.true_value, e.false_value)))
+            return match_select
+
+        def match_call(e, env):
+            if type(e) is not cls:
+                return False
+            return all(m(k, env) for m, k in zip(args, (e.a, e.b)))
+        return match_call
     raise ValueError(f"unsupported pattern {ast.dump(pat)}")
 
 
@@ -243,6 +307,9 @@ _BUILDERS = {cls: build for cls, build in list(_BINOPS.values()) + list(_CMPS.va
 _BUILDERS.update({E.Min: O.min, E.Max: O.max, E.Div: O.truncdiv, E.Mod: O.truncmod})
 
 
+_LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
+
+
 class Rewriter(ExprMutator):
     """Bottom-up rule application to a fixed point at every node."""
 
@@ -254,25 +321,48 @@ class Rewriter(ExprMutator):
         self.rules = RULES_BY_NODE if rules_by_node is None else rules_by_node
 
     def visit_expr(self, e):
-        if e in self.memo_map:
-            return self.memo_map[e]
+        if isinstance(e, _LEAVES):  # no rule rewrites a leaf
+            return e
+        memo = self.memo_map
+        hit = memo.get(e)
+        if hit is not None:
+            return hit
         result = e
         for _ in range(self.MAX_STEPS):
             new = self._step(result)
             if new is result:
                 break
             result = new
-        self.memo_map[e] = self.memo_map[result] = result
+        memo[e] = memo[result] = result
         return result
 
     def _step(self, e):
-        if isinstance(e, (E.Var, E.IntImm, E.FloatImm, E.StringImm)):
+        if isinstance(e, _LEAVES):
             return e
-        new = self._mutate_children(e)
-        if new is not e and type(new) in _BUILDERS:
-            new = _BUILDERS[type(new)](new.a, new.b)  # refold constants the children exposed
+        cls = type(e)
+        build = _BUILDERS.get(cls)
+        if build is not None:  # two operands (a, b): what _mutate_children does, inlined
+            a, b = self.visit_expr(e.a), self.visit_expr(e.b)
+            if a is e.a and b is e.b:
+                new = e
+            elif a.dtype == b.dtype:
+                new = build(a, b)  # refold constants the children exposed
+            else:  # the node's own check reports the mismatch
+                new = e.with_fields(a=a, b=b)
+                new = _BUILDERS[type(new)](new.a, new.b)
+        else:
+            new = self._mutate_children(e)
+            if new is not e and type(new) in _BUILDERS:
+                new = _BUILDERS[type(new)](new.a, new.b)
+        analyzer = self.analyzer
         for rule in self.rules.get(type(new), ()):
-            out = rule.apply(new, self.analyzer)
+            if type(rule) is Rule:  # apply(), without its call when the pattern fails
+                env = {}
+                if not rule._matcher(new, env):
+                    continue
+                out = rule._rewrite(new, env, analyzer)
+            else:
+                out = rule.apply(new, analyzer)
             if out is not None:
                 self.fired(rule.name)
                 return out

@@ -81,6 +81,7 @@ def parse_dtype(dtype) -> DataType:
     return DataType(code, bits_value, int(lanes) if lanes else 1)
 
 
+@lru_cache(maxsize=None)
 def normalize_dtype(dtype) -> str:
     """The canonical string form of a dtype (``np.float32`` -> ``"float32"``)."""
     return str(parse_dtype(dtype))

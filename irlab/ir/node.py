@@ -63,6 +63,11 @@ class Node(metaclass=NodeMeta):
 
     def __init__(self, *args, **kwargs):
         fields = self._fields
+        if not kwargs and len(args) == len(fields):  # fast path: every field given in order
+            setattr_ = object.__setattr__
+            for name, value in zip(fields, args):
+                setattr_(self, name, value)
+            return
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__} takes at most {len(fields)} fields")
         values = dict(zip(fields, args))

@@ -10,6 +10,7 @@ dtype, operand dtypes must then agree).
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 from irlab.errors import TIRError
@@ -199,14 +200,22 @@ def convert(value, dtype=None) -> PrimExpr:
     raise TIRError(f"cannot convert {value!r} ({type(value).__name__}) to a TIR expression")
 
 
-def _check_int_range(dtype, value):
+@functools.lru_cache(maxsize=None)
+def _int_range(dtype):
+    """(lo, hi) of an integer/bool dtype, None for any other (cached: every IntImm asks)."""
     t = parse_dtype(dtype)
     if t.code == "int":
-        lo, hi = -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
-    elif t.code == "uint" or t.code == "bool":
-        lo, hi = 0, (1 << t.bits) - 1
-    else:
+        return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+    if t.code == "uint" or t.code == "bool":
+        return 0, (1 << t.bits) - 1
+    return None
+
+
+def _check_int_range(dtype, value):
+    bounds = _int_range(dtype)
+    if bounds is None:
         return
+    lo, hi = bounds
     if not lo <= value <= hi:
         raise TIRError(f"literal value {value} does not fit in {dtype} [{lo}, {hi}]")
 

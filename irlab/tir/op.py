@@ -81,10 +81,10 @@ def const(value, dtype=None, span=None):
     if t.lanes > 1:
         return _e.Broadcast(const(value, str(t.element_of())), t.lanes)
     if t.is_float:
-        return _e.FloatImm(str(t), float(value), span)
+        return _e.FloatImm(normalize_dtype(t), float(value), span)
     if isinstance(value, float) and not float(value).is_integer():
         raise TIRError(f"cannot make a {t} constant of the non-integer {value!r}")
-    return _e.IntImm(str(t), int(value), span)
+    return _e.IntImm(normalize_dtype(t), int(value), span)
 
 
 def _wrap(value, dtype):

@@ -196,7 +196,7 @@ def _compact(buffer, body, analyzer):
 class _Compactor(StmtExprMutator):
     def __init__(self):
         super().__init__()
-        self.analyzer = Analyzer()
+        self.analyzer = Analyzer(memoize=True)
 
     def visit_for(self, s):
         # outer loop ranges help simplify the region bounds (min(i, i + 1) and the like)

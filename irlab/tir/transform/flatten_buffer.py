@@ -37,7 +37,7 @@ def _product(values):
 
 def flattened_buffer(buffer: Buffer, analyzer=None) -> Buffer:
     """The 1-D buffer over the same data as ``buffer`` (same dtype, elem_offset, scope)."""
-    analyzer = analyzer or Analyzer()
+    analyzer = analyzer or Analyzer(memoize=True)
     size = analyzer.simplify(_product(allocation_shape(buffer)))
     return Buffer(buffer.data, buffer.dtype, (size,), (), buffer.elem_offset, buffer.name,
                   (), buffer.scope, buffer.span)
@@ -75,7 +75,7 @@ def _match_lanes(stride, index):
 class _Flattener(StmtExprMutator):
     def __init__(self):
         super().__init__()
-        self.analyzer = Analyzer()
+        self.analyzer = Analyzer(memoize=True)
         self.flat = {}  # Buffer (by identity) -> its flattened buffer
 
     def _flat(self, buffer):

@@ -33,7 +33,7 @@ def _zero(dtype):
 class _IntrinLowerer(StmtExprMutator):
     def __init__(self):
         super().__init__()
-        self.analyzer = Analyzer()
+        self.analyzer = Analyzer(memoize=True)
 
     def visit_for(self, s):
         # the sign of a dividend often follows from the loop ranges

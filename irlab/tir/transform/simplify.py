@@ -31,7 +31,7 @@ def _const_bool(e):
 class _Simplifier(StmtExprMutator):
     def __init__(self, analyzer=None):
         super().__init__()
-        self.analyzer = analyzer or Analyzer()
+        self.analyzer = analyzer or Analyzer(memoize=True)
 
     def _simplify(self, e):
         # children first (loads' indices are opaque to the Analyzer), then the whole
