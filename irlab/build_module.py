@@ -87,7 +87,7 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
             _built[key] = lambda: LLVMModule(obj, infos, target, sources, cached=True)
         return module
     if target.kind == "c":
-        from irlab.target.codegen_c import build_c
+        from irlab.target.c_compile import build_c
 
         return build_c(named, target, lowered)
     raise IrlabError(f"build: no code generator for target {target}")

@@ -38,130 +38,29 @@ buffer it writes is staged through such an array first, keeping vector semantics
 ``build_c`` compiles with ``-O2 -march=native -std=c99 -fPIC -shared -lm`` and caches the
 ``.so`` by the SHA-256 of (source, compiler, flags) under ``cache_dir()/c``. The source is
 deterministic: the same TIR always prints the same C.
+
+Parts: ``c_syntax.py`` (types, names, literals, precedence), ``codegen_c_vector.py`` (vector
+statements as lane loops), ``c_compile.py`` (the compiler, the cache, ``build_c``); this file
+the rest.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import tempfile
 
 import numpy as np
 
-from irlab.errors import CodegenError, CompileError
+from irlab.errors import CodegenError
 from irlab.ir.dtype import parse_dtype
-from irlab.ir.structural import structural_equal
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.buffer import Buffer
 from irlab.tir.analysis import vars_used
-from irlab.tir.functor import post_order_visit
-
-ALIGN = 64
-STACK_LIMIT = 256 * 1024  # bytes, as codegen_llvm: larger or dynamic allocations use the heap
-CFLAGS = ("-O2", "-march=native", "-std=c99")
-INDENT = "  "
-
-_C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
-extern float for goto if inline int long register restrict return short signed sizeof static
-struct switch typedef union unsigned void volatile while _Bool _Complex _Imaginary bool true
-false NULL main free args closure words err values codes status begin end
-""".split())
-
-# TIR intrinsic -> C math function for float64 (float32 adds the "f" suffix)
-_LIBM = {"tir.exp": "exp", "tir.exp2": "exp2", "tir.log": "log", "tir.log2": "log2",
-         "tir.log10": "log10", "tir.sqrt": "sqrt", "tir.fabs": "fabs", "tir.floor": "floor",
-         "tir.ceil": "ceil", "tir.round": "nearbyint", "tir.nearbyint": "nearbyint",
-         "tir.trunc": "trunc", "tir.sin": "sin", "tir.cos": "cos", "tir.tan": "tan",
-         "tir.tanh": "tanh", "tir.erf": "erf", "tir.log1p": "log1p", "tir.asin": "asin",
-         "tir.acos": "acos", "tir.atan": "atan", "tir.sinh": "sinh", "tir.cosh": "cosh",
-         "tir.atan2": "atan2", "tir.hypot": "hypot", "tir.fmod": "fmod",
-         "tir.nextafter": "nextafter", "tir.pow": "pow", "tir.copysign": "copysign",
-         "tir.fma": "fma"}
-_MATH_H = frozenset(v + s for v in _LIBM.values() for s in ("", "f")) | {"exp10", "exp10f"}
-
-# C operator precedence (larger binds tighter)
-P_ATOM, P_UNARY, P_MUL, P_ADD, P_SHIFT, P_REL, P_EQ = 16, 15, 13, 12, 11, 10, 9
-P_BAND, P_XOR, P_BOR, P_LAND, P_LOR, P_COND = 8, 7, 6, 5, 4, 3
-
-_BINOPS = {E.Add: ("+", P_ADD), E.Sub: ("-", P_ADD), E.Mul: ("*", P_MUL),
-           E.EQ: ("==", P_EQ), E.NE: ("!=", P_EQ), E.LT: ("<", P_REL), E.LE: ("<=", P_REL),
-           E.GT: (">", P_REL), E.GE: (">=", P_REL)}
-_BITWISE = {"tir.bitwise_and": ("&", P_BAND), "tir.bitwise_or": ("|", P_BOR),
-            "tir.bitwise_xor": ("^", P_XOR), "tir.shift_left": ("<<", P_SHIFT),
-            "tir.shift_right": (">>", P_SHIFT)}
-
-
-def c_type(dtype, memory=False) -> str:
-    """The C type of a scalar ``dtype`` (``memory``: how it sits in a buffer)."""
-    t = parse_dtype(dtype)
-    if t.lanes != 1:
-        raise CodegenError(f"C codegen scalarizes vectors; got a {dtype} value to declare")
-    if t.code == "bool":
-        return "uint8_t" if memory else "bool"
-    if t.code == "int":
-        return f"int{t.bits}_t"
-    if t.code == "uint":
-        return f"uint{t.bits}_t"
-    if t.code == "float":
-        if t.bits in (32, 64):
-            return "float" if t.bits == 32 else "double"
-        if t.bits == 16:
-            return "_Float16"
-    if t.code == "handle":
-        return "void *"
-    if t.code == "void":
-        return "void"
-    raise CodegenError(f"C codegen has no type for {dtype}")
-
-
-def _suffix(dtype) -> str:
-    t = parse_dtype(dtype)
-    return {"int": "i", "uint": "u", "float": "f", "bool": "u"}.get(t.code, "x") + str(t.bits)
-
-
-def _lanes(e) -> int:
-    return parse_dtype(e.dtype).lanes
-
-
-def _elem(dtype) -> str:
-    return str(parse_dtype(dtype).element_of())
-
-
-def _identifier(hint: str) -> str:
-    name = re.sub(r"[^0-9A-Za-z_]", "_", hint or "v") or "v"
-    if name[0].isdigit():
-        name = "v" + name
-    if name.startswith("__"):
-        name = "v" + name
-    return name
-
-
-def _c_string(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in "\\\"":
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif " " <= ch <= "~" and ch != "?":
-            out.append(ch)
-        else:
-            out.extend(f"\\{b:03o}" for b in ch.encode())
-    return '"' + "".join(out) + '"'
-
-
-def _contains(node, types) -> bool:
-    hit = []
-    post_order_visit(node, lambda n: hit.append(1) if isinstance(n, types) else None)
-    return bool(hit)
-
-
-def _call_name(e) -> str:
-    name = e.op if isinstance(e.op, str) else getattr(e.op, "name", str(e.op))
-    return name if name.startswith("tir.") else "tir." + name
+from irlab.target.c_syntax import (ALIGN, INDENT, P_ADD, P_ATOM, P_COND, P_EQ, P_LAND, P_LOR,
+                                   P_MUL, P_REL, P_UNARY, STACK_LIMIT, _BINOPS, _BITWISE,
+                                   _C_KEYWORDS, _LIBM, _MATH_H, _c_string, _call_name, _contains,
+                                   _elem, _identifier, _lanes, _suffix, c_type)
+from irlab.target.codegen_c_vector import VectorLanes
 
 
 class CodegenC:
@@ -313,7 +212,7 @@ _ALLOC = """static inline void *irlab_alloc(int64_t bytes) {
 }"""
 
 
-class _FunctionWriter:
+class _FunctionWriter(VectorLanes):
     """Prints one C function body from TIR statements."""
 
     def __init__(self, cg: CodegenC, symbol, info, noalias, parent=None):
@@ -558,130 +457,6 @@ class _FunctionWriter:
         self.frames[-1].append(var)
         self.emit_stmt(body)
         self.close_block()
-
-    # -- vector statements (scalarized) ----------------------------------------------------
-    def local_array(self, hint, dtype):
-        t = parse_dtype(dtype)
-        data = E.Var(hint, "handle")
-        buf = Buffer(data, _elem(dtype), (t.lanes,), name=hint)
-        name = self.bind(data)
-        elem = c_type(_elem(dtype), memory=True)
-        self.ptr_types[data] = elem
-        self.line(f"{elem} {name}[{t.lanes}];")
-        return buf
-
-    def s_BufferStore(self, s):
-        if parse_dtype(s.buffer.dtype).lanes != 1:
-            raise CodegenError(f"C codegen: buffer {s.buffer.name} has vector type "
-                               f"{s.buffer.dtype}", s)
-        indices = list(s.indices)
-        lanes = max([_lanes(s.value)] + [_lanes(i) for i in indices])
-        if lanes == 1:
-            self.statement(lambda: self.store_text(s.buffer, indices, s.value))
-            return
-        reads_self = []  # loads of the stored buffer at another index
-        post_order_visit(s.value, lambda n: reads_self.append(1) if isinstance(
-            n, E.BufferLoad) and n.buffer.data is s.buffer.data and not (
-                len(n.indices) == len(indices) and all(
-                    structural_equal(a, b) for a, b in zip(n.indices, indices))) else None)
-        value = s.value
-        if reads_self:  # keep vector semantics: read every lane before writing any
-            tmp = self.local_array(s.buffer.name + "_lanes", str(
-                parse_dtype(s.value.dtype).with_lanes(lanes)))
-            self.store_lanes(tmp, E.IntImm("int32", 0), value, lanes)
-            lane = E.Var("lane", "int32")
-            value = E.BufferLoad(tmp, [lane])
-            self.lane_loop(lanes, lambda ln: self.store_text(
-                s.buffer, [self.lane(i, ln) for i in indices],
-                value if ln is lane else E.BufferLoad(tmp, [ln])), var=lane)
-            return
-        self.lane_loop(lanes, lambda ln: self.store_text(
-            s.buffer, [self.lane(i, ln) for i in indices], self.lane(value, ln)),
-            unroll=_contains(value, E.Shuffle) or any(_contains(i, E.Shuffle) for i in indices))
-
-    def store_lanes(self, buf, base, value, lanes=None):
-        lanes = lanes or _lanes(value)
-        self.lane_loop(lanes, lambda ln: self.store_text(buf, [ln], self.lane(value, ln)),
-                       unroll=_contains(value, E.Shuffle))
-
-    def lane_loop(self, lanes, body, unroll=False, var=None):
-        if unroll:
-            for k in range(lanes):
-                self.statement(lambda k=k: body(E.IntImm("int32", k)))
-            return
-        lane = var if var is not None else E.Var("lane", "int32")
-        self.frames.append([])
-        name = self.bind(lane)
-        self.frames.pop()
-        self.open_block(f"for (int32_t {name} = 0; {name} < {lanes}; ++{name}) {{")
-        self.frames[-1].append(lane)
-        self.statement(lambda: body(lane))
-        self.close_block()
-
-    def lane(self, e, lane, env=None):
-        """The scalar expression computing lane ``lane`` (a Var or IntImm) of ``e``."""
-        env = env or {}
-        if _lanes(e) == 1 and not isinstance(e, E.Var):
-            return e
-        rec = lambda x: self.lane(x, lane, env)  # noqa: E731
-        elem = _elem(e.dtype)
-        if isinstance(e, E.Var):
-            if e in env:
-                return env[e]
-            if _lanes(e) == 1:
-                return e
-            buf = self.vec_vars.get(e)
-            if buf is None:
-                raise CodegenError(f"vector variable {e.name_hint} is used outside its scope", e)
-            return E.BufferLoad(buf, [lane])
-        if isinstance(e, E.Ramp):
-            base = e.base
-            if isinstance(lane, E.IntImm) and isinstance(e.stride, E.IntImm):
-                k = int(lane.value) * int(e.stride.value)
-                if isinstance(base, E.IntImm):
-                    return E.IntImm(base.dtype, int(base.value) + k)
-                if isinstance(base, E.Add) and isinstance(base.b, E.IntImm):
-                    k += int(base.b.value)
-                    base = base.a
-                return base if k == 0 else E.Add(base, E.IntImm(base.dtype, k))
-            if isinstance(lane, E.IntImm):
-                offset = E.IntImm(base.dtype, int(lane.value))
-            else:
-                offset = lane if lane.dtype == base.dtype else E.Cast(base.dtype, lane)
-            if not (isinstance(e.stride, E.IntImm) and e.stride.value == 1):
-                offset = E.Mul(e.stride, offset)
-            if isinstance(base, E.IntImm) and base.value == 0:
-                return offset
-            return E.Add(base, offset)
-        if isinstance(e, E.Broadcast):
-            return e.value
-        if isinstance(e, E.Shuffle):
-            if not isinstance(lane, E.IntImm):
-                raise CodegenError("Shuffle needs constant lanes", e)
-            flat = []
-            for v in e.vectors:
-                flat += [(v, k) for k in range(_lanes(v))]
-            v, k = flat[int(e.indices[int(lane.value)].value)]
-            return self.lane(v, E.IntImm("int32", k), env) if _lanes(v) > 1 else v
-        if isinstance(e, E.BufferLoad):
-            return E.BufferLoad(e.buffer, [rec(i) for i in e.indices])
-        if isinstance(e, E.Cast):
-            return E.Cast(elem, rec(e.value))
-        if isinstance(e, E.Not):
-            return E.Not(rec(e.a))
-        if isinstance(e, (E.BinaryOpExpr, E.And)):
-            return type(e)(rec(e.a), rec(e.b))
-        if isinstance(e, E.Select):
-            return E.Select(rec(e.condition), rec(e.true_value), rec(e.false_value))
-        if isinstance(e, E.Let):
-            var = E.Var(e.var.name_hint, _elem(e.var.dtype))
-            inner = dict(env)
-            inner[e.var] = var
-            return E.Let(var, rec(e.value), self.lane(e.body, lane, inner))
-        if isinstance(e, E.Call):
-            return E.Call(elem, e.op, [rec(a) if isinstance(a, E.PrimExpr) else a
-                                       for a in e.args])
-        raise CodegenError(f"C codegen cannot scalarize {type(e).__name__}: {e}", e)
 
     # -- memory --------------------------------------------------------------------------
     def address(self, buffer, indices) -> str:
@@ -1153,60 +928,4 @@ def _paren_if_needed(text: str) -> str:
 def _comment(text: str) -> str:
     return text.replace("*/", "* /").replace("\n", " ")
 
-
-# -- compiling --------------------------------------------------------------------------------
-def compile_source(source: str, target=None) -> str:
-    """Compile ``source`` into a shared library (cached); return its path."""
-    from irlab.runtime.module import find_c_compiler, link_shared
-    from irlab.target.llvm_jit import cache_dir
-
-    compiler = find_c_compiler()
-    if compiler is None:
-        raise CompileError("target \"c\" needs a C compiler, and none was found: install gcc "
-                           "or clang, or set $CC (target \"llvm\" needs none)")
-    flags = list(CFLAGS)
-    if target is not None and getattr(target, "fast_math", False):
-        flags.append("-ffast-math")
-    key = hashlib.sha256("\0".join([source, compiler, " ".join(flags),
-                                    "-fPIC -shared -lm"]).encode()).hexdigest()
-    root = cache_dir()
-    folder = os.path.join(root, "c", key[:2]) if root else tempfile.mkdtemp(prefix="irlab-c-")
-    so_path = os.path.join(folder, key + ".so")
-    if os.path.exists(so_path):
-        return so_path
-    os.makedirs(folder, exist_ok=True)
-    c_path = os.path.join(folder, key + ".c")
-    with open(c_path, "w") as out:
-        out.write(source)
-    tmp = f"{so_path}.{os.getpid()}.tmp"
-    try:
-        link_shared([c_path], tmp, flags)
-    except CompileError as err:
-        raise CompileError(_explain(str(err), source)) from None
-    os.replace(tmp, so_path)
-    return so_path
-
-
-def _explain(message: str, source: str) -> str:
-    lines = source.splitlines()
-    found = re.search(r"\.c:(\d+):(?:\d+:)? (?:fatal )?error", message)
-    if not found:
-        return f"the C compiler rejected the generated source:\n{message}"
-    n = int(found.group(1))
-    text = lines[n - 1].strip() if 0 < n <= len(lines) else "?"
-    return (f"the C compiler rejected the generated source at line {n}: {text}\n"
-            f"{message}")
-
-
-def build_c(named, target, lowered=None):
-    """Generate C for ``named`` [(symbol, lowered PrimFunc)], compile, load."""
-    from irlab.runtime.module import LibraryModule
-
-    cg = CodegenC(target)
-    for symbol, func in named:
-        cg.add_function(func, symbol)
-    source = cg.source()
-    return LibraryModule(compile_source(source, target), source)
-
-
-__all__ = ["CodegenC", "build_c", "compile_source", "c_type"]
+from irlab.target.c_compile import build_c, compile_source  # noqa: E402,F401 (re-export)
