@@ -1,7 +1,8 @@
 """From LLVM IR text to callable machine code: O3 for the target CPU, object cache, JIT.
 
-``compile_ir`` optimizes with llvmlite's new pass manager (loop and SLP vectorizers on) for
-the target's CPU and features, and emits an object file. Objects are cached by the SHA-256 of
+``compile_ir`` optimizes with llvmlite's new pass manager for the target's CPU and features
+(loop vectorizer on; SLP only with ``-slp-vectorize=1``, see ``Target.slp_vectorize``) and
+emits an object file. Objects are cached by the SHA-256 of
 (IR text, target, llvmlite version) in memory and on disk (``$IRLAB_CACHE_DIR``, default
 ``~/.cache/irlab``; ``IRLAB_CACHE=0`` turns the disk cache off), so a rebuild only loads the
 object (a few ms). ``LLVMModule`` loads an object into an MCJIT engine (one target machine per
@@ -24,7 +25,7 @@ from irlab.runtime import abi
 from irlab.runtime.compiled import install_hooks
 from irlab.runtime.module import Module, link_shared
 
-CODEGEN_VERSION = "1"
+CODEGEN_VERSION = "2"
 _memory_cache: dict[str, tuple[bytes, str]] = {}
 _lock = threading.Lock()
 _initialized = False
@@ -116,7 +117,7 @@ def optimize(ir_text: str, target) -> tuple[bytes, str]:
     if target.opt_level > 0:
         pto = llvm.create_pipeline_tuning_options(speed_level=min(3, target.opt_level))
         pto.loop_vectorization = True
-        pto.slp_vectorization = True
+        pto.slp_vectorization = target.slp_vectorize
         pto.loop_unrolling = True
         pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(mod, pb)

@@ -19,7 +19,8 @@ from irlab.errors import IrlabError
 KINDS = ("llvm", "c")
 # options every kind accepts, with how the value is parsed
 _OPTIONS = {"mcpu": str, "mtriple": str, "mattr": lambda v: [a for a in v.split(",") if a],
-            "num-cores": int, "opt-level": int, "fast-math": lambda v: v not in ("0", "false")}
+            "num-cores": int, "opt-level": int, "fast-math": lambda v: v not in ("0", "false"),
+            "slp-vectorize": lambda v: v not in ("0", "false")}
 
 
 @functools.lru_cache(maxsize=1)
@@ -110,6 +111,14 @@ class Target:
     @property
     def fast_math(self) -> bool:
         return bool(self.options.get("fast-math", False))
+
+    @property
+    def slp_vectorize(self) -> bool:
+        """Whether LLVM's SLP vectorizer runs: off unless ``-slp-vectorize=1``. irlab's schedules
+        vectorize explicitly (and the loop vectorizer stays on); SLP was half of O3's time on
+        ResNet-18 for no measured speed (ResNet-18 23.0-23.9 ms and a 512 GEMM 205-221 GFLOPS
+        either way)."""
+        return bool(self.options.get("slp-vectorize", False))
 
     @property
     def keys(self) -> tuple:
