@@ -112,3 +112,22 @@ def _contains(node, types) -> bool:
 def _call_name(e) -> str:
     name = e.op if isinstance(e.op, str) else getattr(e.op, "name", str(e.op))
     return name if name.startswith("tir.") else "tir." + name
+
+
+_DOUBLE_TO_BITS = """static inline int64_t irlab_double_to_bits(double value) {
+  int64_t word;
+  memcpy(&word, &value, sizeof word);
+  return word;
+}"""
+
+
+def _simple(e) -> bool:
+    return not _contains(e, (E.BufferLoad, E.Call, E.Let))
+
+
+def _paren_if_needed(text: str) -> str:
+    return text if re.fullmatch(r"[A-Za-z0-9_.]+", text) else f"({text})"
+
+
+def _comment(text: str) -> str:
+    return text.replace("*/", "* /").replace("\n", " ")

@@ -39,9 +39,9 @@ buffer it writes is staged through such an array first, keeping vector semantics
 ``.so`` by the SHA-256 of (source, compiler, flags) under ``cache_dir()/c``. The source is
 deterministic: the same TIR always prints the same C.
 
-Parts: ``c_syntax.py`` (types, names, literals, precedence), ``codegen_c_vector.py`` (vector
-statements as lane loops), ``c_compile.py`` (the compiler, the cache, ``build_c``); this file
-the rest.
+Parts: ``c_syntax.py`` (types, names, literals, precedence), ``codegen_c_calls.py`` (calls),
+``codegen_c_vector.py`` (vector statements as lane loops), ``c_compile.py`` (the compiler,
+the cache, ``build_c``); this file the rest.
 """
 
 from __future__ import annotations
@@ -57,9 +57,10 @@ from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.analysis import vars_used
 from irlab.target.c_syntax import (ALIGN, INDENT, P_ADD, P_ATOM, P_COND, P_EQ, P_LAND, P_LOR,
-                                   P_MUL, P_REL, P_UNARY, STACK_LIMIT, _BINOPS, _BITWISE,
-                                   _C_KEYWORDS, _LIBM, _MATH_H, _c_string, _call_name, _contains,
-                                   _elem, _identifier, _lanes, _suffix, c_type)
+                                   P_MUL, P_REL, P_UNARY, STACK_LIMIT, _BINOPS, _C_KEYWORDS,
+                                   _DOUBLE_TO_BITS, _c_string, _call_name, _comment, _elem,
+                                   _identifier, _lanes, _paren_if_needed, _simple, _suffix, c_type)
+from irlab.target.codegen_c_calls import CallWriter
 from irlab.target.codegen_c_vector import VectorLanes
 
 
@@ -200,11 +201,6 @@ _BITS_TO_DOUBLE = """static inline double irlab_bits_to_double(int64_t word) {
   memcpy(&value, &word, sizeof value);
   return value;
 }"""
-_DOUBLE_TO_BITS = """static inline int64_t irlab_double_to_bits(double value) {
-  int64_t word;
-  memcpy(&word, &value, sizeof word);
-  return word;
-}"""
 _ALLOC = """static inline void *irlab_alloc(int64_t bytes) {
   void *ptr = NULL;
   bytes = bytes <= 0 ? 64 : (bytes + 63) / 64 * 64;
@@ -212,7 +208,7 @@ _ALLOC = """static inline void *irlab_alloc(int64_t bytes) {
 }"""
 
 
-class _FunctionWriter(VectorLanes):
+class _FunctionWriter(VectorLanes, CallWriter):
     """Prints one C function body from TIR statements."""
 
     def __init__(self, cg: CodegenC, symbol, info, noalias, parent=None):
@@ -729,125 +725,6 @@ class _FunctionWriter(VectorLanes):
 
     e_Broadcast = e_Shuffle = e_Ramp
 
-    # -- calls ---------------------------------------------------------------------------
-    def e_Call(self, e):
-        name = _call_name(e)
-        t = parse_dtype(e.dtype)
-        args = list(e.args)
-        if name == "tir.if_then_else":
-            return (f"{self.sub(args[0], P_EQ)} ? {self.sub(args[1], P_COND + 1)} : "
-                    f"{self.sub(args[2], P_COND)}"), P_COND
-        if name in ("tir.likely", "tir.assume"):
-            return self.prec(args[0]) if name == "tir.likely" else ("0", P_ATOM)
-        if name in ("tir.call_packed", "tir.tvm_call_packed"):
-            raise CodegenError("C codegen: T.call_packed must be a statement of its own "
-                               "(T.evaluate(T.call_packed(...)))", e)
-        if name in ("tir.call_extern", "tir.call_pure_extern"):
-            return self.call_extern(e)
-        if name == "tir.sigmoid":
-            one = "1.0f" if t.bits == 32 else "1.0"
-            fn = self._libm_name("exp", e.dtype)
-            return f"{one} / ({one} + {fn}(-{self.sub(args[0], P_UNARY)}))", P_MUL
-        if name == "tir.rsqrt":
-            one = "1.0f" if t.bits == 32 else "1.0"
-            return f"{one} / {self._libm_name('sqrt', e.dtype)}({self.expr(args[0])})", P_MUL
-        if name == "tir.exp10":
-            fn = self._libm_name("pow", e.dtype)
-            ten = "10.0f" if t.bits == 32 else "10.0"
-            return f"{fn}({ten}, {self.expr(args[0])})", P_ATOM
-        if name in _LIBM:
-            fn = self._libm_name(_LIBM[name], e.dtype)
-            text = f"{fn}({', '.join(self.expr(a) for a in args)})"
-            return (text, P_ATOM) if t.bits != 16 else (f"(_Float16){text}", P_UNARY)
-        if name in ("tir.isnan", "tir.isinf", "tir.isfinite"):
-            return f"{name[4:]}({self.expr(args[0])})", P_ATOM
-        if name in _BITWISE:
-            op, p = _BITWISE[name]
-            return self._narrow(e, (f"{self.sub(args[0], p + 1)} {op} "
-                                    f"{self.sub(args[1], p + 1)}", p))
-        if name == "tir.bitwise_not":
-            return self._narrow(e, (f"~{self.sub(args[0], P_UNARY)}", P_UNARY))
-        if name == "tir.popcount":
-            src = parse_dtype(args[0].dtype)
-            fn = "__builtin_popcountll" if src.bits > 32 else "__builtin_popcount"
-            cast = "(unsigned long long)" if src.bits > 32 else "(unsigned)"
-            return f"({c_type(e.dtype)}){fn}({cast}{self.sub(args[0], P_UNARY)})", P_UNARY
-        if name == "tir.reinterpret":
-            src, dst = c_type(args[0].dtype), c_type(e.dtype)
-            fname = f"irlab_reinterpret_{_suffix(args[0].dtype)}_{_suffix(e.dtype)}"
-            self.cg.helper(fname, f"static inline {dst} {fname}({src} x) {{\n"
-                                  f"  {dst} y;\n  memcpy(&y, &x, sizeof y);\n  return y;\n}}")
-            return f"{fname}({self.expr(args[0])})", P_ATOM
-        raise CodegenError(f"C codegen does not know the intrinsic {name}", e)
-
-    def call_extern(self, e):
-        if not e.args or not isinstance(e.args[0], E.StringImm):
-            raise CodegenError("call_extern needs the function name (a string) first", e)
-        fname = e.args[0].value
-        args = list(e.args[1:])
-        if fname not in _MATH_H:
-            types = ", ".join(c_type(a.dtype) if not isinstance(a, E.StringImm)
-                              else "const char *" for a in args) or "void"
-            decl = f"extern {c_type(e.dtype) if e.dtype != 'void' else 'void'} {fname}({types});"
-            old = self.cg.externs.setdefault(fname, decl)
-            if old != decl:
-                raise CodegenError(f"call_extern {fname} is called with two signatures", e)
-        return f"{fname}({', '.join(self.expr(a) for a in args)})", P_ATOM
-
-    def call_packed(self, e):
-        if not e.args or not isinstance(e.args[0], E.StringImm):
-            raise CodegenError("T.call_packed needs the function name (a string) first", e)
-        args = list(e.args[1:])
-        n = len(args)
-        self.open_block(f"{{  /* T.call_packed({_comment(e.args[0].value)}, ...) */")
-        self.line(f"int64_t values[{max(n, 1)}];")
-        self.line(f"int32_t codes[{max(n, 1)}];")
-        for k, arg in enumerate(args):
-            code, word = self.packed_value(arg, k)
-            code, _, note = code.partition("  ")
-            self.line(f"values[{k}] = {word};")
-            self.line(f"codes[{k}] = {code};{'  ' + note if note else ''}")
-        self.line(f"if ({abi.PACKED_HOOK} == NULL) {self.ret(abi.ERR_CALLBACK)}  "
-                  f"/* no runtime attached */")
-        self.line(f"if ({abi.PACKED_HOOK}({_c_string(e.args[0].value)}, values, codes, {n}) "
-                  f"!= 0) {self.ret(abi.ERR_CALLBACK)}")
-        self.close_block()
-
-    def packed_value(self, arg, k):
-        t = parse_dtype(arg.dtype)
-        if isinstance(arg, E.StringImm):
-            return f"{abi.CODE_STR}  /* str */", f"(int64_t)(intptr_t){_c_string(arg.value)}"
-        self.pending, self.faults = [], []
-        if t.code == "handle":
-            buffer = self.buffers.get(arg) if isinstance(arg, E.Var) else None
-            ptr = self.expr(arg)
-            if buffer is None:
-                return f"{abi.CODE_HANDLE}  /* handle */", f"(int64_t)(intptr_t){ptr}"
-            bits = 8 if buffer.dtype == "bool" else parse_dtype(buffer.dtype).bits
-            words = [f"(int64_t)(intptr_t){ptr}", str(len(buffer.shape)),
-                     str(abi.dl_code(buffer.dtype)), str(bits),
-                     str(parse_dtype(buffer.dtype).lanes)]
-            words += [str(int(d.value)) if isinstance(d, E.IntImm) else
-                      f"(int64_t){self.sub(d, P_UNARY)}" for d in buffer.shape]
-            for decl in self.pending:
-                self.line(decl)
-            desc = E.Var(f"{buffer.name}_array", "handle")
-            name = self.bind(desc)
-            self.line("/* array descriptor: data, ndim, dtype code, bits, lanes, shape */")
-            self.line(f"int64_t {name}[{len(words)}] = {{{', '.join(words)}}};")
-            return f"{abi.CODE_ARRAY}  /* array */", f"(int64_t)(intptr_t){name}"
-        value = self.expr(arg)
-        for decl in self.pending:
-            self.line(decl)
-        self.check_faults()
-        if t.is_float:
-            self.cg.helper("irlab_double_to_bits", _DOUBLE_TO_BITS)
-            return f"{abi.CODE_FLOAT}  /* float */", f"irlab_double_to_bits({value})"
-        if t.code == "uint" or t.code == "bool":
-            return f"{abi.CODE_UINT if t.code == 'uint' else abi.CODE_INT}  /* {t.code} */", \
-                f"(int64_t)(uint64_t){_paren_if_needed(value)}"
-        return f"{abi.CODE_INT}  /* int */", f"(int64_t){_paren_if_needed(value)}"
-
     # -- parallel loops ------------------------------------------------------------------
     def parallel(self, s):
         free = [v for v in vars_used(s) if v in self.names and v is not s.loop_var]
@@ -916,16 +793,5 @@ class _FunctionWriter(VectorLanes):
         self.line(f"if (status != 0) {self.ret('status')}")
         self.close_block()
 
-
-def _simple(e) -> bool:
-    return not _contains(e, (E.BufferLoad, E.Call, E.Let))
-
-
-def _paren_if_needed(text: str) -> str:
-    return text if re.fullmatch(r"[A-Za-z0-9_.]+", text) else f"({text})"
-
-
-def _comment(text: str) -> str:
-    return text.replace("*/", "* /").replace("\n", " ")
 
 from irlab.target.c_compile import build_c, compile_source  # noqa: E402,F401 (re-export)
