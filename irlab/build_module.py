@@ -7,6 +7,9 @@ The steps, each visible to instruments under the current ``PassContext``:
 3. codegen -- ``CodegenLLVM`` (target "llvm") or ``CodegenC`` (target "c");
 4. machine code -- LLVM O3 for the target CPU, or the system C compiler.
 
+For "llvm", big programs go through these steps function by function and compile in parts on
+all cores (``irlab.target.llvm_build``).
+
 Each PrimFunc becomes a function named by its ``global_symbol`` (else its name in the module).
 
 A rebuild of the same program for the same target (and PassContext) skips all four steps: the
@@ -75,20 +78,22 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     hit = _built.get(key) if key else None
     if hit is not None:
         return hit()
-    lowered = lower_for_codegen(IRModule(dict(funcs)))
-    named = [(_symbol(gv, lowered[gv.name_hint]), lowered[gv.name_hint]) for gv, _ in funcs]
     if target.kind == "llvm":
-        module = _build_llvm(named, target, lowered)
-        if key:
-            from irlab.target.llvm_jit import LLVMModule
+        from irlab.target.llvm_build import build_llvm
+        from irlab.target.llvm_jit import LLVMModule
 
-            obj, infos, sources = module.get_object(), list(module.infos.values()), \
-                dict(module._sources)
-            _built[key] = lambda: LLVMModule(obj, infos, target, sources, cached=True)
+        module = build_llvm(funcs, target)
+        if key:
+            objects, infos = module.get_objects(), list(module.infos.values())
+            sources, parts = dict(module._sources), list(module._part_sources)
+            _built[key] = lambda: LLVMModule(objects, infos, target, sources, cached=True,
+                                             part_sources=parts)
         return module
     if target.kind == "c":
         from irlab.target.c_compile import build_c
 
+        lowered = lower_for_codegen(IRModule(dict(funcs)))
+        named = [(_symbol(gv, lowered[gv.name_hint]), lowered[gv.name_hint]) for gv, _ in funcs]
         return build_c(named, target, lowered)
     raise IrlabError(f"build: no code generator for target {target}")
 
@@ -112,20 +117,6 @@ def _program_key(mod: IRModule, target: Target) -> str | None:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
-
-
-def _build_llvm(named, target: Target, lowered: IRModule):
-    from irlab.target.codegen_llvm import CodegenLLVM
-    from irlab.target.llvm_jit import LLVMModule, compile_ir
-
-    cg = CodegenLLVM(target)
-    for symbol, func in named:
-        cg.add_function(func, symbol)
-    cg.add_metadata()
-    raw = str(cg.module)
-    obj, optimized, cached = compile_ir(raw, target)
-    sources = {"ll-raw": raw, "ll": optimized, "tir": lowered.script()}
-    return LLVMModule(obj, cg.infos, target, sources, cached=cached)
 
 
 __all__ = ["build", "lower_for_codegen"]

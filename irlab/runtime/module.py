@@ -156,13 +156,18 @@ def find_c_compiler() -> str | None:
     return None
 
 
-def link_shared(objects_or_sources, path, extra_flags=()):
-    """Compile/link C sources or objects into the shared library ``path``."""
+def link_shared(objects_or_sources, path, extra_flags=(), relocatable=False):
+    """Compile/link C sources or objects into the shared library ``path`` (or, with
+    ``relocatable``, objects into one object file)."""
     compiler = find_c_compiler()
     if compiler is None:
         raise CompileError("no C compiler found (set $CC or install gcc/clang): it is needed "
                            "to build a .so; export_library('name.irlab') needs none")
-    cmd = [compiler, "-shared", "-fPIC", "-o", path, *extra_flags, *objects_or_sources, "-lm"]
+    if relocatable:
+        cmd = [compiler, "-r", "-o", path, *objects_or_sources]
+    else:
+        cmd = [compiler, "-shared", "-fPIC", "-o", path, *extra_flags, *objects_or_sources,
+               "-lm"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired as err:
@@ -242,7 +247,11 @@ def load_module(path, fmt=""):
                 target, infos = abi.parse_metadata(json.dumps(meta))
                 sources = {name[len("source."):]: z.read(name).decode()
                            for name in z.namelist() if name.startswith("source.")}
-                return LLVMModule.from_object(z.read("object.o"), infos, target, sources)
+                names = [n for n in z.namelist() if n.startswith("object.")]
+                # object.o, then the further parts object.1.o, object.2.o... in order
+                names.sort(key=lambda n: int(n.split(".")[1]) if n.count(".") == 2 else 0)
+                return LLVMModule.from_object([z.read(n) for n in names], infos, target,
+                                              sources)
             if kind == "so":
                 tmp = tempfile.mkdtemp(prefix="irlab-")
                 lib = os.path.join(tmp, "lib.so")

@@ -35,13 +35,18 @@ from irlab.target.llvm_calls import CallLowering
 
 
 class CodegenLLVM:
-    """Collects PrimFuncs into one LLVM module."""
+    """Collects PrimFuncs into one LLVM module.
 
-    def __init__(self, target, module_name="irlab_module"):
+    ``define_hooks=False`` makes a *part* of a library compiled in several objects: the hook
+    variables are only declared (the library's glue object, ``glue_module``, defines them
+    once with the metadata, so the parts link without duplicate symbols)."""
+
+    def __init__(self, target, module_name="irlab_module", define_hooks=True):
         self.target = target
         self.module = ir.Module(name=module_name)
         self.module.triple = target.triple
         self.infos: list[abi.FunctionInfo] = []
+        self.define_hooks = define_hooks
         self._globals: dict = {}
         self._strings: dict = {}
 
@@ -50,7 +55,8 @@ class CodegenLLVM:
         var = self._globals.get(symbol)
         if var is None:
             var = ir.GlobalVariable(self.module, PTR, symbol)
-            var.initializer = ir.Constant(PTR, None)
+            if self.define_hooks:
+                var.initializer = ir.Constant(PTR, None)
             var.linkage = ""  # external, so the runtime can find and set it
             self._globals[symbol] = var
         return var
@@ -76,13 +82,31 @@ class CodegenLLVM:
     def intrinsic(self, name, ty, nargs=1) -> ir.Function:
         return self.function(f"llvm.{name}.{_type_suffix(ty)}", ty, [ty] * nargs)
 
-    def add_metadata(self):
-        text = abi.metadata_json(self.infos, str(self.target))
+    def add_metadata(self, infos=None):
+        """The library's ``__irlab_metadata`` string, describing ``infos`` (default: the
+        functions of this module)."""
+        text = abi.metadata_json(self.infos if infos is None else infos, str(self.target))
         data = bytearray(text.encode() + b"\0")
         ty = ir.ArrayType(I8, len(data))
         var = ir.GlobalVariable(self.module, ty, abi.METADATA_SYMBOL)
         var.initializer = ir.Constant(ty, data)
         var.global_constant = True
+
+    def define_declared_hooks(self):
+        """Turn this module's hook declarations into definitions: a one-part library."""
+        for var in self._globals.values():
+            var.initializer = ir.Constant(PTR, None)
+        self.define_hooks = True
+
+    @classmethod
+    def glue_module(cls, target, infos) -> str:
+        """The glue object of a library compiled in parts: the hook variables and the metadata
+        of every part's functions (``infos``), as LLVM IR text."""
+        cg = cls(target, "irlab_glue")
+        for symbol in (abi.PARALLEL_HOOK, abi.PACKED_HOOK):
+            cg.hook(symbol)
+        cg.add_metadata(list(infos))
+        return str(cg.module)
 
     # -- functions -----------------------------------------------------------------------
     def add_function(self, func, name: str) -> abi.FunctionInfo:

@@ -16,9 +16,11 @@ import os
 import tempfile
 import threading
 import zipfile
+from ctypes import c_char_p, string_at
 
 import llvmlite
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi
 
 from irlab.errors import CodegenError, IrlabError
 from irlab.runtime import abi
@@ -103,15 +105,55 @@ def _write_disk(key, obj, text):
         pass  # a read-only home only costs the cache
 
 
-def optimize(ir_text: str, target) -> tuple[bytes, str]:
-    """(object code, optimized LLVM IR) for ``ir_text``, without the cache."""
-    _init()
+def _unlocked(name):
+    """The raw C function ``name`` of llvmlite, without its global lock.
+
+    llvmlite runs every C call under one process-wide lock. LLVM itself is thread-safe when
+    each thread works in its own LLVMContext with its own TargetMachine (LLVM's ThinLTO
+    backends optimize in parallel that way), which is how ``optimize`` works: so its heavy
+    calls (parse, verify, O3, emit, print) skip the lock and kernels compile on all cores
+    (``irlab.target.llvm_build``). Falls back to the locked call if llvmlite's wrapper
+    changes."""
+    fn = getattr(ffi.lib, name)
+    return getattr(fn, "_cfn", fn)
+
+
+def _parse(ir_text: str, context):
+    with ffi.OutputString() as err:
+        ptr = _unlocked("LLVMPY_ParseAssembly")(context, c_char_p(ir_text.encode()), err)
+        if not ptr:
+            raise CodegenError(f"LLVM rejected the generated IR: {err}")
+    mod = llvm.module.ModuleRef(ptr, context)
+    with ffi.OutputString() as err:
+        if _unlocked("LLVMPY_VerifyModule")(mod, err):
+            raise CodegenError(f"LLVM rejected the generated IR: {err}")
+    return mod
+
+
+def _text(mod) -> str:
+    with ffi.OutputString() as out:
+        _unlocked("LLVMPY_PrintModuleToString")(mod, out)
+        return str(out)
+
+
+def _emit_object(tm, mod) -> bytes:
+    with ffi.OutputString() as err:
+        buffer = _unlocked("LLVMPY_TargetMachineEmitToMemory")(tm, mod, 1, err)
+        if not buffer:
+            raise CodegenError(f"LLVM could not emit an object: {err}")
     try:
-        mod = llvm.parse_assembly(ir_text)
-        mod.verify()
-    except RuntimeError as err:
-        raise CodegenError(f"LLVM rejected the generated IR: {err}") from None
+        return string_at(ffi.lib.LLVMPY_GetBufferStart(buffer),
+                         ffi.lib.LLVMPY_GetBufferSize(buffer))
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
+
+
+def optimize(ir_text: str, target) -> tuple[bytes, str]:
+    """(object code, optimized LLVM IR) for ``ir_text``, without the cache. Safe to call
+    from several threads at once (each call has its own context and target machine)."""
+    _init()
     tm = target_machine(target)
+    mod = _parse(ir_text, llvm.create_context())
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     if target.opt_level > 0:
@@ -120,8 +162,19 @@ def optimize(ir_text: str, target) -> tuple[bytes, str]:
         pto.slp_vectorization = target.slp_vectorize
         pto.loop_unrolling = True
         pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-    return tm.emit_object(mod), str(mod)
+        _unlocked("LLVMPY_RunNewModulePassManager")(pb.getModulePassManager(), mod, pb)
+    return _emit_object(tm, mod), _text(mod)
+
+
+def link_texts(texts) -> str:
+    """Several LLVM modules (the parts of one library) linked into one, as text: what a
+    reader sees of a library compiled in parts."""
+    _init()
+    context = llvm.create_context()
+    mods = [llvm.parse_assembly(text, context) for text in texts]
+    for other in mods[1:]:
+        mods[0].link_in(other)
+    return str(mods[0])
 
 
 def compile_ir(ir_text: str, target) -> tuple[bytes, str, bool]:
@@ -144,22 +197,28 @@ def compile_ir(ir_text: str, target) -> tuple[bytes, str, bool]:
 
 
 class LLVMModule(Module):
-    """Machine code for the host, loaded into an MCJIT engine."""
+    """Machine code for the host, loaded into an MCJIT engine.
+
+    A library is one object, or several (``objects``) when it was compiled in parts on
+    several cores (``irlab.target.llvm_build``): then ``part_sources`` holds each part's
+    ``"ll-raw"``/``"ll"`` text and ``get_source`` shows them linked into one module."""
 
     type_key = "llvm"
 
-    def __init__(self, obj: bytes, infos, target, sources: dict, cached=False):
+    def __init__(self, objects, infos, target, sources: dict, cached=False, part_sources=()):
         super().__init__(infos, str(target))
         self._target_obj = target
-        self._object = obj
+        self._objects = [objects] if isinstance(objects, (bytes, bytearray)) else list(objects)
         self._sources = dict(sources)  # "ll-raw", "ll", "tir" (text)
+        self._part_sources = [dict(p) for p in part_sources]
         self.cached = cached
         _init()
         from irlab.target import Target
 
         tm = target_machine(target if isinstance(target, Target) else Target(target))
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        for obj in self._objects:  # the parts resolve each other's symbols (the hooks)
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self._engine.finalize_object()
         engine = self._engine
 
@@ -182,6 +241,11 @@ class LLVMModule(Module):
     def format(self):
         return "ll"
 
+    @property
+    def num_parts(self) -> int:
+        """How many objects the library was compiled into."""
+        return len(self._objects)
+
     def get_source(self, fmt=""):
         """``"ll"`` optimized LLVM IR (TVM's default), ``"ll-raw"`` as generated,
         ``"s"``/``"asm"`` assembly for the target CPU, ``"tir"`` the lowered TIR."""
@@ -190,6 +254,9 @@ class LLVMModule(Module):
             if "asm" not in self._sources:
                 self._sources["asm"] = self._assembly()
             return self._sources["asm"]
+        if fmt not in self._sources and self._part_sources and \
+                all(fmt in p for p in self._part_sources):
+            self._sources[fmt] = link_texts([p[fmt] for p in self._part_sources])
         if fmt in self._sources:
             return self._sources[fmt]
         raise IrlabError(f"get_source: unknown format {fmt!r}; this module has "
@@ -198,24 +265,43 @@ class LLVMModule(Module):
     def _assembly(self):
         from irlab.target import Target
 
-        if "ll" not in self._sources:
-            raise IrlabError("the optimized IR was not kept, assembly is not available")
+        try:
+            optimized = self.get_source("ll")
+        except IrlabError:
+            raise IrlabError("the optimized IR was not kept, assembly is not available") \
+                from None
         target = self._target_obj if isinstance(self._target_obj, Target) else \
             Target(self._target_obj)
-        mod = llvm.parse_assembly(self._sources["ll"])
+        mod = llvm.parse_assembly(optimized)
         tm = target_machine(target)
         tm.set_asm_verbosity(True)  # keep LLVM's block names as comments: `# %for.i`
         return tm.emit_assembly(mod)
 
+    def get_objects(self) -> list:
+        return list(self._objects)
+
     def get_object(self):
-        return self._object
+        """The object code; a library compiled in parts is first linked into one
+        relocatable object (needs the system C compiler)."""
+        if len(self._objects) == 1:
+            return self._objects[0]
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+            out = os.path.join(tmp, "module.o")
+            link_shared(self._write_objects(tmp), out, relocatable=True)
+            with open(out, "rb") as f:
+                return f.read()
+
+    def _write_objects(self, folder):
+        paths = []
+        for k, obj in enumerate(self._objects):
+            paths.append(os.path.join(folder, f"part{k}.o"))
+            with open(paths[-1], "wb") as f:
+                f.write(obj)
+        return paths
 
     def _export_shared(self, path):
         with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
-            obj = os.path.join(tmp, "module.o")
-            with open(obj, "wb") as f:
-                f.write(self._object)
-            link_shared([obj], path)
+            link_shared(self._write_objects(tmp), path)
 
     def _export_archive(self, path):
         import json
@@ -224,10 +310,14 @@ class LLVMModule(Module):
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("kind", "llvm")
             z.writestr("metadata.json", json.dumps(meta))
-            z.writestr("object.o", self._object)
-            for fmt, text in self._sources.items():
-                if fmt != "asm":
-                    z.writestr("source." + fmt, text)
+            for k, obj in enumerate(self._objects):
+                z.writestr("object.o" if k == 0 else f"object.{k}.o", obj)
+            for fmt in ("ll-raw", "ll", "tir"):
+                try:
+                    z.writestr("source." + fmt, self.get_source(fmt))
+                except IrlabError:
+                    pass
 
 
-__all__ = ["LLVMModule", "compile_ir", "optimize", "target_machine", "cache_dir"]
+__all__ = ["LLVMModule", "compile_ir", "optimize", "link_texts", "target_machine",
+           "cache_dir"]
