@@ -1,54 +1,106 @@
 """Compiling PrimFuncs for target "llvm": lowering, codegen and LLVM, in parts on all cores.
 
-``build_llvm(funcs, target)`` returns an ``LLVMModule``. A small program (up to
-``PART_INSTRUCTIONS`` LLVM instructions: a kernel or two) is one LLVM module, compiled in the
+``build_llvm(funcs, target)`` returns an ``LLVMModule``. A small program (one function, or
+fewer than ``PART_INSTRUCTIONS`` LLVM instructions) is one LLVM module, compiled in the
 calling thread. A bigger one -- ``relay.build``'s kernels -- is cut into parts: the functions
 are lowered one by one, and as soon as a part's LLVM IR is generated, a background thread
 optimizes it and emits its object (LLVM runs without the GIL, see ``llvm_jit._unlocked``)
-while Python lowers the next functions. The parts only declare the runtime's hook variables;
-a small glue object defines them and carries the library's metadata. All the objects load
-into one engine (``LLVMModule``), link into one ``.so``, and show as one linked module in
-``get_source("ll")``.
+while Python lowers the next functions; once every part is generated, the calling thread
+compiles the parts no one has started yet, beside the background threads. The parts only
+declare the runtime's hook variables; a small glue object defines them and carries the
+library's metadata. All the objects load into one engine (``LLVMModule``), link into one
+``.so``, and show as one linked module in ``get_source("ll")``.
 
-``IRLAB_COMPILE_THREADS`` sets how many parts compile at once (default: the number of
-cores, at most 4); ``IRLAB_COMPILE_THREADS=0`` compiles everything as one module in the
-calling thread.
+``IRLAB_COMPILE_THREADS`` sets the number of background compile threads (default: one less
+than the cores, so that the Python thread keeps a core; at least 1, at most 4);
+``IRLAB_COMPILE_THREADS=0`` compiles everything as one module in the calling thread.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 from irlab.ir.module import IRModule
 
-# A part this big (LLVM instructions before optimization: about one conv kernel of ResNet-18)
-# takes ~0.1 s in O3: small enough that the last part, which no Python work overlaps, is
-# short; big enough that each part's fixed cost (context, pass builder, emission) is noise.
-PART_INSTRUCTIONS = 3000
+# A part is cut once it has this many LLVM instructions (before optimization). A conv kernel
+# of ResNet-18 has 600-800 (0.1-0.2 s of O3), so each gets its own part and the last part,
+# which no Python work overlaps, is short; a part's fixed cost (context, pass builder,
+# emission) is ~1 ms.
+PART_INSTRUCTIONS = 500
 
 _executor = None
 _executor_lock = threading.Lock()
 
 
 def compile_threads() -> int:
-    """How many parts compile at once (0: no parts, everything in the calling thread)."""
+    """Background compile threads (0: no parts, everything in the calling thread)."""
     value = os.environ.get("IRLAB_COMPILE_THREADS", "")
     if value.strip():
         try:
             return max(0, int(value))
         except ValueError:
             pass
-    return max(1, min(4, os.cpu_count() or 1))
+    return max(1, min(4, (os.cpu_count() or 1) - 1))
 
 
 def _pool(threads) -> ThreadPoolExecutor:
     global _executor
     with _executor_lock:
         if _executor is None or _executor._max_workers != threads:
+            if _executor is not None:
+                _executor.shutdown(wait=False)  # its queued parts still run
             _executor = ThreadPoolExecutor(threads, thread_name_prefix="irlab-llvm")
         return _executor
+
+
+class _Compiler:
+    """The parts to compile: background threads take them in order as they come; ``results``
+    then lets the calling thread take the rest itself before it waits."""
+
+    def __init__(self, target, threads):
+        self.target = target
+        self.threads = threads
+        self.texts: list[str] = []
+        self.todo: deque = deque()
+        self.done: dict = {}  # part index -> (object, optimized IR, cached) or the exception
+        self.lock = threading.Lock()
+        self.futures = []
+
+    def submit(self, text):
+        with self.lock:
+            self.todo.append(len(self.texts))
+            self.texts.append(text)
+        self.futures.append(_pool(self.threads).submit(self._run_one))
+
+    def _run_one(self) -> bool:
+        from irlab.target.llvm_jit import compile_ir
+
+        with self.lock:
+            if not self.todo:
+                return False
+            k = self.todo.popleft()
+        try:
+            self.done[k] = compile_ir(self.texts[k], self.target)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the calling thread
+            self.done[k] = err
+        return True
+
+    def results(self):
+        """[(object, optimized IR, cached, raw IR)] of every part, in order."""
+        while self._run_one():
+            pass
+        for future in self.futures:
+            future.result()
+        out = []
+        for k, text in enumerate(self.texts):
+            result = self.done[k]
+            if isinstance(result, BaseException):
+                raise result
+            out.append((*result, text))
+        return out
 
 
 class _Part:
@@ -77,39 +129,31 @@ def build_llvm(funcs, target):
 
     threads = compile_threads()
     lowered = _lowered_one_by_one(funcs, threads)
-    submitted = []  # (future of (object, optimized IR, cached), raw IR text)
+    compiler = _Compiler(target, threads)
     infos = []
     part = _Part(target, define_hooks=False)
-
-    def submit(text):
-        submitted.append((_pool(threads).submit(compile_ir, text, target), text))
-
     for k, (gvar, _) in enumerate(funcs):
         low = next(lowered)
         part.add(low, build_module._symbol(gvar, low))
         if k + 1 < len(funcs) and threads and part.instructions >= PART_INSTRUCTIONS:
-            submit(str(part.cg.module))
+            compiler.submit(str(part.cg.module))
             infos += part.cg.infos
             part = _Part(target, define_hooks=False)
     tir = lowered.module().script()
-    if not submitted:  # one module, as a small program always is
+    if not compiler.texts:  # one module, as a small program always is
         part.cg.define_declared_hooks()
         part.cg.add_metadata()
         raw = str(part.cg.module)
         obj, optimized, cached = compile_ir(raw, target)
         return LLVMModule(obj, part.cg.infos, target,
                           {"ll-raw": raw, "ll": optimized, "tir": tir}, cached=cached)
-    submit(str(part.cg.module))
+    compiler.submit(str(part.cg.module))
     infos += part.cg.infos
-    submit(CodegenLLVM.glue_module(target, infos))
-    objects, part_sources, all_cached = [], [], True
-    for future, raw in submitted:
-        obj, optimized, cached = future.result()
-        objects.append(obj)
-        part_sources.append({"ll-raw": raw, "ll": optimized})
-        all_cached = all_cached and cached
-    return LLVMModule(objects, infos, target, {"tir": tir}, cached=all_cached,
-                      part_sources=part_sources)
+    compiler.submit(CodegenLLVM.glue_module(target, infos))
+    results = compiler.results()
+    return LLVMModule([r[0] for r in results], infos, target, {"tir": tir},
+                      cached=all(r[2] for r in results),
+                      part_sources=[{"ll-raw": r[3], "ll": r[1]} for r in results])
 
 
 class _lowered_one_by_one:
