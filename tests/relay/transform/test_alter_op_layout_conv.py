@@ -164,6 +164,18 @@ def test_build_with_weights_as_inputs():
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
 
+def test_c_target_build_packs_once():
+    rng = np.random.default_rng(7)
+    mod, inputs = _conv_net(True, rng)
+    want = _interpret(mod, inputs)
+    with irlab.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, "c")
+    convs = [c for f in _primitive_functions(lib.ir_mod["main"])
+             for c in _calls(f, "nn.conv2d")]
+    assert len(convs) == 2 and all(c.attrs.kernel_layout != "OIHW" for c in convs)
+    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+
+
 def test_opt_level_2_packs_per_call():
     """Without AlterOpLayout (opt_level < 3) the packed schedule packs on every call."""
     rng = np.random.default_rng(3)
