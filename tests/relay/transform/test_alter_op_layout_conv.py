@@ -164,6 +164,16 @@ def test_build_with_weights_as_inputs():
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
 
+def test_relay_optimize_uses_its_target():
+    """relay.optimize(mod, target) runs AlterOpLayout under ``target`` (no ``with`` needed)."""
+    mod, _ = _conv_net(True, np.random.default_rng(8))
+    with irlab.transform.PassContext(opt_level=3):
+        out, _ = relay.optimize(mod, "llvm")
+    convs = [c for f in _primitive_functions(out["main"]) for c in _calls(f, "nn.conv2d")]
+    assert len(convs) == 2 and all(c.attrs.kernel_layout.endswith("o") for c in convs)
+    assert not _calls(out["main"], "layout_transform")
+
+
 def test_c_target_build_packs_once():
     rng = np.random.default_rng(7)
     mod, inputs = _conv_net(True, rng)
