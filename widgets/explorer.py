@@ -33,8 +33,9 @@ class Explorer(widgets.VBox):
 
     def __init__(self, mod_or_expr, params=None, passes=None, opt_level=3, *, disabled_pass=(),
                  timeout=LAYOUT_TIMEOUT, tab="Graph", target="llvm", **kwargs):
+        # the passes run under the build's target, so the steps are what relay.build does
         self.stepper = PassStepper(mod_or_expr, passes, params, opt_level,
-                                   disabled_pass=disabled_pass, timeout=timeout)
+                                   disabled_pass=disabled_pass, target=target, timeout=timeout)
         self.graph_view = GraphView(trace=self.stepper.trace, step=self.stepper.step,
                                     timeout=timeout)
         self._source, self._params, self._target = mod_or_expr, params, target

@@ -43,7 +43,7 @@ def optimization_passes() -> list:
         T.CanonicalizeOps(),             # 14 bias_add -> expand_dims + add
         T.FlattenAtrousConv(),           # 15 dilated conv patterns
         T.InferType(),                   # 16 types for AlterOpLayout
-        T.AlterOpLayout(),               # 17 target layouts (x86: NCHWc)
+        T.AlterOpLayout(),               # 17 target layouts (CPU: OIHW{n}o conv kernels)
         T.SimplifyExprPostAlterOp(),     # 18 clean up after layout changes
         T.FastMath(),                    # 19 (opt 4) fast approximations
         T.FoldConstant(),                # 20 fold what layout changes made constant
@@ -62,9 +62,14 @@ def post_fusion_passes() -> list:
 
 def optimize(mod, target=None, params=None):
     """Run relay.build's optimization pipeline on ``mod``; returns ``(mod, params)`` as
-    ``tvm.relay.optimize``. ``params`` are bound into ``@main`` as constants first."""
+    ``tvm.relay.optimize``. ``params`` are bound into ``@main`` as constants first. The passes
+    run with ``target`` in scope (as TVM's OptimizeImpl: AlterOpLayout's hooks are per target);
+    None keeps the current one."""
+    import contextlib
+
     from irlab.relay.build_module import bind_params_by_name
     from irlab.relay.function import Function
+    from irlab.target import as_target
 
     if not isinstance(mod, IRModule):
         if isinstance(mod, Function):
@@ -74,7 +79,8 @@ def optimize(mod, target=None, params=None):
     if params:
         mod = mod.copy()
         mod["main"] = bind_params_by_name(mod["main"], params)
-    mod = Sequential(optimization_passes(), name="sequential")(mod)
-    for pass_ in post_fusion_passes():
-        mod = pass_(mod)
+    with contextlib.nullcontext() if target is None else as_target(target):
+        mod = Sequential(optimization_passes(), name="sequential")(mod)
+        for pass_ in post_fusion_passes():
+            mod = pass_(mod)
     return mod, dict(params or {})

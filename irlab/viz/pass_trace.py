@@ -11,6 +11,7 @@ whose results differ from the original) and tells which steps created or changed
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -59,11 +60,12 @@ class PassTrace:
 
     ``passes``: a list of passes (default: relay.optimize's pipeline). ``params``: weights bound
     as constants first (as relay.build does). ``opt_level``/``disabled_pass``/``required_pass``:
-    the PassContext the pipeline runs under.
+    the PassContext the pipeline runs under. ``target``: the target in scope while the passes
+    run (relay.build's; AlterOpLayout's hooks depend on it), None for the current one.
     """
 
     def __init__(self, mod, passes=None, params=None, opt_level=3, disabled_pass=(),
-                 required_pass=(), config=None):
+                 required_pass=(), config=None, target=None):
         from irlab.relay.build_module import bind_params_by_name
         from irlab.relay.transform import InferType
 
@@ -78,6 +80,7 @@ class PassTrace:
         self.disabled_pass = list(disabled_pass)
         self.required_pass = list(required_pass)
         self.config = dict(config or {})
+        self.target = target
         self.steps: list[Step] = []
         self.output = None
         self.error = None  # the exception a pass raised, if the pipeline failed
@@ -94,9 +97,10 @@ class PassTrace:
         start = time.perf_counter()
         mod = self.input
         try:
-            with PassContext(opt_level=self.opt_level, disabled_pass=self.disabled_pass,
-                             required_pass=self.required_pass, instruments=[snapshot],
-                             config=self.config):
+            with self._target_scope(), PassContext(
+                    opt_level=self.opt_level, disabled_pass=self.disabled_pass,
+                    required_pass=self.required_pass, instruments=[snapshot],
+                    config=self.config):
                 for pass_ in self.passes:
                     mod = pass_(mod)
         except Exception as err:  # keep what ran: the viewer shows the failing pass
@@ -114,6 +118,13 @@ class PassTrace:
                 record.seconds, record.changed,
                 record.after if record.after is not None else record.before,
                 record.node_count, dict(record.op_counts), before=record.before))
+
+    def _target_scope(self):
+        if self.target is None:
+            return contextlib.nullcontext()
+        from irlab.target import as_target
+
+        return as_target(self.target)
 
     def __len__(self):
         return len(self.steps)

@@ -27,6 +27,19 @@ CONV2D = [
      "conv2d_nchw.x86", True),
     ("nchw_packed_stride_dilate_asym", (2, 3, 15, 13), (16, 3, 3, 3),
      dict(strides=2, padding=(1, 2, 0, 1), dilation=(1, 2)), "conv2d_nchw.x86", True),
+    # the packed tile reading a pre-packed OIHW{n}o weight (AlterOpLayout's layout): no
+    # packing stage; a block the tile would not choose, and a small image, still work
+    ("nchw_prepacked", (1, 3, 10, 10), (2, 3, 3, 3, 16), dict(padding=1, kernel_layout="OIHW16o"),
+     "conv2d_nchw_prepacked.x86", True),
+    ("nchw_prepacked_stride_dilate_asym", (2, 3, 15, 13), (1, 3, 3, 3, 32),
+     dict(strides=2, padding=(1, 2, 0, 1), dilation=(1, 2), kernel_layout="OIHW32o"),
+     "conv2d_nchw_prepacked.x86", True),
+    ("nchw_prepacked_small_8o", (1, 8, 5, 5), (3, 8, 3, 3, 8), dict(padding=1,
+                                                                   kernel_layout="OIHW8o"),
+     "conv2d_nchw_prepacked.x86", True),
+    ("nhwc_split_kernel", (1, 6, 6, 4), (3, 3, 4, 2, 8), dict(padding=1, data_layout="NHWC",
+                                                              kernel_layout="HWIO8o"),
+     "conv2d_other.x86", False),
     # im2col + GEMM (fewer than 64 output pixels)
     ("nchw_im2col_1x1", (1, 16, 7, 7), (32, 16, 1, 1), dict(), "conv2d_nchw_im2col.x86", True),
     ("nchw_im2col_batch2_asym", (2, 5, 6, 5), (6, 5, 3, 2),

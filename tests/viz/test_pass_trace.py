@@ -60,3 +60,20 @@ def test_diff_between_any_two_steps_and_failure_kept():
     d = trace.diff(0, 2)
     assert any(row.tag != "equal" for row in d["text"])
     assert "changed" in d["graph"].values() or "added" in d["graph"].values()
+
+
+def test_target_in_scope_for_alter_op_layout():
+    """With relay.build's target in scope, the recorded pipeline is relay.build's: the CPU
+    AlterOpLayout hook packs the conv weights, FoldConstant folds the transforms."""
+    mod, params = MODELS["resnet18"]()
+
+    def texts(trace):
+        steps = {s.name: s.index for s in trace}  # the last run of each pass
+        alter = [s.index for s in trace if s.name == "AlterOpLayout"][0]
+        return trace.text(alter), trace.text(steps["FoldConstant"])
+
+    after_alter, after_fold = texts(PassTrace(mod, params=params, target="llvm"))
+    assert 'kernel_layout="OIHW' in after_alter and "layout_transform" in after_alter
+    assert 'kernel_layout="OIHW' in after_fold and "layout_transform" not in after_fold
+    after_alter, _ = texts(PassTrace(mod, params=params))  # no target: no CPU hook
+    assert 'kernel_layout="OIHW' not in after_alter

@@ -25,6 +25,7 @@ from irlab.relay.expr import Call
 from irlab.relay.expr_functor import ExprMutator, expr_children, post_order
 from irlab.relay.op import transform as _transform
 from irlab.relay.op.nn import linear as _linear
+from irlab.relay.op.nn._utils import kernel_out_channels
 from irlab.transform import register_pass_factory
 
 
@@ -213,7 +214,9 @@ class _Conv2DCombiner(_Combiner):
 
     @staticmethod
     def _out_channels(call):
-        return _shape(call.args[1])[call.attrs.kernel_layout.index("O")]
+        # a split kernel (OIHW16o) counts its blocks; its weights concatenate along the block
+        # axis O (same block: can_combine compares kernel_layout), keeping the channel order
+        return kernel_out_channels(_shape(call.args[1]), call.attrs.kernel_layout)
 
     def can_combine(self, a, b):
         fields = ("strides", "padding", "dilation", "groups", "data_layout", "kernel_layout",

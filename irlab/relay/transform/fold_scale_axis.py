@@ -113,7 +113,8 @@ def is_all_positive_constant(expr) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# conv2d layout facts (plain layouts only: irlab's conv2d takes permutations of NCHW / OIHW)
+# conv2d layout facts (plain layouts only: permutations of NCHW / OIHW; a conv with a split
+# kernel layout such as OIHW16o is not folded into)
 def _conv_channel_axes(call):
     """(data C axis, output C axis, kernel O axis, kernel I axis), or None when the conv is
     neither plain nor depthwise (grouped convolutions are not folded, as TVM)."""
@@ -121,7 +122,7 @@ def _conv_channel_axes(call):
     kernel = attrs.kernel_layout
     out_layout = attrs.out_layout or attrs.data_layout
     if not all(layout.isupper() for layout in (attrs.data_layout, kernel, out_layout)):
-        return None  # blocked layouts (NCHW16c) are not supported by irlab's conv2d
+        return None  # split layouts (an OIHW16o kernel, from AlterOpLayout): left alone
     if attrs.groups != 1 and not _is_depthwise(call):
         return None
     return (attrs.data_layout.index("C"), out_layout.index("C"), kernel.index("O"),

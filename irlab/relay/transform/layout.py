@@ -630,8 +630,10 @@ def ConvertLayout(desired_layouts):
 # default hooks (TVM's python/tvm/relay/op/nn/_nn.py)
 def is_depthwise_conv2d(data_shape, data_layout, weight_shape, kernel_layout, groups):
     """Each input channel convolved on its own: C_in == C_out == groups."""
+    from irlab.relay.op.nn._utils import kernel_out_channels
+
     in_channels = data_shape[data_layout.index("C")]
-    out_channels = weight_shape[kernel_layout.index("O")]
+    out_channels = kernel_out_channels(weight_shape, kernel_layout)
     return in_channels == groups and out_channels == groups
 
 
@@ -683,11 +685,37 @@ for _name in ("max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2
 
 @register_alter_op_layout("nn.conv2d")
 def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
-    """The generic CPU keeps conv2d as it is (an x86 NCHWc schedule would return
-    ``contrib_conv2d_nchwc`` here)."""
+    """With no target, conv2d stays as it is."""
     return None
+
+
+@register_alter_op_layout("nn.conv2d", target="cpu")
+def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
+    """CPU targets (llvm, c): an NCHW/OIHW conv2d the packed schedule would run gets an
+    ``OIHW{n}o`` kernel (``use_prepacked_kernel`` picks n), so the weight is packed once --
+    by FoldConstant when it is a constant -- instead of on every call. Before::
+
+        nn.conv2d(%x, meta[relay.Constant][0], padding=[1, 1, 1, 1])
+
+    After AlterOpLayout (then FoldConstant packs the constant)::
+
+        %0 = layout_transform(meta[relay.Constant][0], src_layout="OIHW", dst_layout="OIHW64o");
+        nn.conv2d(%x, %0, padding=[1, 1, 1, 1], kernel_layout="OIHW64o")
+    """
+    from irlab.relay.op.nn import conv2d
+    from irlab.relay.op.strategy.conv import use_prepacked_kernel
+    from irlab.target import Target
+
+    target = Target.current(allow_none=True)
+    block = None if target is None else use_prepacked_kernel(attrs, tinfos, out_type, target)
+    if block is None:
+        return None
+    new_attrs = dict(attrs)
+    new_attrs["kernel_layout"] = f"OIHW{block}o"
+    return conv2d(*inputs, **new_attrs)
 
 
 __all__ = ["ConvertLayout", "AlterOpLayout", "Legalize", "register_legalize",
            "register_alter_op_layout", "register_convert_op_layout", "LAYOUT_RULES",
-           "infer_correct_layouts", "TargetHooks", "convert_conv2d", "is_depthwise_conv2d"]
+           "infer_correct_layouts", "TargetHooks", "convert_conv2d", "is_depthwise_conv2d",
+           "alter_op_layout_conv2d_cpu"]

@@ -1,10 +1,11 @@
 """2-D convolutions in TE (TVM's ``topi.nn.conv2d`` / ``conv2d_transpose``).
 
 Every compute works on any permutation layout of its letters (NCHW/OIHW, NHWC/HWIO,
-NHWC/OHWI...): the data and the weight are read through their layout, the output is written in
-``out_layout``. Padding is its own stage (``pad_temp``, zero outside the input) so a schedule
-can inline it or compute it at a tile; the convolution stage is named ``conv2d`` (or
-``conv2d_transpose``) and reduces over (input channel of the group, kernel row, kernel column).
+NHWC/OHWI...; conv2d's kernel also with its output channels split, ``OIHW16o``): the data and
+the weight are read through their layout, the output is written in ``out_layout``. Padding
+is its own stage (``pad_temp``, zero outside the input) so a schedule can inline it or compute
+it at a tile; the convolution stage is named ``conv2d`` (or ``conv2d_transpose``) and reduces
+over (input channel of the group, kernel row, kernel column).
 Groups read input channel ``g * (I / G) + rc`` for output channel ``oc`` of group
 ``g = oc // (O / G)``; depthwise is ``groups == channels`` (one input channel per group).
 """
@@ -26,16 +27,39 @@ def _pad4(padding):
     return pad
 
 
+def _axes(layout):
+    """``[(letter, block)]`` of ``layout``: block None for a primal axis (``N``), the factor of
+    a sub-axis (``16o`` -> ``("o", 16)``)."""
+    from irlab.relay.op.transform import parse_layout
+
+    return parse_layout(layout)
+
+
 def _reader(tensor, layout, letters):
-    """``read(**{letter: index})`` loads ``tensor`` (in ``layout``) at the named indices."""
+    """``read(**{letter: index})`` loads ``tensor`` (in ``layout``) at the named indices of the
+    primal axes ``letters``; a split axis (``OIHW16o``) is read at ``[o // 16, ..., o % 16]``."""
+    axes = _axes(layout)
+    blocks = {a.upper(): f for a, f in axes if f is not None}
+
     def read(**idx):
-        return tensor(*[idx[c] for c in layout])
+        index = []
+        for a, f in axes:
+            if f is not None:
+                index.append(idx[a.upper()] % f)
+            elif a in blocks:
+                index.append(idx[a] // blocks[a])
+            else:
+                index.append(idx[a])
+        return tensor(*index)
     return read
 
 
 def _shape_of(tensor, layout):
+    """The extent of each primal axis of ``tensor`` (a split axis counts its blocks)."""
     shape = const_shape(tensor)
-    return {c: shape[layout.index(c)] for c in layout}
+    axes = _axes(layout)
+    blocks = {a.upper(): f for a, f in axes if f is not None}
+    return {a: d * blocks.get(a, 1) for (a, f), d in zip(axes, shape) if f is None}
 
 
 def pad_nd(data, before, after, value=0.0, name="pad_temp"):

@@ -13,7 +13,10 @@ epilogue is reverse-inlined into that write-back, so no full-size conv buffer re
     weight is packed per call into ``[oc.o, ic, kh, kw, oc.i]`` panels (``cache_read`` +
     ``transform_layout``); tile = ``ow_bn`` columns x ``oc_bn`` channels, channels as vector
     lanes, the input as broadcast scalars. Loops ``(n, oc.o, oh) parallel, ow.o, ic, kh, kw,
-    ow.i unrolled, oc.i vectorized``.
+    ow.i unrolled, oc.i vectorized``. At opt_level 3 AlterOpLayout gives such convolutions an
+    ``OIHW{oc_bn}o`` kernel instead (``nchw_packed_tile`` picks the block for both), which
+    FoldConstant packs once: ``schedule_conv2d_nchw_prepacked`` is the same tile without the
+    packing stage.
   - direct: tile = ``oc_bn`` channels x ``ow_bn`` columns, columns as vector lanes, the weight
     as broadcast scalars (small channel counts).
   - im2col + GEMM (``schedule_conv2d_nchw_im2col``, a different compute chosen by the strategy
@@ -232,14 +235,28 @@ PACK_MIN_PIXELS = 64  # below this many output pixels (all images), packing the 
 #                       strategy gives those to im2col + GEMM)
 
 
+def nchw_packed_tile(out_shape, lanes):
+    """``(ow_bn, oc_bn)`` of the packed NCHW schedule for an NCHW output of ``out_shape``, or
+    None when that schedule does not apply (output channels not a multiple of the vector
+    lanes, fewer than PACK_MIN_PIXELS pixels). The weight is packed in blocks of ``oc_bn``
+    output channels: per call here, or once by AlterOpLayout (``OIHW{oc_bn}o``), whose CPU
+    hook asks this same function, so the hook and the schedule agree on the block."""
+    batch, channels, height, width = (int(d) for d in out_shape)
+    if channels % lanes or batch * height * width < PACK_MIN_PIXELS:
+        return None
+    ow_bn, oc_bn = nhwc_tile(width, channels, lanes)
+    if oc_bn % lanes:
+        return None
+    return ow_bn, oc_bn
+
+
 @_guard
 def schedule_conv2d_nchw(attrs, sch, outs, conv, target):
     """NCHW conv2d: the packed-weight schedule (channels as vector lanes) when the output
     channels fill vectors and the image is large enough to amortize the packing, else the
     direct one (columns as vector lanes)."""
     lanes = vector_lanes(conv.dtype, target)
-    shape = [int(d) for d in conv.shape]
-    if shape[1] % lanes == 0 and shape[0] * shape[2] * shape[3] >= PACK_MIN_PIXELS:
+    if nchw_packed_tile(conv.shape, lanes) is not None:
         saved = sch.copy()
         try:
             return _nchw_packed(attrs, sch, outs, conv, target)
@@ -267,21 +284,15 @@ def _nchw_packed(attrs, sch, outs, conv, target):
     """NCHW conv2d with the OIHW weight packed (per call) into ``[oc.o, ic, kh, kw, oc.i]``
     panels: an (ow_bn x oc_bn) register tile with the output channels as vector lanes (the
     NHWC micro-kernel), the input read as broadcast scalars."""
-    schedule_pad(sch, outs, target)
-    block = _block(sch, conv)
-    out_block = _epilogue(sch, outs, conv)
-    n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
-    lanes = vector_lanes(conv.dtype, target)
-    ow_bn, oc_bn = nhwc_tile(_extent(sch, ow), _extent(sch, oc), lanes)
-    if oc_bn % lanes:
+    tile = nchw_packed_tile(conv.shape, vector_lanes(conv.dtype, target))
+    if tile is None:
         raise ScheduleError("output channels are not a multiple of the vector lanes")
+    ow_bn, oc_bn = tile
+    block = _block(sch, conv)
     wpack = sch.cache_read(block, 1, "global")
     sch.transform_layout(wpack, ("write", 0),
                          lambda o, i, h, w: (o // oc_bn, i, h, w, o % oc_bn))
-    oco, oci = sch.split(oc, [None, oc_bn])
-    owo, owi = sch.split(ow, [None, ow_bn])
-    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
-          [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target)
+    _packed_tile(sch, outs, conv, target, ow_bn, oc_bn)
     # pack in the packed order: contiguous vector writes, gathered reads
     o, i, h, w = sch.get_loops(wpack)
     oo, oi = sch.split(o, [None, oc_bn])
@@ -290,6 +301,37 @@ def _nchw_packed(attrs, sch, outs, conv, target):
     outer = sch.fuse(oo, i)
     if _extent(sch, outer) * oc_bn * _extent(sch, h) * _extent(sch, w) >= PARALLEL_MIN_ELEMENTS:
         sch.parallel(outer)
+
+
+def _nchw_prepacked(attrs, sch, outs, conv, target):
+    """NCHW conv2d whose weight comes packed (``OIHW{oc_bn}o``, by AlterOpLayout + FoldConstant
+    or a ``layout_transform`` kernel): the tile of ``_nchw_packed`` with no packing stage."""
+    from irlab.relay.op.nn._utils import split_kernel_layout
+
+    primal, oc_bn = split_kernel_layout(attrs.kernel_layout)
+    if primal != "OIHW" or oc_bn is None:
+        raise ScheduleError(f"kernel layout {attrs.kernel_layout} is not OIHW{{n}}o")
+    lanes = vector_lanes(conv.dtype, target)
+    tile = nchw_packed_tile(conv.shape, lanes)
+    if tile is not None and tile[1] == oc_bn:
+        ow_bn = tile[0]
+    else:  # a block the schedule would not have chosen: as many columns as accumulators allow
+        vectors = -(-oc_bn // lanes)
+        ow_bn = _divisor(int(conv.shape[3]), max(1, MAX_ACCUMULATORS // vectors))
+    _packed_tile(sch, outs, conv, target, ow_bn, oc_bn)
+
+
+def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
+    """The (ow_bn x oc_bn) register tile of the packed schedules: output channels as vector
+    lanes, loops ``(n, oc.o, oh) parallel, ow.o, ic, kh, kw, ow.i unrolled, oc.i vectorized``."""
+    schedule_pad(sch, outs, target)
+    block = _block(sch, conv)
+    out_block = _epilogue(sch, outs, conv)
+    n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
+    oco, oci = sch.split(oc, [None, oc_bn])
+    owo, owi = sch.split(ow, [None, ow_bn])
+    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
+          [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target)
 
 
 def schedule_conv2d_nchw_im2col(attrs, sch, outs, target, bm=4):
@@ -348,6 +390,7 @@ def _im2col(sch, outs, target, bm):
 
 schedule_conv2d_nchw_direct = _guard(_nchw_direct)
 schedule_conv2d_nchw_packed = _guard(_nchw_packed)
+schedule_conv2d_nchw_prepacked = _guard(_nchw_prepacked)
 
 
 @_guard
@@ -423,6 +466,6 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
 
 
 __all__ = ["schedule_conv2d_nchw", "schedule_conv2d_nchw_im2col", "schedule_conv2d_nchw_packed",
-           "schedule_conv2d_nchw_direct",
+           "schedule_conv2d_nchw_prepacked", "schedule_conv2d_nchw_direct", "nchw_packed_tile",
            "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
            "schedule_conv2d_other", "schedule_conv2d_transpose", "find_stage", "schedule_pad"]

@@ -75,6 +75,47 @@ def layout_axes(layout: str, letters: str, what: str, ctx) -> dict:
     return {c: layout.index(c) for c in letters}
 
 
+def split_kernel_layout(layout: str) -> tuple:
+    """``(primal, block)`` of a conv2d kernel layout: a permutation of OIHW, optionally with the
+    output channels split by a trailing ``{block}o`` (``"OIHW64o"`` -> ``("OIHW", 64)``: weight
+    shape ``(O // 64, I, KH, KW, 64)``); ``block`` is None when unsplit. The primal letters keep
+    their positions, so ``layout.index("H")`` is the H axis either way. Other splits raise."""
+    if not isinstance(layout, str):
+        raise IrlabError(f"kernel_layout must be a string, got {layout!r}")
+    primal = layout.rstrip("0123456789o") if layout.endswith("o") else layout
+    suffix = layout[len(primal):]
+    if sorted(primal) != sorted("OIHW"):
+        raise IrlabError(f"kernel_layout {layout!r} is not supported: expected a permutation "
+                         f"of 'OIHW', optionally followed by an output-channel block such as "
+                         f"'16o' (e.g. 'OIHW16o')")
+    if not suffix:
+        return primal, None
+    digits = suffix[:-1]
+    if not digits.isdigit() or int(digits) <= 0:
+        raise IrlabError(f"kernel_layout {layout!r} is not supported: the output-channel block "
+                         f"must be a positive number followed by 'o' (e.g. 'OIHW16o')")
+    return primal, int(digits)
+
+
+def kernel_out_channels(weight_shape, layout: str) -> int:
+    """Output channels of a conv2d weight of ``weight_shape`` in ``layout`` (split or not)."""
+    primal, block = split_kernel_layout(layout)
+    return int(weight_shape[primal.index("O")]) * (block or 1)
+
+
+def unpack_kernel(weight: np.ndarray, layout: str) -> np.ndarray:
+    """A numpy weight in ``layout`` (e.g. ``OIHW64o``) as the same weight in its primal
+    layout (``OIHW``): the block axis merged back behind O."""
+    primal, block = split_kernel_layout(layout)
+    if block is None:
+        return weight
+    o_axis = primal.index("O")
+    merged = np.moveaxis(weight, -1, o_axis + 1)
+    shape = list(weight.shape[:-1])
+    shape[o_axis] *= block
+    return merged.reshape(shape)
+
+
 def spatial_axes(layout: str, ndim: int, ctx) -> tuple:
     """(H axis, W axis) of a pooling layout: any layout naming H and W once, unsplit
     (NCHW, NHWC, NCHW16c...), whose number of dimensions matches the data."""

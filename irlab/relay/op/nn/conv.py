@@ -1,16 +1,20 @@
 """``nn.conv2d``: 2-D convolution with strides, asymmetric padding, dilation, groups (depthwise
-included) and any permutation layouts (NCHW/OIHW, NHWC/HWIO, NHWC/OHWI, NHWC/HWOI...)."""
+included) and any permutation layouts (NCHW/OIHW, NHWC/HWIO, NHWC/OHWI, NHWC/HWOI...); the
+kernel may also have its output channels split into blocks (``OIHW16o``: weight shape
+``(O // 16, I, KH, KW, 16)``, the layout AlterOpLayout gives the x86 packed schedule)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.ir.dtype import to_numpy_dtype
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
-                                      int_pair, layout_axes, padding4)
+                                      int_pair, layout_axes, padding4, split_kernel_layout,
+                                      unpack_kernel)
 from irlab.relay.op.op_common import make_call, out_array
 
 
@@ -37,7 +41,12 @@ def _conv2d_rel(ctx):
     data = ctx.tensor(0, "data")
     ctx.expect(data.ndim == 4, f"conv2d expects 4-D data, got shape {data.shape}")
     dlay = layout_axes(attrs.data_layout, "NCHW", "data_layout", ctx)
-    klay = layout_axes(attrs.kernel_layout, "OIHW", "kernel_layout", ctx)
+    try:
+        primal, block = split_kernel_layout(attrs.kernel_layout)
+    except IrlabError as err:
+        ctx.fail(str(err))
+    klay = {c: primal.index(c) for c in "OIHW"}
+    kernel_ndim = 4 if block is None else 5
     out_layout = attrs.out_layout or attrs.data_layout
     layout_axes(out_layout, "NCHW", "out_layout", ctx)  # validation only
     strides = check_pair(attrs.strides, "strides", ctx)
@@ -57,15 +66,23 @@ def _conv2d_rel(ctx):
         kernel_size = check_pair(attrs.kernel_size, "kernel_size", ctx)
         ctx.expect(attrs.channels >= 1 and attrs.channels % groups == 0,
                    f"channels={attrs.channels} must be a positive multiple of groups={groups}")
-        oihw = {"O": attrs.channels, "I": in_ch // groups, "H": kernel_size[0],
-                "W": kernel_size[1]}
-        ctx.assign(1, TensorType(tuple(oihw[c] for c in attrs.kernel_layout), data.dtype))
+        ctx.expect(block is None or attrs.channels % block == 0,
+                   f"channels={attrs.channels} are not divisible by the output-channel block "
+                   f"of kernel_layout {attrs.kernel_layout}")
+        oihw = {"O": attrs.channels // (block or 1), "I": in_ch // groups,
+                "H": kernel_size[0], "W": kernel_size[1]}
+        shape = tuple(oihw[c] for c in primal) + ((block,) if block else ())
+        ctx.assign(1, TensorType(shape, data.dtype))
     weight = ctx.tensor(1, "weight")
-    ctx.expect(weight.ndim == 4,
-               f"conv2d expects a 4-D weight, got shape {weight.shape}")
-    out_ch, w_in = weight.shape[klay["O"]], weight.shape[klay["I"]]
-    kernel = (weight.shape[klay["H"]], weight.shape[klay["W"]])
+    ctx.expect(weight.ndim == kernel_ndim,
+               f"conv2d expects a {kernel_ndim}-D weight for kernel_layout "
+               f"{attrs.kernel_layout}, got shape {weight.shape}")
     where_w = f"shape {weight.shape}, layout {attrs.kernel_layout}"
+    ctx.expect(block is None or weight.shape[-1] == block,
+               f"the last axis of the weight ({where_w}) must be the output-channel block "
+               f"{block}")
+    out_ch, w_in = weight.shape[klay["O"]] * (block or 1), weight.shape[klay["I"]]
+    kernel = (weight.shape[klay["H"]], weight.shape[klay["W"]])
     where_d = f"shape {data.shape}, layout {attrs.data_layout}"
     if w_in * groups != in_ch:
         per_group = f" ({w_in} per group x {groups} groups)" if groups > 1 else ""
@@ -126,7 +143,9 @@ def _conv2d_reference(inputs, attrs, out_type):
     acc = acc_dtype(to_numpy_dtype(out_type.dtype))
     # Convert to the canonical layouts, compute, then to the output layout (TVM's semantics).
     x = data.transpose([attrs.data_layout.index(c) for c in "NCHW"]).astype(acc)
-    w = weight.transpose([attrs.kernel_layout.index(c) for c in "OIHW"]).astype(acc)
+    primal, _ = split_kernel_layout(attrs.kernel_layout)
+    w = unpack_kernel(weight, attrs.kernel_layout)
+    w = w.transpose([primal.index(c) for c in "OIHW"]).astype(acc)
     pad = attrs.padding
     pad = pad * 4 if len(pad) == 1 else (pad + pad if len(pad) == 2 else pad)
     out = conv2d_nchw(x, w, attrs.strides, pad, attrs.dilation, attrs.groups)

@@ -5,8 +5,10 @@ The generic strategy of each op is its TE compute with no schedule (the loops as
 the ``"cpu"`` override adds the x86 schedules at plevel 15 so they win. conv2d picks its
 implementation inside the strategy (``conv2d_kind``): depthwise (``groups == in channels ==
 out channels``), NCHW/OIHW (im2col + GEMM for small images and for strided convolutions with
-few output channels -- ``_use_im2col`` --, else the direct register-tiled schedule), NHWC
-(HWIO/OHWI), or a plain parallel fallback for grouped convolutions and other layouts.
+few output channels -- ``_use_im2col`` --, else the direct register-tiled schedule), NCHW with
+a pre-packed ``OIHW{n}o`` kernel (what AlterOpLayout makes of the packed schedule's convs at
+opt_level 3: ``use_prepacked_kernel``), NHWC (HWIO/OHWI), or a plain parallel fallback for
+grouped convolutions and other layouts.
 Measurements behind the choices: ``benchmarks/bench_conv.py``.
 """
 
@@ -40,7 +42,8 @@ def compute_conv2d_nchw_im2col(attrs, inputs, out_type):
 
 # Below this many output pixels (all images), im2col + GEMM beats the direct NCHW schedule:
 # the GEMM reads the OIHW weight as it is, the direct schedule has to pack it on every call
-# (benchmarks/bench_conv.py: ResNet-18's 7x7 layers).
+# (benchmarks/bench_conv.py: ResNet-18's 7x7 layers; measured with that per-call packing,
+# which AlterOpLayout + FoldConstant now do once at opt_level 3).
 IM2COL_MAX_PIXELS = 64
 
 
@@ -132,20 +135,46 @@ def conv2d_strategy(attrs, inputs, out_type, target):
 
 
 def conv2d_kind(attrs, inputs):
-    """"depthwise", "nchw", "nhwc" or "other" for a conv2d call."""
+    """"depthwise", "nchw", "nchw_prepacked" (NCHW data, ``OIHW{n}o`` kernel), "nhwc" or
+    "other" for a conv2d call (``inputs``: tensors or types with a shape)."""
+    from irlab.relay.op.nn._utils import kernel_out_channels, split_kernel_layout
+
     data_layout, kernel_layout = attrs.data_layout, attrs.kernel_layout
     in_ch = int(inputs[0].shape[data_layout.index("C")])
-    out_ch = int(inputs[1].shape[kernel_layout.index("O")])
+    out_ch = kernel_out_channels(inputs[1].shape, kernel_layout)
     out_layout = attrs.out_layout or data_layout
     if attrs.groups > 1 and attrs.groups == in_ch == out_ch:
         return "depthwise"
     if attrs.groups != 1 or out_layout != data_layout:
         return "other"
-    if data_layout == "NCHW" and kernel_layout == "OIHW":
-        return "nchw"
+    primal, block = split_kernel_layout(kernel_layout)
+    if data_layout == "NCHW" and primal == "OIHW":
+        return "nchw" if block is None else "nchw_prepacked"
     if data_layout == "NHWC" and kernel_layout in ("HWIO", "OHWI"):
         return "nhwc"
     return "other"
+
+
+def use_prepacked_kernel(attrs, tinfos, out_type, target):
+    """The output-channel block ``n`` AlterOpLayout gives a conv2d's kernel (``OIHW{n}o``, packed
+    once by FoldConstant), or None to keep it: NCHW/OIHW float32 with one group where the
+    strategy picks the packed schedule (not im2col; ``nchw_packed_tile`` decides and chooses
+    the block, for the hook and the schedule alike)."""
+    from irlab.topi.x86.conv2d import nchw_packed_tile
+    from irlab.topi.x86.injective import vector_lanes
+
+    data, weight = tinfos[0], tinfos[1]
+    if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.groups != 1:
+        return None
+    if (attrs.out_layout or "NCHW") != "NCHW":
+        return None
+    dtypes = {str(data.dtype), str(weight.dtype), str(out_type.dtype)}
+    if dtypes != {"float32"}:
+        return None
+    if conv2d_kind(attrs, [data, weight]) != "nchw" or _use_im2col(attrs, out_type, target):
+        return None
+    tile = nchw_packed_tile(out_type.shape, vector_lanes(out_type.dtype, target))
+    return None if tile is None else tile[1]
 
 
 @conv2d_strategy.register("cpu")
@@ -243,4 +272,4 @@ def register_local_norm():
 
 
 __all__ = ["conv2d_strategy", "conv2d_transpose_strategy", "pool_strategies", "lrn_strategy",
-           "instance_norm_strategy", "conv2d_kind"]
+           "instance_norm_strategy", "conv2d_kind", "use_prepacked_kernel"]

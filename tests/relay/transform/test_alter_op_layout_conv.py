@@ -1,0 +1,276 @@
+"""The CPU AlterOpLayout hook of nn.conv2d: convolutions the packed schedule runs get an
+``OIHW{n}o`` kernel (n from ``nchw_packed_tile``, shared with the schedule), FoldConstant then
+packs constant weights once, and the built kernels read them with no packing stage."""
+
+import re
+
+import numpy as np
+import pytest
+
+import irlab
+from irlab import relay
+from irlab.build_module import lower_for_codegen
+from irlab.contrib import graph_executor
+from irlab.ir.op import Op
+from irlab.relay.expr import Call
+from irlab.target import Target
+from irlab.tir import PrimFunc
+from irlab.topi.x86.conv2d import nchw_packed_tile
+from irlab.topi.x86.injective import vector_lanes
+
+LANES = vector_lanes("float32", Target("llvm"))
+PACK = re.compile(r"\bp\d+_global\b")  # the per-call packing buffer of the packed schedule
+
+
+def _conv_net(params_as_constants, rng, channels=(3, 2 * LANES, 4 * LANES), size=16):
+    """conv(3x3) -> relu -> conv(3x3, stride 2) + bias: both convs packed-schedule sized."""
+    c0, c1, c2 = channels
+    x = relay.var("x", shape=(1, c0, size, size))
+    arrays = {"w1": rng.uniform(-1, 1, (c1, c0, 3, 3)).astype("float32"),
+              "w2": rng.uniform(-1, 1, (c2, c1, 3, 3)).astype("float32"),
+              "b2": rng.uniform(-1, 1, (c2,)).astype("float32")}
+    if params_as_constants:
+        w1, w2, b2 = (relay.const(arrays[k]) for k in ("w1", "w2", "b2"))
+        free = []
+    else:
+        w1, w2, b2 = (relay.var(k, shape=v.shape) for k, v in arrays.items())
+        free = [w1, w2, b2]
+    y = relay.nn.relu(relay.nn.conv2d(x, w1, padding=1))
+    y = relay.nn.bias_add(relay.nn.conv2d(y, w2, strides=2, padding=1), b2)
+    mod = irlab.IRModule.from_expr(relay.Function([x] + free, y))
+    inputs = {"x": rng.uniform(-1, 1, (1, c0, size, size)).astype("float32")}
+    if not params_as_constants:
+        inputs.update(arrays)
+    return relay.transform.InferType()(mod), inputs
+
+
+def _calls(expr, name):
+    found = []
+
+    def visit(e):
+        if isinstance(e, Call) and isinstance(e.op, Op) and e.op.name == name:
+            found.append(e)
+
+    relay.analysis.post_order_visit(expr, visit)
+    return found
+
+
+def _alter(mod, target="llvm"):
+    with irlab.transform.PassContext(opt_level=3):
+        if target is None:
+            return relay.transform.AlterOpLayout()(mod)
+        with Target(target):
+            return relay.transform.AlterOpLayout()(mod)
+
+
+def _interpret(mod, inputs):
+    return relay.create_executor("debug", mod=mod).evaluate()(**inputs).numpy()
+
+
+def _expected_block(conv):
+    return nchw_packed_tile(conv.checked_type.shape, LANES)[1]
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_alter_gives_packed_kernels_and_keeps_numerics(target):
+    rng = np.random.default_rng(0)
+    mod, inputs = _conv_net(False, rng)
+    after = relay.transform.InferType()(_alter(mod, target))
+    convs = _calls(after["main"], "nn.conv2d")
+    assert [c.attrs.kernel_layout for c in convs] == [
+        f"OIHW{_expected_block(c)}o" for c in convs]
+    transforms = _calls(after["main"], "layout_transform")
+    assert sorted(t.attrs.dst_layout for t in transforms) == sorted(
+        c.attrs.kernel_layout for c in convs)
+    assert all(t.attrs.src_layout == "OIHW" for t in transforms)
+    np.testing.assert_allclose(_interpret(after, inputs), _interpret(mod, inputs),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_no_target_keeps_conv():
+    mod, _ = _conv_net(False, np.random.default_rng(0))
+    after = _alter(mod, target=None)
+    assert all(c.attrs.kernel_layout == "OIHW" for c in _calls(after["main"], "nn.conv2d"))
+
+
+@pytest.mark.parametrize("dshape,wshape,kwargs", [
+    ((1, 8, 4, 4), (2 * LANES, 8, 3, 3), dict(padding=1)),          # 16 pixels: im2col
+    ((1, 8, 12, 12), (LANES + 1, 8, 3, 3), dict(padding=1)),        # channels fill no vector
+    ((1, 8, 12, 12), (2 * LANES, 4, 3, 3), dict(padding=1, groups=2)),  # grouped
+    ((1, 8, 12, 12), (8, 1, 3, 3), dict(padding=1, groups=8)),      # depthwise
+    ((1, 12, 12, 8), (3, 3, 8, 2 * LANES), dict(padding=1, data_layout="NHWC",
+                                                 kernel_layout="HWIO")),
+    ((1, 8, 12, 12), (2 * LANES, 8, 3, 3), dict(padding=1, out_layout="NHWC")),
+    ((1, 8, 12, 12), (2 * LANES, 8, 3, 3), dict(padding=1, out_dtype="float64")),
+])
+def test_convs_the_packed_schedule_does_not_run_stay(dshape, wshape, kwargs):
+    x, w = relay.var("x", shape=dshape), relay.var("w", shape=wshape)
+    mod = relay.transform.InferType()(irlab.IRModule.from_expr(
+        relay.Function([x, w], relay.nn.conv2d(x, w, **kwargs))))
+    after = _alter(mod)
+    assert irlab.ir.structural_equal(after, mod)
+
+
+def _conv_kernels(lib):
+    """The lowered (flat) TIR of the conv2d PrimFuncs of a built module, by name."""
+    prims = {g: f for g, f in lib.ir_mod.functions.items() if isinstance(f, PrimFunc)}
+    with irlab.transform.PassContext(opt_level=3):
+        low = lower_for_codegen(irlab.IRModule(prims))
+    return {g.name_hint: f.script() for g, f in low.functions.items()
+            if "conv2d" in g.name_hint}
+
+
+def _build(mod, params, opt_level):
+    with irlab.transform.PassContext(opt_level=opt_level):
+        return relay.build(mod, "llvm", params=params)
+
+
+def _run(lib, inputs):
+    m = graph_executor.GraphModule(lib["default"](irlab.cpu()))
+    m.run(**inputs)
+    return m.get_output(0).numpy()
+
+
+def test_build_with_params_folds_the_packing():
+    rng = np.random.default_rng(1)
+    mod, inputs = _conv_net(False, rng)
+    params = {k: inputs.pop(k) for k in ("w1", "w2", "b2")}
+    want = relay.create_executor("debug", mod=mod, params=params).evaluate()(**inputs).numpy()
+    lib = _build(mod, params, 3)
+    main = lib.ir_mod["main"]
+    assert not _calls(main, "layout_transform")  # folded into the constants
+    blocks = set()
+    for func in _primitive_functions(main):
+        for conv in _calls(func, "nn.conv2d"):
+            blocks.add(conv.attrs.kernel_layout)
+    assert blocks == {f"OIHW{nchw_packed_tile((1, 2 * LANES, 16, 16), LANES)[1]}o",
+                      f"OIHW{nchw_packed_tile((1, 4 * LANES, 8, 8), LANES)[1]}o"}
+    kernels = _conv_kernels(lib)
+    assert len(kernels) == 2
+    for name, text in kernels.items():
+        assert not PACK.search(text), f"{name} still packs its weight"
+    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+
+
+def test_build_with_weights_as_inputs():
+    rng = np.random.default_rng(2)
+    mod, inputs = _conv_net(False, rng)
+    want = _interpret(mod, inputs)
+    lib = _build(mod, None, 3)
+    main = lib.ir_mod["main"]
+    transforms = [c for f in _primitive_functions(main) for c in _calls(f, "layout_transform")]
+    assert len(transforms) == 2  # the packing runs as kernels of their own
+    assert not any(PACK.search(t) for t in _conv_kernels(lib).values())
+    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+
+
+def test_relay_optimize_uses_its_target():
+    """relay.optimize(mod, target) runs AlterOpLayout under ``target`` (no ``with`` needed)."""
+    mod, _ = _conv_net(True, np.random.default_rng(8))
+    with irlab.transform.PassContext(opt_level=3):
+        out, _ = relay.optimize(mod, "llvm")
+    convs = [c for f in _primitive_functions(out["main"]) for c in _calls(f, "nn.conv2d")]
+    assert len(convs) == 2 and all(c.attrs.kernel_layout.endswith("o") for c in convs)
+    assert not _calls(out["main"], "layout_transform")
+
+
+def test_c_target_build_packs_once():
+    rng = np.random.default_rng(7)
+    mod, inputs = _conv_net(True, rng)
+    want = _interpret(mod, inputs)
+    with irlab.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, "c")
+    convs = [c for f in _primitive_functions(lib.ir_mod["main"])
+             for c in _calls(f, "nn.conv2d")]
+    assert len(convs) == 2 and all(c.attrs.kernel_layout != "OIHW" for c in convs)
+    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+
+
+def test_opt_level_2_packs_per_call():
+    """Without AlterOpLayout (opt_level < 3) the packed schedule packs on every call."""
+    rng = np.random.default_rng(3)
+    mod, inputs = _conv_net(True, rng)
+    want = _interpret(mod, inputs)
+    lib = _build(mod, None, 2)
+    kernels = _conv_kernels(lib)
+    assert all(PACK.search(t) for t in kernels.values())
+    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+
+
+def _primitive_functions(main):
+    from irlab.relay.function import Function
+
+    found = []
+
+    def visit(e):
+        if isinstance(e, Function) and e.attrs is not None and "Primitive" in e.attrs:
+            found.append(e)
+
+    relay.analysis.post_order_visit(main, visit)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# passes that read kernel_layout, run on split-kernel convs (what AlterOpLayout leaves)
+def _split_conv_module(make_body, shapes, rng):
+    args = [relay.var(name, shape=shape) for name, shape in shapes.items()]
+    mod = irlab.IRModule.from_expr(relay.Function(args, make_body(*args)))
+    inputs = {name: rng.uniform(-1, 1, shape).astype("float32") for name, shape in shapes.items()}
+    return relay.transform.InferType()(mod), inputs
+
+
+def _check_pass(mod, inputs, pass_):
+    with irlab.transform.PassContext(opt_level=3):
+        after = relay.transform.InferType()(pass_(mod))
+    np.testing.assert_allclose(_interpret(after, inputs), _interpret(mod, inputs),
+                               rtol=1e-5, atol=1e-5)
+    return after
+
+
+def test_combine_parallel_conv2d_concatenates_split_kernels():
+    def body(x, w1, w2):
+        a = relay.nn.conv2d(x, w1, padding=1, kernel_layout="OIHW8o")
+        b = relay.nn.conv2d(x, w2, padding=1, kernel_layout="OIHW8o")
+        return relay.Tuple([relay.nn.relu(a), relay.nn.relu(b)])
+
+    mod, inputs = _split_conv_module(body, {"x": (1, 4, 6, 6), "w1": (2, 4, 3, 3, 8),
+                                            "w2": (1, 4, 3, 3, 8)}, np.random.default_rng(4))
+    mod = irlab.IRModule.from_expr(mod["main"])
+    with irlab.transform.PassContext(opt_level=3):
+        after = relay.transform.InferType()(relay.transform.CombineParallelConv2D(2)(mod))
+    (conv,) = _calls(after["main"], "nn.conv2d")
+    assert conv.attrs.channels == 24 and conv.attrs.kernel_layout == "OIHW8o"
+    got = relay.create_executor("debug", mod=after).evaluate()(**inputs)
+    want = relay.create_executor("debug", mod=mod).evaluate()(**inputs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_fold_scale_axis_leaves_split_kernels_alone():
+    scale = relay.const(np.linspace(0.5, 2.0, 4).reshape(4, 1, 1).astype("float32"))
+
+    def body(x, w):
+        y = relay.nn.conv2d(relay.multiply(x, scale), w, padding=1, kernel_layout="OIHW8o")
+        return relay.multiply(relay.nn.relu(y), relay.const(2.0))
+
+    mod, inputs = _split_conv_module(body, {"x": (1, 4, 6, 6), "w": (2, 4, 3, 3, 8)},
+                                     np.random.default_rng(5))
+    after = _check_pass(mod, inputs, relay.transform.FoldScaleAxis())
+    assert [c.attrs.kernel_layout for c in _calls(after["main"], "nn.conv2d")] == ["OIHW8o"]
+
+
+def test_convert_layout_from_split_kernel():
+    mod, inputs = _split_conv_module(
+        lambda x, w: relay.nn.relu(relay.nn.conv2d(x, w, padding=1, kernel_layout="OIHW8o")),
+        {"x": (1, 4, 6, 6), "w": (2, 4, 3, 3, 8)}, np.random.default_rng(6))
+    after = _check_pass(mod, inputs, relay.transform.ConvertLayout(
+        {"nn.conv2d": ["NHWC", "default"]}))
+    (conv,) = _calls(after["main"], "nn.conv2d")
+    assert (conv.attrs.data_layout, conv.attrs.kernel_layout) == ("NHWC", "HWIO")
+
+
+def test_is_depthwise_with_split_kernel():
+    from irlab.relay.transform.layout import is_depthwise_conv2d
+
+    assert is_depthwise_conv2d((1, 16, 8, 8), "NCHW", (2, 1, 3, 3, 8), "OIHW8o", 16)
+    assert not is_depthwise_conv2d((1, 16, 8, 8), "NCHW", (2, 1, 3, 3, 8), "OIHW4o", 16)
