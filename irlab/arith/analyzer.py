@@ -16,6 +16,8 @@ from irlab.arith import int_set
 from irlab.arith.canonical import Canonicalizer
 from irlab.arith.int_set import ConstIntBound, ModularSet
 from irlab.arith.rewrite_rules import rewrite
+from irlab.runtime.lru import LRUCache
+from irlab.tir.functor import ExprMutator
 
 _LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
 _MAX_KEY_DEPTH = 64  # deeper expressions are not memoized (no recursion limit trouble)
@@ -25,10 +27,36 @@ class _Uncacheable(Exception):
     pass
 
 
+# Simplify results and proofs by key (see Analyzer._cache_key), shared by all analyzers: a key
+# holds everything the answer depends on, so an entry never goes stale. Each entry keeps its
+# expression alive, so that the buffers keyed by id() in it are not reused by new objects.
+_SHARED_SIMPLIFY = LRUCache(1 << 14)
+_SHARED_PROVE = LRUCache(1 << 14)
+
+
+class _Renamer(ExprMutator):
+    """Replaces variables (a cached result found for other variables)."""
+
+    def __init__(self, mapping):
+        super().__init__()
+        self.mapping = mapping
+
+    def visit_var(self, v):
+        return self.mapping.get(v, v)
+
+    visit_size_var = visit_var
+
+
+def _rename(expr, mapping):
+    return _Renamer(mapping).visit_expr(expr)
+
+
 def _structural_key(e, vars_seen, depth=0):
-    """A hashable key equal for structurally equal expressions (variables and buffers by
-    identity); the variables met go to ``vars_seen`` (in order). Raises ``_Uncacheable`` for
-    what the key cannot describe safely (Let scopes, deep trees, unhashable fields)."""
+    """A hashable key equal for expressions equal up to a renaming of their variables:
+    variables are numbered by first occurrence (with their class and dtype), buffers and other
+    objects are keyed by identity. The variables met go to ``vars_seen`` (in order). Raises
+    ``_Uncacheable`` for what the key cannot describe safely (Let scopes, deep trees,
+    unhashable fields)."""
     cls = type(e)
     if cls is E.IntImm:
         return (cls, e.dtype, e.value)
@@ -37,8 +65,10 @@ def _structural_key(e, vars_seen, depth=0):
     if cls is E.StringImm:
         return (cls, e.value)
     if isinstance(e, E.Var):
-        vars_seen[e] = None
-        return (E.Var, id(e))
+        index = vars_seen.get(e)
+        if index is None:
+            index = vars_seen[e] = len(vars_seen)
+        return (cls, e.dtype, index)
     if cls is E.Let or depth > _MAX_KEY_DEPTH or not isinstance(e, E.PrimExpr):
         raise _Uncacheable
     parts = [cls, e.dtype]
@@ -67,11 +97,13 @@ def _plain_key(value):
 class Analyzer:
     """Facts about variables (bounds, values) and the analyses and simplifier using them.
 
-    ``memoize=True`` remembers ``simplify`` results by expression structure (and the bounds of
-    its variables), so that the many identical index expressions of one kernel are simplified
-    once; the rules replayed into ``rules_fired`` on a hit are those of the first simplification
-    (a shared sub-expression counts once there). Proofs (``can_prove`` and the rules' guards)
-    are always memoized that way: they only return a bool.
+    ``memoize=True`` remembers ``simplify`` results by expression structure up to a renaming
+    of variables (and the bounds of its variables), so that the many alike index expressions
+    of a kernel -- and of the other kernels of a model -- are simplified once; a result found
+    for other variables is renamed to this expression's. The rules replayed into
+    ``rules_fired`` on a hit are those of the first simplification (a shared sub-expression
+    counts once there). Proofs (``can_prove`` and the rules' guards) are always memoized that
+    way: they only return a bool.
     """
 
     def __init__(self, memoize=False):
@@ -79,11 +111,13 @@ class Analyzer:
         self._values = {}  # Var -> PrimExpr it equals
         self.rules_fired: list[str] = []
         self._memoize = memoize
-        self._simplify_cache = {}  # key -> (expr, result, fired)
-        self._prove_cache = {}  # key -> (expr, bool)
+        self._simplify_cache = _SHARED_SIMPLIFY  # key -> (expr, result, fired, its vars)
+        self._prove_cache = _SHARED_PROVE  # key -> (expr, bool)
 
     def _cache_key(self, e):
-        """The memo key of ``e`` under the current facts, or None when it must not be cached."""
+        """``(key, variables of e in key order)`` under the current facts, or None when ``e``
+        must not be cached. The key holds what the result depends on: the structure with
+        variables numbered, the variables' classes, dtypes and bounds."""
         vars_seen = {}
         try:
             skey = _structural_key(e, vars_seen)
@@ -95,7 +129,7 @@ class Analyzer:
             if v in values:  # substituted values bring in other facts: not memoized
                 return None
             facts.append(bounds.get(v))
-        return skey, tuple(facts)
+        return (skey, tuple(facts)), tuple(vars_seen)
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value, allow_override=False):
@@ -151,19 +185,23 @@ class Analyzer:
         cls = type(e)
         if cls in _LEAVES or (cls is E.Var and e not in self._values):
             return (e, []) if trace else e  # already simplest (structurally what the rules give)
-        key = self._cache_key(e) if self._memoize else None
-        if key is not None:
+        cached = self._cache_key(e) if self._memoize else None
+        if cached is not None:
+            key, variables = cached
             hit = self._simplify_cache.get(key)
             if hit is not None:
-                self.rules_fired.extend(hit[2])
-                return (hit[1], list(hit[2])) if trace else hit[1]
+                _, result, fired, hit_vars = hit
+                if any(a is not b for a, b in zip(hit_vars, variables)):
+                    result = _rename(result, dict(zip(hit_vars, variables)))
+                self.rules_fired.extend(fired)
+                return (result, list(fired)) if trace else result
         original = e
         fired = self.rules_fired.append
         e = rewrite(e, self, fired)
         e = self.canonical_simplify(e, _fired=fired)
         e = rewrite(e, self, fired)
-        if key is not None:
-            self._simplify_cache[key] = (original, e, tuple(self.rules_fired))
+        if cached is not None:
+            self._simplify_cache[key] = (original, e, tuple(self.rules_fired), variables)
         return (e, list(self.rules_fired)) if trace else e
 
     def canonical_simplify(self, expr, _fired=None):
@@ -179,15 +217,15 @@ class Analyzer:
         """can_prove without touching ``rules_fired`` (used by rule guards)."""
         if isinstance(cond, E.IntImm):
             return cond.value != 0
-        key = self._cache_key(cond)
-        if key is not None:
-            hit = self._prove_cache.get(key)
+        cached = self._cache_key(cond)
+        if cached is not None:
+            hit = self._prove_cache.get(cached[0])
             if hit is not None:
                 return hit[1]
         result = self.canonical_simplify(cond)
         proved = isinstance(result, E.IntImm) and result.value != 0
-        if key is not None:
-            self._prove_cache[key] = (cond, proved)
+        if cached is not None:
+            self._prove_cache[cached[0]] = (cond, proved)
         return proved
 
     def can_prove(self, cond) -> bool:
