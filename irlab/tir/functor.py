@@ -262,32 +262,42 @@ StmtExprVisitor.visit = _visit_any
 StmtExprMutator.visit = _visit_any
 
 
+class _PostOrder(StmtExprVisitor):
+    # one class for every post_order_visit call, so that its dispatch table is built once
+    def __init__(self, callback):
+        super().__init__()
+        self.callback = callback
+
+    def visit_expr(self, e):
+        if e in self.memo_map:
+            return None
+        super().visit_expr(e)
+        self.callback(e)
+
+    def visit_stmt(self, s):
+        super().visit_stmt(s)
+        self.callback(s)
+
+
 def post_order_visit(node, callback):
     """Call ``callback`` on every expression and statement under ``node``, children first."""
+    _PostOrder(callback).visit(node)
 
-    class _Visitor(StmtExprVisitor):
-        def visit_expr(self, e):
-            if e in self.memo_map:
-                return None
-            super().visit_expr(e)
-            callback(e)
 
-        def visit_stmt(self, s):
-            super().visit_stmt(s)
-            callback(s)
+class _Substitute(StmtExprMutator):
+    # module level (not per call): the dispatch table is built once
+    def __init__(self, lookup):
+        super().__init__()
+        self.lookup = lookup
 
-    _Visitor().visit(node)
+    def visit_var(self, v):
+        new = self.lookup(v)
+        return v if new is None else E.convert(new)
+
+    visit_size_var = visit_var
 
 
 def substitute(node, mapping):
     """``node`` with variables replaced (``mapping``: Var -> PrimExpr, or a callable)."""
-    lookup = mapping if callable(mapping) else (lambda v: mapping.get(v))
-
-    class _Substitute(StmtExprMutator):
-        def visit_var(self, v):
-            new = lookup(v)
-            return v if new is None else E.convert(new)
-
-        visit_size_var = visit_var
-
-    return _Substitute().visit(node)
+    lookup = mapping if callable(mapping) else mapping.get
+    return _Substitute(lookup).visit(node)

@@ -11,9 +11,32 @@ from irlab.tir.schedule.errors import ScheduleError
 _REMOVED = object()
 
 
+# Fields that never hold a statement: expressions, buffers, regions, names (by annotation),
+# and the tuples of those. Skipping them makes the tree walks below (every primitive walks the
+# whole function a few times) several times cheaper.
+_NOT_STMT_TYPES = {"PrimExpr", "Var", "Buffer", "str", "int", "bool", "ForKind", "IterVar",
+                   "Range"}
+_NOT_STMT_FIELDS = {"span", "indices", "extents", "iter_vars", "reads", "writes",
+                    "alloc_buffers", "match_buffers", "iter_values", "annotations"}
+_STMT_FIELDS: dict = {}
+
+
+def _stmt_fields(cls):
+    """The fields of node class ``cls`` that may hold statements (directly or in a tuple)."""
+    fields = _STMT_FIELDS.get(cls)
+    if fields is None:
+        annotations = {}
+        for klass in reversed(cls.__mro__):
+            annotations.update(klass.__dict__.get("__annotations__", {}))
+        fields = tuple(f for f in cls._fields if f not in _NOT_STMT_FIELDS
+                       and str(annotations.get(f, "")) not in _NOT_STMT_TYPES)
+        _STMT_FIELDS[cls] = fields
+    return fields
+
+
 def stmt_children(node):
     """(field, index, child) for each statement directly under ``node``."""
-    for name in node._fields:
+    for name in _stmt_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, S.Stmt):
             yield name, None, value
@@ -23,11 +46,28 @@ def stmt_children(node):
                     yield name, i, v
 
 
+def _child_stmts(node):
+    """The statements directly under ``node``, in order (``stmt_children`` without names)."""
+    out = []
+    for name in _stmt_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, S.Stmt):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, S.Stmt))
+    return out
+
+
 def walk(node, path=()):
     """Pre-order (stmt, ancestors) pairs of every statement under ``node``."""
-    yield node, path
-    for _, _, child in stmt_children(node):
-        yield from walk(child, path + (node,))
+    stack = [(node, path)]  # iterative: nested generators cost O(depth) per statement
+    while stack:
+        node, path = stack.pop()
+        yield node, path
+        children = _child_stmts(node)
+        if children:
+            below = path + (node,)
+            stack.extend((child, below) for child in reversed(children))
 
 
 def find_path(func, target):
@@ -85,7 +125,7 @@ def child_realizes(node):
     out = []
 
     def visit(n):
-        for _, _, child in stmt_children(n):
+        for child in _child_stmts(n):
             if isinstance(child, S.BlockRealize):
                 out.append(child)
             elif not isinstance(child, S.Block):
@@ -132,7 +172,7 @@ def _rebuild(node, old, new):
     if node is old:
         return _REMOVED if new is None else new
     changes = {}
-    for name in node._fields:
+    for name in _stmt_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, S.Stmt):
             got = _rebuild(value, old, new)
