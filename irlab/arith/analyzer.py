@@ -35,7 +35,7 @@ _SHARED_PROVE = LRUCache(1 << 14)
 
 
 class _Renamer(ExprMutator):
-    """Replaces variables (a cached result found for other variables)."""
+    """Replaces variables and loaded buffers (a cached result found for other ones)."""
 
     def __init__(self, mapping):
         super().__init__()
@@ -46,17 +46,24 @@ class _Renamer(ExprMutator):
 
     visit_size_var = visit_var
 
+    def visit_buffer_load(self, e):
+        indices = tuple(self.visit_expr(i) for i in e.indices)
+        buffer = self.mapping.get(e.buffer, e.buffer)
+        if buffer is e.buffer and all(a is b for a, b in zip(indices, e.indices)):
+            return e
+        return E.BufferLoad(buffer, indices, e.span)
+
 
 def _rename(expr, mapping):
     return _Renamer(mapping).visit_expr(expr)
 
 
 def _structural_key(e, vars_seen, depth=0):
-    """A hashable key equal for expressions equal up to a renaming of their variables:
-    variables are numbered by first occurrence (with their class and dtype), buffers and other
-    objects are keyed by identity. The variables met go to ``vars_seen`` (in order). Raises
-    ``_Uncacheable`` for what the key cannot describe safely (Let scopes, deep trees,
-    unhashable fields)."""
+    """A hashable key equal for expressions equal up to a renaming of their variables and
+    loaded buffers: both are numbered by first occurrence (with their class and dtype); other
+    objects are keyed by identity. The variables and buffers met go to ``vars_seen`` (in
+    order). Raises ``_Uncacheable`` for what the key cannot describe safely (Let scopes, deep
+    trees, unhashable fields)."""
     cls = type(e)
     if cls is E.IntImm:
         return (cls, e.dtype, e.value)
@@ -71,6 +78,13 @@ def _structural_key(e, vars_seen, depth=0):
         return (cls, e.dtype, index)
     if cls is E.Let or depth > _MAX_KEY_DEPTH or not isinstance(e, E.PrimExpr):
         raise _Uncacheable
+    if cls is E.BufferLoad:  # loads are opaque: buffers are numbered like the variables
+        buffer = e.buffer
+        index = vars_seen.get(buffer)
+        if index is None:
+            index = vars_seen[buffer] = len(vars_seen)
+        return (cls, e.dtype, buffer.dtype, index,
+                tuple(_structural_key(i, vars_seen, depth + 1) for i in e.indices))
     parts = [cls, e.dtype]
     depth += 1
     for name in cls._structural_fields:
