@@ -17,7 +17,7 @@ from irlab.arith.canonical import Canonicalizer
 from irlab.arith.int_set import ConstIntBound, ModularSet
 from irlab.arith.rewrite_rules import rewrite
 from irlab.runtime.lru import LRUCache
-from irlab.tir.functor import ExprMutator
+from irlab.tir.functor import _child_fields
 
 _LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
 _MAX_KEY_DEPTH = 64  # deeper expressions are not memoized (no recursion limit trouble)
@@ -34,28 +34,48 @@ _SHARED_SIMPLIFY = LRUCache(1 << 14)
 _SHARED_PROVE = LRUCache(1 << 14)
 
 
-class _Renamer(ExprMutator):
-    """Replaces variables and loaded buffers (a cached result found for other ones)."""
-
-    def __init__(self, mapping):
-        super().__init__()
-        self.mapping = mapping
-
-    def visit_var(self, v):
-        return self.mapping.get(v, v)
-
-    visit_size_var = visit_var
-
-    def visit_buffer_load(self, e):
-        indices = tuple(self.visit_expr(i) for i in e.indices)
-        buffer = self.mapping.get(e.buffer, e.buffer)
-        if buffer is e.buffer and all(a is b for a, b in zip(indices, e.indices)):
-            return e
-        return E.BufferLoad(buffer, indices, e.span)
-
-
 def _rename(expr, mapping):
-    return _Renamer(mapping).visit_expr(expr)
+    """``expr`` with variables and loaded buffers replaced by ``mapping`` (a cached result
+    found for other ones). A plain recursion rather than an ExprMutator: this runs for most
+    simplifications, and results are small (their inputs' keys are depth-limited)."""
+    memo = {}
+
+    def rec(e):
+        done = memo.get(e)
+        if done is not None:
+            return done
+        cls = type(e)
+        if cls in _LEAVES:
+            out = e
+        elif isinstance(e, E.Var):
+            out = mapping.get(e, e)
+        elif isinstance(e, E.BinaryOpExpr):
+            a, b = rec(e.a), rec(e.b)
+            out = e if a is e.a and b is e.b else cls(a, b, e.span)
+        elif cls is E.BufferLoad:
+            indices = tuple(rec(i) for i in e.indices)
+            buffer = mapping.get(e.buffer, e.buffer)
+            same = buffer is e.buffer and all(a is b for a, b in zip(indices, e.indices))
+            out = e if same else E.BufferLoad(buffer, indices, e.span)
+        else:
+            changes = {}
+            for name in _child_fields(cls):
+                value = getattr(e, name)
+                if isinstance(value, E.PrimExpr):
+                    new = rec(value)
+                elif isinstance(value, tuple):
+                    new = tuple(rec(v) if isinstance(v, E.PrimExpr) else v for v in value)
+                    if all(a is b for a, b in zip(new, value)):
+                        new = value
+                else:
+                    new = value
+                if new is not value:
+                    changes[name] = new
+            out = e.with_fields(**changes) if changes else e
+        memo[e] = out
+        return out
+
+    return rec(expr)
 
 
 def _structural_key(e, vars_seen, depth=0):

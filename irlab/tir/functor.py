@@ -95,18 +95,27 @@ class ExprFunctor(_Dispatch):
         self._depth = 0
 
     def visit_expr(self, e):
-        memo = self.__dict__.setdefault("memo_map", {})
-        result = memo.get(e, _MISSING) if isinstance(e, E.PrimExpr) else _MISSING
-        if result is not _MISSING:
-            return result
-        depth = self.__dict__.get("_depth", 0)
+        # the hottest function of the TIR passes: attribute and table lookups inlined
+        state = self.__dict__
+        memo = state.get("memo_map")
+        if memo is None:  # a subclass that did not call __init__
+            memo = state["memo_map"] = {}
+        if isinstance(e, E.PrimExpr):
+            result = memo.get(e, _MISSING)
+            if result is not _MISSING:
+                return result
+        depth = state.get("_depth", 0)
         if depth > _DEEP:
             self._visit_below_iteratively(e)
-        self._depth = depth + 1
+        table = type(self).__dict__.get("_dispatch_table")
+        method = table.get(type(e)) if table is not None else None
+        if method is None:
+            method = self._method_for(type(e))
+        state["_depth"] = depth + 1
         try:
-            result = self._method_for(type(e))(self, e)
+            result = method(self, e)
         finally:
-            self._depth = depth
+            state["_depth"] = depth
         memo[e] = result
         return result
 
@@ -187,7 +196,11 @@ class StmtFunctor(_Dispatch):
     """``visit_stmt`` dispatch (no memo); expressions go to ``visit_expr``."""
 
     def visit_stmt(self, s):
-        return self._method_for(type(s))(self, s)
+        table = type(self).__dict__.get("_dispatch_table")
+        method = table.get(type(s)) if table is not None else None
+        if method is None:
+            method = self._method_for(type(s))
+        return method(self, s)
 
 
 class StmtExprVisitor(ExprVisitor, StmtFunctor):
