@@ -34,11 +34,11 @@ _SHARED_SIMPLIFY = LRUCache(1 << 14)
 _SHARED_PROVE = LRUCache(1 << 14)
 
 
-def _rename(expr, mapping):
-    """``expr`` with variables and loaded buffers replaced by ``mapping`` (a cached result
-    found for other ones). A plain recursion rather than an ExprMutator: this runs for most
-    simplifications, and results are small (their inputs' keys are depth-limited)."""
-    memo = {}
+def _rename(expr, mapping, memo):
+    """``expr`` with variables and loaded buffers replaced by ``mapping`` and the nodes of
+    ``memo`` by their values (a cached result found for other ones). A plain recursion rather
+    than an ExprMutator: this runs for most simplifications, and results are small (their
+    inputs' keys are depth-limited)."""
 
     def rec(e):
         done = memo.get(e)
@@ -78,12 +78,14 @@ def _rename(expr, mapping):
     return rec(expr)
 
 
-def _structural_key(e, vars_seen, depth=0):
+def _structural_key(e, vars_seen, nodes, depth=0):
     """A hashable key equal for expressions equal up to a renaming of their variables and
     loaded buffers: both are numbered by first occurrence (with their class and dtype); other
     objects are keyed by identity. The variables and buffers met go to ``vars_seen`` (in
-    order). Raises ``_Uncacheable`` for what the key cannot describe safely (Let scopes, deep
-    trees, unhashable fields)."""
+    order), every node met to ``nodes`` (in pre-order: expressions with equal keys give
+    lists of corresponding nodes). Raises ``_Uncacheable`` for what the key cannot describe
+    safely (Let scopes, deep trees, unhashable fields)."""
+    nodes.append(e)
     cls = type(e)
     if cls is E.IntImm:
         return (cls, e.dtype, e.value)
@@ -104,15 +106,15 @@ def _structural_key(e, vars_seen, depth=0):
         if index is None:
             index = vars_seen[buffer] = len(vars_seen)
         return (cls, e.dtype, buffer.dtype, index,
-                tuple(_structural_key(i, vars_seen, depth + 1) for i in e.indices))
+                tuple(_structural_key(i, vars_seen, nodes, depth + 1) for i in e.indices))
     parts = [cls, e.dtype]
     depth += 1
     for name in cls._structural_fields:
         value = getattr(e, name)
         if isinstance(value, E.PrimExpr):
-            parts.append(_structural_key(value, vars_seen, depth))
+            parts.append(_structural_key(value, vars_seen, nodes, depth))
         elif isinstance(value, tuple):
-            parts.append(tuple(_structural_key(v, vars_seen, depth)
+            parts.append(tuple(_structural_key(v, vars_seen, nodes, depth)
                                if isinstance(v, E.PrimExpr) else _plain_key(v)
                                for v in value))
         else:
@@ -145,16 +147,17 @@ class Analyzer:
         self._values = {}  # Var -> PrimExpr it equals
         self.rules_fired: list[str] = []
         self._memoize = memoize
-        self._simplify_cache = _SHARED_SIMPLIFY  # key -> (expr, result, fired, its vars)
+        self._simplify_cache = _SHARED_SIMPLIFY  # key -> (nodes, result, fired, variables)
         self._prove_cache = _SHARED_PROVE  # key -> (expr, bool)
 
     def _cache_key(self, e):
-        """``(key, variables of e in key order)`` under the current facts, or None when ``e``
-        must not be cached. The key holds what the result depends on: the structure with
-        variables numbered, the variables' classes, dtypes and bounds."""
-        vars_seen = {}
+        """``(key, variables and buffers of e in key order, nodes of e in pre-order)`` under
+        the current facts, or None when ``e`` must not be cached. The key holds what the result
+        depends on: the structure with variables numbered, the variables' classes, dtypes and
+        bounds."""
+        vars_seen, nodes = {}, []
         try:
-            skey = _structural_key(e, vars_seen)
+            skey = _structural_key(e, vars_seen, nodes)
         except (_Uncacheable, RecursionError):
             return None
         values, bounds = self._values, self._bounds
@@ -163,7 +166,7 @@ class Analyzer:
             if v in values:  # substituted values bring in other facts: not memoized
                 return None
             facts.append(bounds.get(v))
-        return (skey, tuple(facts)), tuple(vars_seen)
+        return (skey, tuple(facts)), tuple(vars_seen), nodes
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value, allow_override=False):
@@ -221,12 +224,18 @@ class Analyzer:
             return (e, []) if trace else e  # already simplest (structurally what the rules give)
         cached = self._cache_key(e) if self._memoize else None
         if cached is not None:
-            key, variables = cached
+            key, variables, nodes = cached
             hit = self._simplify_cache.get(key)
             if hit is not None:
-                _, result, fired, hit_vars = hit
+                hit_nodes, result, fired, hit_vars = hit
                 if any(a is not b for a, b in zip(hit_vars, variables)):
-                    result = _rename(result, dict(zip(hit_vars, variables)))
+                    # found for other variables: rename, and where the result reuses parts
+                    # of that input, use the corresponding parts of this one (as a fresh
+                    # simplification of this input would)
+                    parts = {}
+                    for old, new in zip(hit_nodes, nodes):
+                        parts.setdefault(old, new)
+                    result = _rename(result, dict(zip(hit_vars, variables)), parts)
                 self.rules_fired.extend(fired)
                 return (result, list(fired)) if trace else result
         original = e
@@ -235,7 +244,7 @@ class Analyzer:
         e = self.canonical_simplify(e, _fired=fired)
         e = rewrite(e, self, fired)
         if cached is not None:
-            self._simplify_cache[key] = (original, e, tuple(self.rules_fired), variables)
+            self._simplify_cache[key] = (tuple(nodes), e, tuple(self.rules_fired), variables)
         return (e, list(self.rules_fired)) if trace else e
 
     def canonical_simplify(self, expr, _fired=None):

@@ -71,3 +71,15 @@ def test_a_rebound_variable_is_simplified_again():
     assert structural_equal(an.simplify(i // 4), i // 4)
     an.bind(i, i * 0 + 2)  # a value: not memoized, substituted
     assert structural_equal(an.simplify(i // 4), tir.const(0))
+
+
+def test_a_renamed_result_reuses_the_parts_of_its_own_input():
+    a = tir.decl_buffer((4,), "float32", "A")
+    an1, (i, j) = _analyzer(i=4, j=4)
+    e1 = a[i] * a[j]
+    out1 = an1.simplify(e1)
+    assert out1.a is e1.a and out1.b is e1.b  # a fresh result reuses the input's loads
+    an2, (p, q) = _analyzer(p=4, q=4)
+    e2 = a[p] * a[q]
+    out2 = an2.simplify(e2)  # a hit, renamed: the loads are this input's, not copies
+    assert out2 is not out1 and out2.a is e2.a and out2.b is e2.b
