@@ -3,6 +3,7 @@ child blocks, producers/consumers, and copy-on-write replacement of one statemen
 
 from __future__ import annotations
 
+from irlab.runtime.lru import LRUCache
 from irlab.tir import stmt as S
 from irlab.tir.functor import post_order_visit
 from irlab.tir import expr as E
@@ -70,21 +71,45 @@ def walk(node, path=()):
             stack.extend((child, below) for child in reversed(children))
 
 
+class _Index:
+    """Where every statement of one function body is: paths, loops by variable, blocks by
+    name (first occurrence in pre-order, as a walk finds them)."""
+
+    def __init__(self, body):
+        self.body = body  # kept alive: the ids below stay unique
+        self.paths, self.loops, self.blocks = {}, {}, {}
+        for node, path in walk(body):
+            self.paths.setdefault(id(node), path)
+            if isinstance(node, S.For):
+                self.loops.setdefault(node.loop_var, node)
+            elif isinstance(node, S.BlockRealize):
+                self.blocks.setdefault(node.block.name_hint, []).append(node)
+
+
+# Function bodies are immutable, and a schedule looks the same body up many times between two
+# primitives (handles to blocks and loops are names and variables): one walk per body.
+_INDEXES = LRUCache(8)
+
+
+def _index(func) -> _Index:
+    body = func.body
+    index = _INDEXES.get(id(body))
+    if index is None or index.body is not body:
+        index = _INDEXES[id(body)] = _Index(body)
+    return index
+
+
 def find_path(func, target):
     """The ancestors of ``target`` (outermost first), or None when it is not in ``func``."""
-    for node, path in walk(func.body):
-        if node is target:
-            return path
-    return None
+    return _index(func).paths.get(id(target))
 
 
 def find_block(func, name):
     """The BlockRealize of the block called ``name``."""
-    found = [n for n, _ in walk(func.body)
-             if isinstance(n, S.BlockRealize) and n.block.name_hint == name]
+    index = _index(func)
+    found = index.blocks.get(name, ())
     if not found:
-        names = sorted({n.block.name_hint for n, _ in walk(func.body)
-                        if isinstance(n, S.BlockRealize)})
+        names = sorted(index.blocks)
         raise ScheduleError(f"cannot find a block named {name!r}; blocks: {', '.join(names)}")
     if len(found) > 1:
         raise ScheduleError(f"{len(found)} blocks are named {name!r}")
@@ -93,11 +118,11 @@ def find_block(func, name):
 
 def find_loop(func, var):
     """The For node whose loop variable is ``var``."""
-    for node, _ in walk(func.body):
-        if isinstance(node, S.For) and node.loop_var is var:
-            return node
-    raise ScheduleError(f"loop {var.name_hint} is not in the function any more "
-                        "(a later primitive replaced it)")
+    loop = _index(func).loops.get(var)
+    if loop is None:
+        raise ScheduleError(f"loop {var.name_hint} is not in the function any more "
+                            "(a later primitive replaced it)")
+    return loop
 
 
 def loops_of(func, realize):
