@@ -133,13 +133,15 @@ def _plain_key(value):
 class Analyzer:
     """Facts about variables (bounds, values) and the analyses and simplifier using them.
 
-    ``memoize=True`` remembers ``simplify`` results by expression structure up to a renaming
-    of variables (and the bounds of its variables), so that the many alike index expressions
-    of a kernel -- and of the other kernels of a model -- are simplified once; a result found
-    for other variables is renamed to this expression's. The rules replayed into
-    ``rules_fired`` on a hit are those of the first simplification (a shared sub-expression
-    counts once there). Proofs (``can_prove`` and the rules' guards) are always memoized that
-    way: they only return a bool.
+    ``simplify`` results are remembered by expression structure up to a renaming of variables
+    (and the bounds of its variables), so that the many alike index expressions of a kernel --
+    and of the other kernels of a model -- are simplified once; a result found for other
+    variables is renamed to this expression's. With ``memoize=True`` an expression equal to
+    one simplified before (same variables) gets that very result object; without, each call
+    returns a result built on its own input (as a fresh simplification would). The rules
+    replayed into ``rules_fired`` on a hit are those of the first simplification (a shared
+    sub-expression counts once there). Proofs (``can_prove`` and the rules' guards) are
+    memoized the same way: they only return a bool.
     """
 
     def __init__(self, memoize=False):
@@ -222,16 +224,17 @@ class Analyzer:
         cls = type(e)
         if cls in _LEAVES or (cls is E.Var and e not in self._values):
             return (e, []) if trace else e  # already simplest (structurally what the rules give)
-        cached = self._cache_key(e) if self._memoize else None
+        cached = self._cache_key(e)
         if cached is not None:
             key, variables, nodes = cached
             hit = self._simplify_cache.get(key)
             if hit is not None:
                 hit_nodes, result, fired, hit_vars = hit
-                if any(a is not b for a, b in zip(hit_vars, variables)):
-                    # found for other variables: rename, and where the result reuses parts
-                    # of that input, use the corresponding parts of this one (as a fresh
-                    # simplification of this input would)
+                if any(a is not b for a, b in zip(hit_vars, variables)) or (
+                        not self._memoize and hit_nodes[0] is not e):
+                    # found for other variables (or, not memoizing, for another input):
+                    # rename, and where the result reuses parts of that input, use the
+                    # corresponding parts of this one (as a fresh simplification would)
                     parts = {}
                     for old, new in zip(hit_nodes, nodes):
                         parts.setdefault(old, new)

@@ -83,3 +83,17 @@ def test_a_renamed_result_reuses_the_parts_of_its_own_input():
     e2 = a[p] * a[q]
     out2 = an2.simplify(e2)  # a hit, renamed: the loads are this input's, not copies
     assert out2 is not out1 and out2.a is e2.a and out2.b is e2.b
+
+
+def test_without_memoize_each_result_is_built_on_its_own_input():
+    a = tir.decl_buffer((4,), "float32", "A")
+    i = tir.Var("i")
+    an = Analyzer()
+    an.bind(i, tir.Range(4))
+    e1, e2 = a[i] * a[i + 0], a[i] * a[i + 0]  # equal, not the same object
+    out1, out2 = an.simplify(e1), an.simplify(e2)
+    assert structural_equal(out1, out2)
+    assert out1.a is e1.a and out2.a is e2.a  # the second is found in the cache, not shared
+    memo = Analyzer(memoize=True)
+    memo.bind(i, tir.Range(4))
+    assert memo.simplify(e1) is memo.simplify(e2)  # memoizing: the remembered result
