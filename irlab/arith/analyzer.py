@@ -16,7 +16,6 @@ from irlab.arith import int_set
 from irlab.arith.canonical import Canonicalizer
 from irlab.arith.int_set import ConstIntBound, ModularSet
 from irlab.arith.rewrite_rules import rewrite
-from irlab.runtime.lru import LRUCache
 from irlab.tir.functor import _child_fields
 
 _LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
@@ -29,9 +28,17 @@ class _Uncacheable(Exception):
 
 # Simplify results and proofs by key (see Analyzer._cache_key), shared by all analyzers: a key
 # holds everything the answer depends on, so an entry never goes stale. Each entry keeps its
-# expression alive, so that the buffers keyed by id() in it are not reused by new objects.
-_SHARED_SIMPLIFY = LRUCache(1 << 14)
-_SHARED_PROVE = LRUCache(1 << 14)
+# expression alive, so that the objects keyed by id() in it are not reused by new ones. Plain
+# dicts (each get/set atomic, cheap), emptied when they reach _SHARED_CAPACITY entries.
+_SHARED_SIMPLIFY: dict = {}
+_SHARED_PROVE: dict = {}
+_SHARED_CAPACITY = 1 << 15
+
+
+def _remember(cache, key, entry):
+    if len(cache) >= _SHARED_CAPACITY:
+        cache.clear()
+    cache[key] = entry
 
 
 def _rename(expr, mapping, memo):
@@ -247,7 +254,8 @@ class Analyzer:
         e = self.canonical_simplify(e, _fired=fired)
         e = rewrite(e, self, fired)
         if cached is not None:
-            self._simplify_cache[key] = (tuple(nodes), e, tuple(self.rules_fired), variables)
+            _remember(self._simplify_cache, key,
+                      (tuple(nodes), e, tuple(self.rules_fired), variables))
         return (e, list(self.rules_fired)) if trace else e
 
     def canonical_simplify(self, expr, _fired=None):
@@ -271,7 +279,7 @@ class Analyzer:
         result = self.canonical_simplify(cond)
         proved = isinstance(result, E.IntImm) and result.value != 0
         if cached is not None:
-            self._prove_cache[cached[0]] = (cond, proved)
+            _remember(self._prove_cache, cached[0], (cond, proved))
         return proved
 
     def can_prove(self, cond) -> bool:

@@ -97,3 +97,15 @@ def test_without_memoize_each_result_is_built_on_its_own_input():
     memo = Analyzer(memoize=True)
     memo.bind(i, tir.Range(4))
     assert memo.simplify(e1) is memo.simplify(e2)  # memoizing: the remembered result
+
+
+def test_a_full_cache_is_emptied_and_results_stay_right(monkeypatch):
+    from irlab.arith import analyzer as A
+
+    monkeypatch.setattr(A, "_SHARED_CAPACITY", 2)
+    monkeypatch.setattr(A, "_SHARED_SIMPLIFY", {})
+    monkeypatch.setattr(A, "_SHARED_PROVE", {})
+    an, (i,) = _analyzer(i=8)
+    for c in range(1, 6):
+        assert structural_equal(an.simplify((i * c + 0) // c), i)
+        assert len(A._SHARED_SIMPLIFY) <= 2
