@@ -16,6 +16,7 @@ from irlab.arith import int_set
 from irlab.arith.canonical import Canonicalizer
 from irlab.arith.int_set import ConstIntBound, ModularSet
 from irlab.arith.rewrite_rules import rewrite
+from irlab.tir.functor import _child_fields
 
 _LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
 _MAX_KEY_DEPTH = 64  # deeper expressions are not memoized (no recursion limit trouble)
@@ -25,10 +26,73 @@ class _Uncacheable(Exception):
     pass
 
 
-def _structural_key(e, vars_seen, depth=0):
-    """A hashable key equal for structurally equal expressions (variables and buffers by
-    identity); the variables met go to ``vars_seen`` (in order). Raises ``_Uncacheable`` for
-    what the key cannot describe safely (Let scopes, deep trees, unhashable fields)."""
+# Simplify results and proofs by key (see Analyzer._cache_key), shared by all analyzers: a key
+# holds everything the answer depends on, so an entry never goes stale. Each entry keeps its
+# expression alive, so that the objects keyed by id() in it are not reused by new ones. Plain
+# dicts (each get/set atomic, cheap), emptied when they reach _SHARED_CAPACITY entries.
+_SHARED_SIMPLIFY: dict = {}
+_SHARED_PROVE: dict = {}
+_SHARED_CAPACITY = 1 << 15
+
+
+def _remember(cache, key, entry):
+    if len(cache) >= _SHARED_CAPACITY:
+        cache.clear()
+    cache[key] = entry
+
+
+def _rename(expr, mapping, memo):
+    """``expr`` with variables and loaded buffers replaced by ``mapping`` and the nodes of
+    ``memo`` by their values (a cached result found for other ones). A plain recursion rather
+    than an ExprMutator: this runs for most simplifications, and results are small (their
+    inputs' keys are depth-limited)."""
+
+    def rec(e):
+        done = memo.get(e)
+        if done is not None:
+            return done
+        cls = type(e)
+        if cls in _LEAVES:
+            out = e
+        elif isinstance(e, E.Var):
+            out = mapping.get(e, e)
+        elif isinstance(e, E.BinaryOpExpr):
+            a, b = rec(e.a), rec(e.b)
+            out = e if a is e.a and b is e.b else cls(a, b, e.span)
+        elif cls is E.BufferLoad:
+            indices = tuple(rec(i) for i in e.indices)
+            buffer = mapping.get(e.buffer, e.buffer)
+            same = buffer is e.buffer and all(a is b for a, b in zip(indices, e.indices))
+            out = e if same else E.BufferLoad(buffer, indices, e.span)
+        else:
+            changes = {}
+            for name in _child_fields(cls):
+                value = getattr(e, name)
+                if isinstance(value, E.PrimExpr):
+                    new = rec(value)
+                elif isinstance(value, tuple):
+                    new = tuple(rec(v) if isinstance(v, E.PrimExpr) else v for v in value)
+                    if all(a is b for a, b in zip(new, value)):
+                        new = value
+                else:
+                    new = value
+                if new is not value:
+                    changes[name] = new
+            out = e.with_fields(**changes) if changes else e
+        memo[e] = out
+        return out
+
+    return rec(expr)
+
+
+def _structural_key(e, vars_seen, nodes, depth=0):
+    """A hashable key equal for expressions equal up to a renaming of their variables and
+    loaded buffers: both are numbered by first occurrence (with their class and dtype); other
+    objects are keyed by identity. The variables and buffers met go to ``vars_seen`` (in
+    order), every node met to ``nodes`` (in pre-order: expressions with equal keys give
+    lists of corresponding nodes). Raises ``_Uncacheable`` for what the key cannot describe
+    safely (Let scopes, deep trees, unhashable fields)."""
+    nodes.append(e)
     cls = type(e)
     if cls is E.IntImm:
         return (cls, e.dtype, e.value)
@@ -37,18 +101,27 @@ def _structural_key(e, vars_seen, depth=0):
     if cls is E.StringImm:
         return (cls, e.value)
     if isinstance(e, E.Var):
-        vars_seen[e] = None
-        return (E.Var, id(e))
+        index = vars_seen.get(e)
+        if index is None:
+            index = vars_seen[e] = len(vars_seen)
+        return (cls, e.dtype, index)
     if cls is E.Let or depth > _MAX_KEY_DEPTH or not isinstance(e, E.PrimExpr):
         raise _Uncacheable
+    if cls is E.BufferLoad:  # loads are opaque: buffers are numbered like the variables
+        buffer = e.buffer
+        index = vars_seen.get(buffer)
+        if index is None:
+            index = vars_seen[buffer] = len(vars_seen)
+        return (cls, e.dtype, buffer.dtype, index,
+                tuple(_structural_key(i, vars_seen, nodes, depth + 1) for i in e.indices))
     parts = [cls, e.dtype]
     depth += 1
     for name in cls._structural_fields:
         value = getattr(e, name)
         if isinstance(value, E.PrimExpr):
-            parts.append(_structural_key(value, vars_seen, depth))
+            parts.append(_structural_key(value, vars_seen, nodes, depth))
         elif isinstance(value, tuple):
-            parts.append(tuple(_structural_key(v, vars_seen, depth)
+            parts.append(tuple(_structural_key(v, vars_seen, nodes, depth)
                                if isinstance(v, E.PrimExpr) else _plain_key(v)
                                for v in value))
         else:
@@ -67,11 +140,15 @@ def _plain_key(value):
 class Analyzer:
     """Facts about variables (bounds, values) and the analyses and simplifier using them.
 
-    ``memoize=True`` remembers ``simplify`` results by expression structure (and the bounds of
-    its variables), so that the many identical index expressions of one kernel are simplified
-    once; the rules replayed into ``rules_fired`` on a hit are those of the first simplification
-    (a shared sub-expression counts once there). Proofs (``can_prove`` and the rules' guards)
-    are always memoized that way: they only return a bool.
+    ``simplify`` results are remembered by expression structure up to a renaming of variables
+    (and the bounds of its variables), so that the many alike index expressions of a kernel --
+    and of the other kernels of a model -- are simplified once; a result found for other
+    variables is renamed to this expression's. With ``memoize=True`` an expression equal to
+    one simplified before (same variables) gets that very result object; without, each call
+    returns a result built on its own input (as a fresh simplification would). The rules
+    replayed into ``rules_fired`` on a hit are those of the first simplification (a shared
+    sub-expression counts once there). Proofs (``can_prove`` and the rules' guards) are
+    memoized the same way: they only return a bool.
     """
 
     def __init__(self, memoize=False):
@@ -79,14 +156,17 @@ class Analyzer:
         self._values = {}  # Var -> PrimExpr it equals
         self.rules_fired: list[str] = []
         self._memoize = memoize
-        self._simplify_cache = {}  # key -> (expr, result, fired)
-        self._prove_cache = {}  # key -> (expr, bool)
+        self._simplify_cache = _SHARED_SIMPLIFY  # key -> (nodes, result, fired, variables)
+        self._prove_cache = _SHARED_PROVE  # key -> (expr, bool)
 
     def _cache_key(self, e):
-        """The memo key of ``e`` under the current facts, or None when it must not be cached."""
-        vars_seen = {}
+        """``(key, variables and buffers of e in key order, nodes of e in pre-order)`` under
+        the current facts, or None when ``e`` must not be cached. The key holds what the result
+        depends on: the structure with variables numbered, the variables' classes, dtypes and
+        bounds."""
+        vars_seen, nodes = {}, []
         try:
-            skey = _structural_key(e, vars_seen)
+            skey = _structural_key(e, vars_seen, nodes)
         except (_Uncacheable, RecursionError):
             return None
         values, bounds = self._values, self._bounds
@@ -95,7 +175,7 @@ class Analyzer:
             if v in values:  # substituted values bring in other facts: not memoized
                 return None
             facts.append(bounds.get(v))
-        return skey, tuple(facts)
+        return (skey, tuple(facts)), tuple(vars_seen), nodes
 
     # -- facts ---------------------------------------------------------------------------
     def bind(self, var, value, allow_override=False):
@@ -151,19 +231,31 @@ class Analyzer:
         cls = type(e)
         if cls in _LEAVES or (cls is E.Var and e not in self._values):
             return (e, []) if trace else e  # already simplest (structurally what the rules give)
-        key = self._cache_key(e) if self._memoize else None
-        if key is not None:
+        cached = self._cache_key(e)
+        if cached is not None:
+            key, variables, nodes = cached
             hit = self._simplify_cache.get(key)
             if hit is not None:
-                self.rules_fired.extend(hit[2])
-                return (hit[1], list(hit[2])) if trace else hit[1]
+                hit_nodes, result, fired, hit_vars = hit
+                if any(a is not b for a, b in zip(hit_vars, variables)) or (
+                        not self._memoize and hit_nodes[0] is not e):
+                    # found for other variables (or, not memoizing, for another input):
+                    # rename, and where the result reuses parts of that input, use the
+                    # corresponding parts of this one (as a fresh simplification would)
+                    parts = {}
+                    for old, new in zip(hit_nodes, nodes):
+                        parts.setdefault(old, new)
+                    result = _rename(result, dict(zip(hit_vars, variables)), parts)
+                self.rules_fired.extend(fired)
+                return (result, list(fired)) if trace else result
         original = e
         fired = self.rules_fired.append
         e = rewrite(e, self, fired)
         e = self.canonical_simplify(e, _fired=fired)
         e = rewrite(e, self, fired)
-        if key is not None:
-            self._simplify_cache[key] = (original, e, tuple(self.rules_fired))
+        if cached is not None:
+            _remember(self._simplify_cache, key,
+                      (tuple(nodes), e, tuple(self.rules_fired), variables))
         return (e, list(self.rules_fired)) if trace else e
 
     def canonical_simplify(self, expr, _fired=None):
@@ -179,15 +271,15 @@ class Analyzer:
         """can_prove without touching ``rules_fired`` (used by rule guards)."""
         if isinstance(cond, E.IntImm):
             return cond.value != 0
-        key = self._cache_key(cond)
-        if key is not None:
-            hit = self._prove_cache.get(key)
+        cached = self._cache_key(cond)
+        if cached is not None:
+            hit = self._prove_cache.get(cached[0])
             if hit is not None:
                 return hit[1]
         result = self.canonical_simplify(cond)
         proved = isinstance(result, E.IntImm) and result.value != 0
-        if key is not None:
-            self._prove_cache[key] = (cond, proved)
+        if cached is not None:
+            _remember(self._prove_cache, cached[0], (cond, proved))
         return proved
 
     def can_prove(self, cond) -> bool:

@@ -52,6 +52,11 @@ class NodeMeta(type):
         for klass in cls.__mro__:
             non_structural |= set(klass.__dict__.get("_non_structural", ()))
         cls._structural_fields = tuple(f for f in cls._fields if f not in non_structural)
+        base = globals().get("Node")  # None while Node itself is being created
+        if base is not None and "__hash__" not in namespace \
+                and cls.__hash__ in (base.__hash__, object.__hash__):
+            # identity nodes hash in C (object's): they are the memo keys of every pass
+            cls.__hash__ = base.__hash__ if cls._value_semantics else object.__hash__
         return cls
 
 

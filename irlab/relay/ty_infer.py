@@ -24,6 +24,7 @@ from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleT
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.expr_functor import ExprMutator, post_order
 from irlab.relay.function import Function
+from irlab.runtime.lru import LRUCache
 from irlab.relay.type_relation import Defer, RelationContext, TypeRelationError, _is_complete
 
 
@@ -341,6 +342,11 @@ class _Annotator(ExprMutator):
 
 def infer_module(mod: IRModule) -> IRModule:
     """Type-check every Relay function of ``mod``; returns a new module with types filled in."""
+    contents = _contents(mod)
+    key = tuple(id(x) for x in contents)
+    known = _TYPED.get(key)
+    if known is not None and all(a is b for a, b in zip(known, contents)):
+        return mod.copy()  # what an earlier inference returned: typed, nothing to rebuild
     functions = {gv.name_hint: f for gv, f in mod.functions.items() if isinstance(f, Function)}
     inferencer = TypeInferencer(mod)
     typed = inferencer.infer(functions)
@@ -348,7 +354,26 @@ def infer_module(mod: IRModule) -> IRModule:
     for name, func in typed.items():
         if func is not mod[name]:
             result[mod.get_global_var(name)] = func
+    contents = _contents(result)
+    _TYPED[tuple(id(x) for x in contents)] = contents
     return result
+
+
+# The modules infer_module returned lately, by content (global vars, functions and type
+# definitions, all immutable). Most passes of the pipeline change nothing, and every function
+# pass ends with InferType: a module holding exactly what an inference returned is typed
+# already -- inferring it again rebuilds nothing. Entries keep their objects alive, so the
+# ids in a key cannot be reused by other objects while it is cached.
+_TYPED = LRUCache(8)
+
+
+def _contents(mod):
+    flat = []
+    for gv, func in mod.functions.items():
+        flat += (gv, func)
+    for name, definition in mod.type_definitions.items():
+        flat += (name, definition)
+    return tuple(flat)
 
 
 def infer_expr(expr, mod: IRModule | None = None):

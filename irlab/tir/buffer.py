@@ -33,8 +33,7 @@ class Range(Node):
     def from_min_extent(min_value, extent, span=None) -> "Range":
         return Range(min=min_value, extent=extent, span=span)
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # identity, in C
 
     def __eq__(self, other):
         return self is other
@@ -74,8 +73,7 @@ class Buffer(Node):
         super().__init__(data, normalize_dtype(dtype), shape, strides, elem_offset, str(name),
                          tuple(int(a) for a in axis_separators or ()), scope or "global", span)
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # identity, in C
 
     def __eq__(self, other):
         return self is other
@@ -150,8 +148,7 @@ class BufferRegion(Node):
     def full_region(buffer) -> "BufferRegion":
         return BufferRegion(buffer, [Range.from_min_extent(0, s) for s in buffer.shape])
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # identity, in C
 
     def __eq__(self, other):
         return self is other
@@ -172,8 +169,7 @@ class MatchBufferRegion(Node):
     buffer: Buffer
     source: BufferRegion
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # identity, in C
 
     def __eq__(self, other):
         return self is other

@@ -27,8 +27,9 @@ class PrimExpr(BaseExpr):
             f"cannot use a symbolic TIR expression as a Python bool: {self!r}; "
             "use tir.all / tir.any / tir.Select to combine conditions", self)
 
-    def __hash__(self):
-        return id(self)
+    # identity hash in C (object's): expressions are memo keys in every pass, and a Python-level
+    # ``__hash__`` doubled the cost of each dict lookup
+    __hash__ = object.__hash__
 
     def astext(self) -> str:
         from irlab.tir.text import expr_to_text

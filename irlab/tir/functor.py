@@ -95,18 +95,27 @@ class ExprFunctor(_Dispatch):
         self._depth = 0
 
     def visit_expr(self, e):
-        memo = self.__dict__.setdefault("memo_map", {})
-        result = memo.get(e, _MISSING) if isinstance(e, E.PrimExpr) else _MISSING
-        if result is not _MISSING:
-            return result
-        depth = self.__dict__.get("_depth", 0)
+        # the hottest function of the TIR passes: attribute and table lookups inlined
+        state = self.__dict__
+        memo = state.get("memo_map")
+        if memo is None:  # a subclass that did not call __init__
+            memo = state["memo_map"] = {}
+        if isinstance(e, E.PrimExpr):
+            result = memo.get(e, _MISSING)
+            if result is not _MISSING:
+                return result
+        depth = state.get("_depth", 0)
         if depth > _DEEP:
             self._visit_below_iteratively(e)
-        self._depth = depth + 1
+        table = type(self).__dict__.get("_dispatch_table")
+        method = table.get(type(e)) if table is not None else None
+        if method is None:
+            method = self._method_for(type(e))
+        state["_depth"] = depth + 1
         try:
-            result = self._method_for(type(e))(self, e)
+            result = method(self, e)
         finally:
-            self._depth = depth
+            state["_depth"] = depth
         memo[e] = result
         return result
 
@@ -187,7 +196,11 @@ class StmtFunctor(_Dispatch):
     """``visit_stmt`` dispatch (no memo); expressions go to ``visit_expr``."""
 
     def visit_stmt(self, s):
-        return self._method_for(type(s))(self, s)
+        table = type(self).__dict__.get("_dispatch_table")
+        method = table.get(type(s)) if table is not None else None
+        if method is None:
+            method = self._method_for(type(s))
+        return method(self, s)
 
 
 class StmtExprVisitor(ExprVisitor, StmtFunctor):
@@ -262,32 +275,42 @@ StmtExprVisitor.visit = _visit_any
 StmtExprMutator.visit = _visit_any
 
 
+class _PostOrder(StmtExprVisitor):
+    # one class for every post_order_visit call, so that its dispatch table is built once
+    def __init__(self, callback):
+        super().__init__()
+        self.callback = callback
+
+    def visit_expr(self, e):
+        if e in self.memo_map:
+            return None
+        super().visit_expr(e)
+        self.callback(e)
+
+    def visit_stmt(self, s):
+        super().visit_stmt(s)
+        self.callback(s)
+
+
 def post_order_visit(node, callback):
     """Call ``callback`` on every expression and statement under ``node``, children first."""
+    _PostOrder(callback).visit(node)
 
-    class _Visitor(StmtExprVisitor):
-        def visit_expr(self, e):
-            if e in self.memo_map:
-                return None
-            super().visit_expr(e)
-            callback(e)
 
-        def visit_stmt(self, s):
-            super().visit_stmt(s)
-            callback(s)
+class _Substitute(StmtExprMutator):
+    # module level (not per call): the dispatch table is built once
+    def __init__(self, lookup):
+        super().__init__()
+        self.lookup = lookup
 
-    _Visitor().visit(node)
+    def visit_var(self, v):
+        new = self.lookup(v)
+        return v if new is None else E.convert(new)
+
+    visit_size_var = visit_var
 
 
 def substitute(node, mapping):
     """``node`` with variables replaced (``mapping``: Var -> PrimExpr, or a callable)."""
-    lookup = mapping if callable(mapping) else (lambda v: mapping.get(v))
-
-    class _Substitute(StmtExprMutator):
-        def visit_var(self, v):
-            new = lookup(v)
-            return v if new is None else E.convert(new)
-
-        visit_size_var = visit_var
-
-    return _Substitute().visit(node)
+    lookup = mapping if callable(mapping) else mapping.get
+    return _Substitute(lookup).visit(node)

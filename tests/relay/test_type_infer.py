@@ -181,3 +181,19 @@ def test_unannotated_weights_inferred_from_attrs():
     assert types["g"] == types["v"] == TensorType((5,))
     assert types["d"] == TensorType((7, 5 * 6 * 6))
     assert main.ret_type == TensorType((2, 7))
+
+
+def test_a_module_inferred_already_is_not_inferred_again_but_a_changed_one_is():
+    x = relay.var("x", shape=(2, 3))
+    typed = infer(relay.Function([x], relay.exp(x)))
+    again = InferType()(typed)  # the same functions: nothing to infer (a copy comes back)
+    assert again is not typed and again["main"] is typed["main"]
+    changed = typed.copy()
+    y = relay.var("y", shape=(4,))
+    changed["main"] = relay.Function([y], relay.sum(y))  # a new function under the same name
+    assert InferType()(changed)["main"].ret_type == TensorType((), "float32")
+    # the typed function again, next to a new global calling it: that one gets inferred
+    mod = typed.copy()
+    z = relay.var("z", shape=(2, 3))
+    mod["caller"] = relay.Function([z], relay.Call(mod.get_global_var("main"), [z]))
+    assert InferType()(mod)["caller"].ret_type == TensorType((2, 3))

@@ -3,6 +3,7 @@ child blocks, producers/consumers, and copy-on-write replacement of one statemen
 
 from __future__ import annotations
 
+from irlab.runtime.lru import LRUCache
 from irlab.tir import stmt as S
 from irlab.tir.functor import post_order_visit
 from irlab.tir import expr as E
@@ -11,9 +12,32 @@ from irlab.tir.schedule.errors import ScheduleError
 _REMOVED = object()
 
 
+# Fields that never hold a statement: expressions, buffers, regions, names (by annotation),
+# and the tuples of those. Skipping them makes the tree walks below (every primitive walks the
+# whole function a few times) several times cheaper.
+_NOT_STMT_TYPES = {"PrimExpr", "Var", "Buffer", "str", "int", "bool", "ForKind", "IterVar",
+                   "Range"}
+_NOT_STMT_FIELDS = {"span", "indices", "extents", "iter_vars", "reads", "writes",
+                    "alloc_buffers", "match_buffers", "iter_values", "annotations"}
+_STMT_FIELDS: dict = {}
+
+
+def _stmt_fields(cls):
+    """The fields of node class ``cls`` that may hold statements (directly or in a tuple)."""
+    fields = _STMT_FIELDS.get(cls)
+    if fields is None:
+        annotations = {}
+        for klass in reversed(cls.__mro__):
+            annotations.update(klass.__dict__.get("__annotations__", {}))
+        fields = tuple(f for f in cls._fields if f not in _NOT_STMT_FIELDS
+                       and str(annotations.get(f, "")) not in _NOT_STMT_TYPES)
+        _STMT_FIELDS[cls] = fields
+    return fields
+
+
 def stmt_children(node):
     """(field, index, child) for each statement directly under ``node``."""
-    for name in node._fields:
+    for name in _stmt_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, S.Stmt):
             yield name, None, value
@@ -23,28 +47,69 @@ def stmt_children(node):
                     yield name, i, v
 
 
+def _child_stmts(node):
+    """The statements directly under ``node``, in order (``stmt_children`` without names)."""
+    out = []
+    for name in _stmt_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, S.Stmt):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, S.Stmt))
+    return out
+
+
 def walk(node, path=()):
     """Pre-order (stmt, ancestors) pairs of every statement under ``node``."""
-    yield node, path
-    for _, _, child in stmt_children(node):
-        yield from walk(child, path + (node,))
+    stack = [(node, path)]  # iterative: nested generators cost O(depth) per statement
+    while stack:
+        node, path = stack.pop()
+        yield node, path
+        children = _child_stmts(node)
+        if children:
+            below = path + (node,)
+            stack.extend((child, below) for child in reversed(children))
+
+
+class _Index:
+    """Where every statement of one function body is: paths, loops by variable, blocks by
+    name (first occurrence in pre-order, as a walk finds them)."""
+
+    def __init__(self, body):
+        self.body = body  # kept alive: the ids below stay unique
+        self.paths, self.loops, self.blocks = {}, {}, {}
+        for node, path in walk(body):
+            self.paths.setdefault(id(node), path)
+            if isinstance(node, S.For):
+                self.loops.setdefault(node.loop_var, node)
+            elif isinstance(node, S.BlockRealize):
+                self.blocks.setdefault(node.block.name_hint, []).append(node)
+
+
+# Function bodies are immutable, and a schedule looks the same body up many times between two
+# primitives (handles to blocks and loops are names and variables): one walk per body.
+_INDEXES = LRUCache(8)
+
+
+def _index(func) -> _Index:
+    body = func.body
+    index = _INDEXES.get(id(body))
+    if index is None or index.body is not body:
+        index = _INDEXES[id(body)] = _Index(body)
+    return index
 
 
 def find_path(func, target):
     """The ancestors of ``target`` (outermost first), or None when it is not in ``func``."""
-    for node, path in walk(func.body):
-        if node is target:
-            return path
-    return None
+    return _index(func).paths.get(id(target))
 
 
 def find_block(func, name):
     """The BlockRealize of the block called ``name``."""
-    found = [n for n, _ in walk(func.body)
-             if isinstance(n, S.BlockRealize) and n.block.name_hint == name]
+    index = _index(func)
+    found = index.blocks.get(name, ())
     if not found:
-        names = sorted({n.block.name_hint for n, _ in walk(func.body)
-                        if isinstance(n, S.BlockRealize)})
+        names = sorted(index.blocks)
         raise ScheduleError(f"cannot find a block named {name!r}; blocks: {', '.join(names)}")
     if len(found) > 1:
         raise ScheduleError(f"{len(found)} blocks are named {name!r}")
@@ -53,11 +118,11 @@ def find_block(func, name):
 
 def find_loop(func, var):
     """The For node whose loop variable is ``var``."""
-    for node, _ in walk(func.body):
-        if isinstance(node, S.For) and node.loop_var is var:
-            return node
-    raise ScheduleError(f"loop {var.name_hint} is not in the function any more "
-                        "(a later primitive replaced it)")
+    loop = _index(func).loops.get(var)
+    if loop is None:
+        raise ScheduleError(f"loop {var.name_hint} is not in the function any more "
+                            "(a later primitive replaced it)")
+    return loop
 
 
 def loops_of(func, realize):
@@ -85,7 +150,7 @@ def child_realizes(node):
     out = []
 
     def visit(n):
-        for _, _, child in stmt_children(n):
+        for child in _child_stmts(n):
             if isinstance(child, S.BlockRealize):
                 out.append(child)
             elif not isinstance(child, S.Block):
@@ -132,7 +197,7 @@ def _rebuild(node, old, new):
     if node is old:
         return _REMOVED if new is None else new
     changes = {}
-    for name in node._fields:
+    for name in _stmt_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, S.Stmt):
             got = _rebuild(value, old, new)
