@@ -47,6 +47,7 @@ class Rule:
         self.guard = ast.parse(guard, mode="eval").body if guard else None
         self.root = _root_class(self.lhs)
         self._matcher = _compile(self.lhs)  # _match(self.lhs, ...) as nested closures
+        self.integers_only = name in INTEGERS_ONLY
 
     def __repr__(self):
         return f"Rule({self.name!r})"
@@ -55,6 +56,8 @@ class Rule:
         """The rewritten expression, or None when the rule does not apply."""
         env = {}
         if not self._matcher(e, env):
+            return None
+        if self.integers_only and _has_float_operand(e):
             return None
         return self._rewrite(e, env, analyzer)
 
@@ -71,6 +74,11 @@ class Rule:
         if isinstance(result, int):
             return O.const(result, e.dtype)
         return result
+
+
+def _has_float_operand(e):
+    return any(getattr(getattr(e, f, None), "dtype", "").startswith(("float", "bfloat"))
+               for f in ("a", "b"))
 
 
 def _root_class(node):
@@ -297,6 +305,10 @@ RULE_NAMES = [
     "x or True => True", "True or x => True", "x or False => x", "False or x => x",
     "x and x => x", "x or x => x",
 ]
+# Identities that IEEE floats break (NaN - NaN, inf * 0, NaN == NaN...): ``x != x`` is how a
+# program asks "is x NaN?". They apply to integers and booleans only.
+INTEGERS_ONLY = {"x - x => 0", "x * 0 => 0", "0 * x => 0", "x <= x => True", "x == x => True",
+                 "x != x => False", "(x + y) - y => x", "(x + y) - x => y"}
 RULES = [Rule(name) for name in RULE_NAMES]
 RULES_BY_NODE: dict = {}
 for _rule in RULES:
@@ -358,7 +370,8 @@ class Rewriter(ExprMutator):
         for rule in self.rules.get(type(new), ()):
             if type(rule) is Rule:  # apply(), without its call when the pattern fails
                 env = {}
-                if not rule._matcher(new, env):
+                if not rule._matcher(new, env) or (
+                        rule.integers_only and _has_float_operand(new)):
                     continue
                 out = rule._rewrite(new, env, analyzer)
             else:
