@@ -149,3 +149,25 @@ def test_browser_module_never_assigns_html():
         source = (static / name).read_text()
         assert "innerHTML" not in source and "insertAdjacentHTML" not in source
         assert "http" not in source  # offline pages: no URL at all
+
+
+def test_library_compiled_in_parts(monkeypatch):
+    """A library compiled in parts (irlab.target.llvm_build) shows each kernel's LLVM IR and
+    assembly as a one-part library does."""
+    from irlab.target import llvm_build
+
+    monkeypatch.setattr(llvm_build, "PART_INSTRUCTIONS", 1)
+    monkeypatch.setenv("IRLAB_COMPILE_THREADS", "1")
+    monkeypatch.setattr(irlab.relay.build_module, "_built", irlab.runtime.lru.LRUCache(4))
+    monkeypatch.setattr(irlab.build_module, "_built", irlab.runtime.lru.LRUCache(4))
+    mod, params = relay.testing.MODELS["mlp"]()
+    factory = relay.build(mod, "llvm", params=params)
+    assert factory.get_lib().num_parts == len(factory.lowered) + 1  # + the glue object
+    explorer = LoweringExplorer(factory)
+    name = dense_name(factory)
+    explorer.select(name)
+    texts = explorer.texts
+    defined = re.findall(r'^define[^@]*@"?([\w.]+)', texts["llvm"], re.M)
+    assert name in defined and all(kernel_symbol(name, d) for d in defined)
+    symbols = re.findall(r"^\s*\.type\s+(\S+?),@function", texts["asm"], re.M)
+    assert name in symbols
