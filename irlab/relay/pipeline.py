@@ -43,7 +43,7 @@ def optimization_passes() -> list:
         T.CanonicalizeOps(),             # 14 bias_add -> expand_dims + add
         T.FlattenAtrousConv(),           # 15 dilated conv patterns
         T.InferType(),                   # 16 types for AlterOpLayout
-        T.AlterOpLayout(),               # 17 target layouts (CPU: OIHW{n}o conv kernels)
+        T.AlterOpLayout(),               # 17 target layouts (CPU: OIHW{n}o convs, NC{n}n denses)
         T.SimplifyExprPostAlterOp(),     # 18 clean up after layout changes
         T.FastMath(),                    # 19 (opt 4) fast approximations
         T.FoldConstant(),                # 20 fold what layout changes made constant

@@ -7,6 +7,7 @@ import pytest
 import irlab
 from irlab import relay
 from irlab.relay import expr as R
+from irlab.topi.x86.dense import dense_tile
 
 from tests.topi._lower_util import (TARGET, check_op, infer, interpret, lower_function,
                                     random_inputs, run_lowered)
@@ -22,6 +23,32 @@ def test_dense(m, n, k):
     assert lowered.anchor[0].name == ("dense_pack.x86" if packed else "dense.x86")
     if m <= 2 and k % 8 == 0:  # GEMV: vectorized dot products (rfactor)
         assert "T_dense_rf" in lowered.prim_func.script()
+
+
+def _pack_nc(w, block):
+    n, k = w.shape
+    return np.ascontiguousarray(w.reshape(n // block, block, k).transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("m,n,k,block", [(32, 256, 784, 64), (6, 48, 20, 16), (8, 96, 33, 32),
+                                         (5, 24, 7, 8), (2, 32, 16, 32)])
+def test_dense_pack(m, n, k, block):
+    """contrib_dense_pack reads the packed weight: no packing stage, same numbers as a dense of
+    the unpacked weight (the block dense_tile would choose gets the register tile)."""
+    x = relay.var("x", shape=(m, k), dtype="float32")
+    w = relay.var("w", shape=(n // block, k, block), dtype="float32")
+    func = infer(relay.Function([x, w], relay.nn.contrib_dense_pack(
+        x, w, weight_layout=f"NC{block}n")))
+    lowered = lower_function(func.with_attr("Primitive", 1), TARGET)
+    assert lowered.anchor[0].name == "dense_pack.x86"
+    text = lowered.prim_func.script()
+    assert "T_dense_pack" not in text
+    tile = dense_tile(m, n)
+    if tile is not None and tile[1] == block:  # (32, 256), (6, 48), (8, 96)
+        assert "T.vectorized" in text and "T.unroll" in text
+    a, b = random_inputs([(m, k), (n, k)])
+    got = run_lowered(lowered, [a, _pack_nc(b, block)])[0]
+    np.testing.assert_allclose(got, a @ b.T, rtol=1e-4, atol=1e-5 * k ** 0.5)
 
 
 def test_dense_nd_data():

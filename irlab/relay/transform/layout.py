@@ -553,7 +553,10 @@ def _alter_call(call, attrs, args):
         result = hook(attrs, list(args), _tensor_infos(call), call.checked_type)
         if result is not None:
             return _as_call(result, f"the alter-layout hook of {call.op.name}")
-    return Call(call.op, args, attrs)
+    if attrs is call.attrs and len(args) == len(call.args) and all(
+            a is b for a, b in zip(args, call.args)):
+        return call  # the hook kept it: the same call (its span included)
+    return Call(call.op, args, attrs, call.type_args, call.span)
 
 
 def AlterOpLayout():
@@ -715,7 +718,33 @@ def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
     return conv2d(*inputs, **new_attrs)
 
 
+@register_alter_op_layout("nn.dense", target="cpu")
+def alter_op_layout_dense_cpu(attrs, inputs, tinfos, out_type):
+    """CPU targets (llvm, c): a float32 dense the packed schedule would run becomes
+    ``nn.contrib_dense_pack`` on the weight in layout ``NC{n}n`` (``use_prepacked_dense`` picks
+    n), so the weight is packed once -- by FoldConstant when it is a constant -- instead of on
+    every call (TVM's x86 ``_alter_dense_layout``). Before::
+
+        nn.dense(%x, meta[relay.Constant][0], units=256)
+
+    After AlterOpLayout (then FoldConstant packs the constant)::
+
+        %0 = layout_transform(meta[relay.Constant][0], src_layout="NC", dst_layout="NC64n");
+        nn.contrib_dense_pack(%x, %0, units=None, weight_layout="NC64n")
+    """
+    from irlab.relay.op.nn import contrib_dense_pack
+    from irlab.relay.op.strategy.dense import use_prepacked_dense
+    from irlab.relay.op.transform import layout_transform
+
+    block = use_prepacked_dense(attrs, tinfos, out_type)
+    if block is None:
+        return None
+    layout = f"NC{block}n"
+    weight = layout_transform(inputs[1], "NC", layout)
+    return contrib_dense_pack(inputs[0], weight, layout, None, attrs.out_dtype)
+
+
 __all__ = ["ConvertLayout", "AlterOpLayout", "Legalize", "register_legalize",
            "register_alter_op_layout", "register_convert_op_layout", "LAYOUT_RULES",
            "infer_correct_layouts", "TargetHooks", "convert_conv2d", "is_depthwise_conv2d",
-           "alter_op_layout_conv2d_cpu"]
+           "alter_op_layout_conv2d_cpu", "alter_op_layout_dense_cpu"]

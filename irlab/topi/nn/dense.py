@@ -86,6 +86,23 @@ def dense(data, weight, out_dtype=None, bn=None):
     return _product(data, weight, False, True, out_dtype, "dense", False, bn)
 
 
+def dense_pack(data, weight, out_dtype=None):
+    """``dense`` with the weight given packed: ``weight[j // n, k, j % n]`` (shape
+    ``(N // n, K, n)``, layout ``NC{n}n``), as ``dense(..., bn=n)`` packs it on every call. The
+    stage is named and tagged like ``dense``'s product, so its schedules find it."""
+    sd, sw = const_shape(data), const_shape(weight)
+    out_dtype = out_dtype or data.dtype
+    blocks, K, bn = sw
+    k = te.reduce_axis((0, K), name="k")
+
+    def body(*idx):
+        j = idx[-1]
+        return te.sum(_acc(data(*idx[:-1], k), out_dtype)
+                      * _acc(weight(j // bn, k, j % bn), out_dtype), axis=k)
+
+    return te.compute((*sd[:-1], blocks * bn), body, name="T_dense", tag="dense")
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, bn=None):
     """``op(a) @ op(b)`` with ``a`` N-D (the last two axes transposed if ``transpose_a``) and
     ``b`` 2-D."""
@@ -106,4 +123,4 @@ def bias_add(data, bias, axis=1):
                       tag="broadcast")
 
 
-__all__ = ["dense", "matmul", "batch_matmul", "bias_add"]
+__all__ = ["dense", "dense_pack", "matmul", "batch_matmul", "bias_add"]

@@ -5,7 +5,7 @@ from irlab.topi.x86.injective import schedule_injective, vector_lanes
 
 __all__ = ["schedule_injective", "vector_lanes"]
 from irlab.topi.x86.dense import (schedule_dense, schedule_batch_matmul,  # noqa: E402,F401
-                                  schedule_matmul)
+                                  schedule_dense_prepacked, schedule_matmul)
 from irlab.topi.x86.softmax import schedule_softmax  # noqa: E402,F401
 from irlab.topi.x86.norm import schedule_layer_norm, schedule_instance_norm  # noqa: E402,F401
 from irlab.topi.x86.conv2d import (schedule_conv2d_depthwise, schedule_conv2d_nchw,  # noqa: E402
@@ -23,6 +23,7 @@ __all__ += ["schedule_conv2d_nchw", "schedule_conv2d_nchw_direct", "schedule_con
             "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
             "schedule_conv2d_other", "schedule_conv2d_transpose", "schedule_pool",
             "schedule_lrn"]
-__all__ += ["schedule_dense", "schedule_batch_matmul", "schedule_matmul", "schedule_softmax",
-            "schedule_layer_norm", "schedule_instance_norm"]
+__all__ += ["schedule_dense", "schedule_dense_prepacked", "schedule_batch_matmul",
+            "schedule_matmul", "schedule_softmax", "schedule_layer_norm",
+            "schedule_instance_norm"]
 from irlab.topi.x86.reduction import schedule_reduce, schedule_reduce_block  # noqa: E402,F401

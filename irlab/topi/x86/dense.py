@@ -11,6 +11,11 @@ bias add, relu... -- is applied to each tile while it is hot). Each panel of the
 is packed inside the (parallel) column loop, just before its use. The column loop (fused with
 the batch loop) runs in parallel when there is enough work.
 
+At opt_level 3, AlterOpLayout turns a CPU ``nn.dense`` that this schedule would pack into
+``nn.contrib_dense_pack`` with the weight in layout ``NC{bn}n`` (``dense_tile`` picks ``bn`` for
+both), which FoldConstant packs once; ``schedule_dense_prepacked`` is the same tile without the
+packing stage.
+
 Tiny M (<= 2 rows: a matrix-vector product, where packing would cost as much as the product)
 and ``N`` not a multiple of 16 use the unpacked compute and ``schedule_dense_simple``
 (vectorized dot products via ``rfactor``).
@@ -87,17 +92,42 @@ def schedule_dense(sch, outs, target):
     if prod is None:
         return
     pack = next((t for t in prod.op.input_tensors if t.op.tag.endswith("_pack")), None)
+    if pack is None:
+        schedule_dense_simple(sch, outs, target)
+        return
+    outer = _register_tile(sch, outs, prod, const_shape(pack)[-1], target)
+    if outer is None:
+        schedule_dense_simple(sch, outs, target)
+        return
+    packb = _block_of(sch, pack)
+    sch.compute_at(packb, outer)
+    _schedule_pack(sch, packb)
+
+
+def schedule_dense_prepacked(sch, outs, target):
+    """``nn.contrib_dense_pack``: the register tile of ``schedule_dense`` reading the weight
+    already packed (``NC{n}n``: by AlterOpLayout + FoldConstant, or a ``layout_transform``
+    kernel of its own), so there is no packing stage."""
+    prod = find_product(outs)
+    if prod is None:
+        return
+    weight = prod.op.input_tensors[-1]
+    if _register_tile(sch, outs, prod, const_shape(weight)[-1], target) is None:
+        schedule_dense_simple(sch, outs, target)
+
+
+def _register_tile(sch, outs, prod, bn, target):
+    """Schedule the product ``prod`` (reading panels of ``bn`` columns) and its epilogue in
+    ``bm x bn`` register tiles; the outer (parallel) loop, or None when the tile does not apply
+    (nothing scheduled then)."""
     out = outs[0]
     others = list(outs[1:])
-    if pack is None or const_shape(out) != const_shape(prod):
-        schedule_dense_simple(sch, outs, target)
-        return
     shape = const_shape(prod)
-    bn = const_shape(pack)[-1]
-    tile = dense_tile(shape[-2] if len(shape) >= 2 else 1, shape[-1])
-    if tile is None or tile[1] != bn or len(shape) < 2:
-        schedule_dense_simple(sch, outs, target)
-        return
+    if const_shape(out) != shape or len(shape) < 2:
+        return None
+    tile = dense_tile(shape[-2], shape[-1])
+    if tile is None or tile[1] != bn:
+        return None
     bm = tile[0]
     pblock = _block_of(sch, prod)
     if out.op is prod.op:
@@ -129,11 +159,9 @@ def schedule_dense(sch, outs, target):
     outer = sch.fuse(*batch, jo) if batch else jo
     if _flops(prod) >= PARALLEL_MIN_FLOPS and (_extent(sch, outer) or 0) >= 2:
         sch.parallel(outer)
-    packb = _block_of(sch, pack)
-    sch.compute_at(packb, outer)
-    _schedule_pack(sch, packb)
     for t in others:
         schedule_injective_block(sch, _block_of(sch, t), target, t.dtype)
+    return outer
 
 
 PACK_MODE = "blocked"
@@ -201,5 +229,5 @@ def schedule_dense_simple(sch, outs, target):
 schedule_batch_matmul = schedule_dense
 schedule_matmul = schedule_dense
 
-__all__ = ["schedule_dense", "schedule_dense_simple", "schedule_batch_matmul",
-           "schedule_matmul", "dense_tile", "find_product"]
+__all__ = ["schedule_dense", "schedule_dense_prepacked", "schedule_dense_simple",
+           "schedule_batch_matmul", "schedule_matmul", "dense_tile", "find_product"]

@@ -11,8 +11,8 @@ from irlab.relay.op.nn.activation import (DropoutAttrs, LeakyReluAttrs, SoftmaxA
 from irlab.relay.op.nn.conv import Conv2DAttrs, conv2d
 from irlab.relay.op.nn.conv_transpose import Conv2DTransposeAttrs, conv2d_transpose
 from irlab.relay.op.nn.local_norm import InstanceNormAttrs, LRNAttrs, instance_norm, lrn
-from irlab.relay.op.nn.linear import (BatchMatmulAttrs, DenseAttrs, MatmulAttrs, batch_matmul,
-                                     dense, matmul)
+from irlab.relay.op.nn.linear import (BatchMatmulAttrs, DenseAttrs, DensePackAttrs, MatmulAttrs,
+                                     batch_matmul, contrib_dense_pack, dense, matmul)
 from irlab.relay.op.nn.misc import BiasAddAttrs, PadAttrs, batch_flatten, bias_add, pad
 from irlab.relay.op.nn.normalization import (BatchNormAttrs, LayerNormAttrs, batch_norm,
                                              layer_norm)
@@ -26,7 +26,8 @@ __all__ = [
     "Conv2DAttrs", "conv2d", "Conv2DTransposeAttrs", "conv2d_transpose",
     "LRNAttrs", "InstanceNormAttrs", "lrn", "instance_norm",
     # linear
-    "DenseAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense", "matmul", "batch_matmul",
+    "DenseAttrs", "DensePackAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense",
+    "contrib_dense_pack", "matmul", "batch_matmul",
     # pooling
     "MaxPool2DAttrs", "AvgPool2DAttrs", "GlobalPool2DAttrs", "AdaptivePool2DAttrs",
     "max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d",

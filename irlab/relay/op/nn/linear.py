@@ -1,7 +1,10 @@
-"""Matrix products: ``nn.dense`` (``data @ weight.T``), ``nn.matmul`` (with transposes) and
-``nn.batch_matmul`` (3-D, batch dimension broadcast when one side has batch 1)."""
+"""Matrix products: ``nn.dense`` (``data @ weight.T``), ``nn.contrib_dense_pack`` (dense with the
+weight pre-packed in column panels), ``nn.matmul`` (with transposes) and ``nn.batch_matmul``
+(3-D, batch dimension broadcast when one side has batch 1)."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -19,6 +22,16 @@ class DenseAttrs(Attrs):
     _type_key = "relay.attrs.DenseAttrs"
     units: int
     out_dtype: str = ""
+
+
+class DensePackAttrs(Attrs):
+    """Attributes of ``nn.contrib_dense_pack``: ``weight_layout`` is ``NC{n}n``, the weight's
+    rows (output units) split in blocks of ``n``."""
+
+    _type_key = "relay.attrs.DensePackAttrs"
+    units: int
+    out_dtype: str = ""
+    weight_layout: str = "NC"
 
 
 class MatmulAttrs(Attrs):
@@ -79,6 +92,39 @@ def _dense_rel(ctx):
     return _matmul_rel_impl(ctx, ("data", "weight"), False, True)
 
 
+def dense_pack_block(weight_layout) -> int | None:
+    """``n`` of a ``NC{n}n`` weight layout; None for another layout."""
+    match = re.fullmatch(r"NC(\d+)n", str(weight_layout))
+    return int(match.group(1)) if match and int(match.group(1)) > 0 else None
+
+
+def _dense_pack_rel(ctx):
+    """data (..., K), weight (N // n, K, n) in layout ``NC{n}n`` -> (..., N) (TVM's
+    DensePackRel)."""
+    attrs = ctx.attrs
+    block = dense_pack_block(attrs.weight_layout)
+    ctx.expect(block is not None,
+               f"contrib_dense_pack expects weight_layout NC<n>n (e.g. NC16n), got "
+               f"{attrs.weight_layout!r}")
+    data, weight = ctx.tensor(0, "data"), ctx.tensor(1, "weight")
+    ctx.expect(data.ndim >= 1, f"data must have rank >= 1, got shape {data.shape}")
+    ctx.expect(weight.ndim == 3,
+               f"weight must be 3-D (units // {block}, in_features, {block}) for layout "
+               f"{attrs.weight_layout}, got shape {weight.shape}")
+    ctx.expect(weight.shape[2] == block,
+               f"weight's last axis must be the block {block} of {attrs.weight_layout}, got "
+               f"shape {weight.shape}")
+    ctx.expect(weight.shape[1] == data.shape[-1],
+               f"inner dimensions differ: data has {data.shape[-1]} features (shape "
+               f"{data.shape}) but weight expects {weight.shape[1]} (shape {weight.shape}, "
+               f"{attrs.weight_layout})")
+    units = weight.shape[0] * block
+    if attrs.units is not None:
+        ctx.expect(attrs.units == units,
+                   f"units={attrs.units} but weight has {units} units (shape {weight.shape})")
+    return TensorType((*data.shape[:-1], units), attrs.out_dtype or data.dtype)
+
+
 def _matmul_rel(ctx):
     return _matmul_rel_impl(ctx, ("tensor_a", "tensor_b"), bool(ctx.attrs.transpose_a),
                             bool(ctx.attrs.transpose_b))
@@ -115,6 +161,16 @@ def _dense_reference(inputs, attrs, out_type):
     return _product(inputs[0], inputs[1], out_type, False, True)
 
 
+def unpack_dense_weight(packed):
+    """(N // n, K, n) -> (N, K): the ``NC`` weight of an ``NC{n}n`` one (numpy)."""
+    blocks, k, n = packed.shape
+    return np.ascontiguousarray(np.transpose(packed, (0, 2, 1)).reshape(blocks * n, k))
+
+
+def _dense_pack_reference(inputs, attrs, out_type):
+    return _product(inputs[0], unpack_dense_weight(inputs[1]), out_type, False, True)
+
+
 def _matmul_reference(inputs, attrs, out_type):
     return _product(inputs[0], inputs[1], out_type, attrs.transpose_a, attrs.transpose_b)
 
@@ -128,6 +184,13 @@ register_op("nn.dense", num_inputs=2,
             attrs_type=DenseAttrs, type_rel=_dense_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_dense_reference, support_level=1,
             description="Dense (fully connected) layer: data @ weight.T.")
+register_op("nn.contrib_dense_pack", num_inputs=2,
+            arguments=[("data", "Tensor", "Input data."),
+                       ("weight", "3D Tensor", "The weight packed in layout NC<n>n.")],
+            attrs_type=DensePackAttrs, type_rel=_dense_pack_rel,
+            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_dense_pack_reference,
+            support_level=10,
+            description="Dense with the weight pre-packed (N // n, K, n): data @ unpack(w).T.")
 register_op("nn.matmul", num_inputs=2,
             arguments=[("tensor_a", "Tensor", "The first input tensor."),
                        ("tensor_b", "Tensor", "The second input tensor.")],
@@ -153,6 +216,14 @@ def dense(data, weight, units=None, out_dtype=""):
     return make_call("nn.dense", [data, weight], attrs)
 
 
+def contrib_dense_pack(data, weight, weight_layout="NC", units=None, out_dtype=""):
+    """Dense with a pre-packed weight of layout ``weight_layout`` = ``NC{n}n``, shape
+    (units // n, in_features, n); what the CPU AlterOpLayout makes of ``nn.dense``."""
+    attrs = DensePackAttrs(units=_units(units), out_dtype=dtype_or_empty(out_dtype),
+                           weight_layout=str(weight_layout))
+    return make_call("nn.contrib_dense_pack", [data, weight], attrs)
+
+
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
     """Matrix product ``op(a) @ op(b)``. Like TVM, the (False, True) case builds ``nn.dense``."""
     if not transpose_a and transpose_b:
@@ -169,7 +240,9 @@ def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_
     return make_call("nn.batch_matmul", [tensor_a, tensor_b], attrs)
 
 
-__all__ = ["DenseAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense", "matmul", "batch_matmul"]
+__all__ = ["DenseAttrs", "DensePackAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense",
+           "contrib_dense_pack", "dense_pack_block", "unpack_dense_weight", "matmul",
+           "batch_matmul"]
 
 
 def _register_computes():
@@ -178,6 +251,8 @@ def _register_computes():
 
     register_compute("nn.dense", S.dense_compute)
     register_strategy("nn.dense", S.dense_strategy)
+    register_compute("nn.contrib_dense_pack", S.dense_pack_compute)
+    register_strategy("nn.contrib_dense_pack", S.dense_pack_strategy)
     register_compute("nn.matmul", S.matmul_compute)
     register_strategy("nn.matmul", S.matmul_strategy)
     register_compute("nn.batch_matmul", S.batch_matmul_compute)

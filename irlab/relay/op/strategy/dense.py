@@ -3,7 +3,9 @@
 The generic implementations run the TE compute's loops as written (plevel 10). The CPU
 overrides add the x86 schedules at plevel 15: for the products, the packed compute
 (``bn``-column panels) with the register-tile schedule when ``N`` is a multiple of 16,
-otherwise the plain compute with the simple parallel schedule.
+otherwise the plain compute with the simple parallel schedule. ``nn.contrib_dense_pack`` (what
+AlterOpLayout makes of those packed denses at opt_level 3: ``use_prepacked_dense``) runs the same
+register tile on its pre-packed weight.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ def dense_compute(attrs, inputs, out_type, bn=None):
     from irlab import topi
 
     return [topi.nn.dense.dense(inputs[0], inputs[1], _out_dtype(attrs, out_type), bn=bn)]
+
+
+def dense_pack_compute(attrs, inputs, out_type):
+    from irlab import topi
+
+    return [topi.nn.dense.dense_pack(inputs[0], inputs[1], _out_dtype(attrs, out_type))]
 
 
 def matmul_compute(attrs, inputs, out_type, bn=None):
@@ -83,18 +91,39 @@ def _product_n(out_type):
     return int(out_type.shape[-1]) if len(out_type.shape) else 1
 
 
+def packed_columns(out_type):
+    """The panel width ``bn`` the CPU product schedule packs its second operand in for an output
+    of ``out_type`` (``dense_tile``), or None when it runs unpacked (the simple schedule)."""
+    from irlab.topi.x86.dense import dense_tile
+
+    shape = tuple(int(d) for d in out_type.shape)
+    tile = dense_tile(shape[-2], shape[-1]) if len(shape) >= 2 else None
+    return None if tile is None else tile[1]
+
+
+def use_prepacked_dense(attrs, tinfos, out_type):
+    """The block ``n`` AlterOpLayout gives a CPU ``nn.dense``'s weight (``NC{n}n``, packed once
+    by FoldConstant, the call becoming ``nn.contrib_dense_pack``), or None to keep it: float32,
+    2-D data (as TVM's dense_pack), where the dense strategy would pack the weight on every call
+    (``packed_columns``, which the strategy asks too, so hook and schedule agree)."""
+    data, weight = tinfos[0], tinfos[1]
+    if len(data.shape) != 2 or len(weight.shape) != 2:
+        return None
+    if {str(data.dtype), str(weight.dtype), str(out_type.dtype)} != {"float32"}:
+        return None
+    return packed_columns(out_type)
+
+
 def _product_strategy(name, compute, target_cpu):
     def strategy(attrs, inputs, out_type, target):
         s = OpStrategy()
         s.add_implementation(compute, _no_schedule, f"{name}.generic")
         if not target_cpu:
             return s
-        from irlab.topi.x86.dense import dense_tile, schedule_dense, schedule_dense_simple
+        from irlab.topi.x86.dense import schedule_dense, schedule_dense_simple
 
-        shape = tuple(int(d) for d in out_type.shape)
-        tile = dense_tile(shape[-2], shape[-1]) if len(shape) >= 2 else None
-        if tile is not None:
-            bn = tile[1]
+        bn = packed_columns(out_type)
+        if bn is not None:
             s.add_implementation(lambda a, i, o: compute(a, i, o, bn=bn),
                                  wrap_topi_schedule(schedule_dense), f"{name}_pack.x86",
                                  plevel=CPU_PLEVEL)
@@ -108,6 +137,23 @@ def _product_strategy(name, compute, target_cpu):
 
 dense_strategy = generic_func(_product_strategy("dense", dense_compute, False))
 dense_strategy.register("cpu", _product_strategy("dense", dense_compute, True))
+def _dense_pack_strategy(attrs, inputs, out_type, target):
+    s = OpStrategy()
+    s.add_implementation(dense_pack_compute, _no_schedule, "dense_pack.generic")
+    return s
+
+
+def _dense_pack_strategy_cpu(attrs, inputs, out_type, target):
+    from irlab.topi.x86.dense import schedule_dense_prepacked
+
+    s = _dense_pack_strategy(attrs, inputs, out_type, target)
+    s.add_implementation(dense_pack_compute, wrap_topi_schedule(schedule_dense_prepacked),
+                         "dense_pack.x86", plevel=CPU_PLEVEL)
+    return s
+
+
+dense_pack_strategy = generic_func(_dense_pack_strategy)
+dense_pack_strategy.register("cpu", _dense_pack_strategy_cpu)
 matmul_strategy = generic_func(_product_strategy("matmul", matmul_compute, False))
 matmul_strategy.register("cpu", _product_strategy("matmul", matmul_compute, True))
 batch_matmul_strategy = generic_func(_product_strategy("batch_matmul", batch_matmul_compute,
@@ -154,7 +200,8 @@ def _dropout_compute(attrs, inputs, out_type):
 dropout_strategy = _rows_strategy("dropout", _dropout_compute, "schedule_injective")
 
 
-__all__ = ["dense_strategy", "matmul_strategy", "batch_matmul_strategy", "softmax_strategy",
+__all__ = ["dense_strategy", "dense_pack_strategy", "dense_pack_compute", "packed_columns",
+           "use_prepacked_dense", "matmul_strategy", "batch_matmul_strategy", "softmax_strategy",
            "fast_softmax_strategy", "log_softmax_strategy", "layer_norm_strategy",
            "instance_norm_strategy", "batch_norm_strategy", "dropout_strategy",
            "dense_compute", "matmul_compute", "batch_matmul_compute", "softmax_compute",
