@@ -57,9 +57,18 @@ def decompose_reduction(func, realize, loop):
     for lp in reversed(copied):
         stmt = S.For(loop_map[lp.loop_var], lp.min, lp.extent, lp.kind, stmt,
                      lp.thread_binding)
-    func = replace(func, block, block.with_fields(init=None))
+    func = replace(func, block, _update_block(block))
     loop = find_loop(func, loop.loop_var)
     return replace(func, loop, S.SeqStmt([stmt, loop])), init_name
+
+
+def _update_block(block):
+    """``block`` without its init. It now reads the value the init block left, so (as in TVM)
+    the regions it writes come first in its reads: dependence analysis (``consumers``) must
+    see the update as a reader of the init's output."""
+    read_buffers = {id(r.buffer) for r in block.reads}
+    reads = tuple(w for w in block.writes if id(w.buffer) not in read_buffers) + block.reads
+    return block.with_fields(init=None, reads=reads)
 
 
 _COMBINERS = (E.Add, E.Mul, E.Max, E.Min)

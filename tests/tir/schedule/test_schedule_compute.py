@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from irlab import te, tir
+from irlab.script import tir as T
 from irlab.tir import Schedule
 from irlab.tir.interpreter import run
 
@@ -217,3 +218,55 @@ def test_decompose_after_split(make):
     sch.decompose_reduction(block, loops[1])
     check_same(func, sch)
     check_replay(func, sch)
+
+
+# -- decompose_reduction's update block and the moves after it -------------------------------
+
+@T.prim_func
+def doubled_sum(A: T.Buffer((2,), "float32"), out: T.Buffer((2,), "float32")):
+    T0 = T.alloc_buffer((2,))
+    for j in range(2):
+        for ir in range(2):
+            with T.block("T0"):
+                v_j, v_ir = T.axis.remap("SR", [j, ir])
+                T.reads(A[v_ir])
+                T.writes(T0[v_j])
+                with T.init():
+                    T0[v_j] = T.float32(0)
+                T0[v_j] = T0[v_j] + (A[v_ir] + A[v_ir])
+    for j in range(2):
+        with T.block("out"):
+            v_j = T.axis.spatial(2, j)
+            out[v_j] = T0[v_j] + T0[v_j]
+
+
+def test_decompose_reduction_update_reads_its_output():
+    """As in TVM, the update block reads the region it writes (first), then its own reads."""
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    text = sch.mod.script()
+    assert "T.reads(T0[v_j], A[v_ir])" in text
+    assert "T.reads(A[v_ir])" not in text
+    check_same(doubled_sum, sch)
+    check_replay(doubled_sum, sch)
+    sch = Schedule(mm_relu())
+    block_Y = sch.get_block("Y")
+    sch.decompose_reduction(block_Y, sch.get_loops(block_Y)[2])
+    assert "T.reads(Y[v_i, v_j], A[v_i, v_k], B[v_k, v_j])" in sch.mod.script()
+    check_same(mm_relu(), sch)
+
+
+def test_init_cannot_move_past_its_update():
+    """The init block's consumers include its update block (which reads the init's output):
+    moving the init under a loop the update is not under is refused (found by Hypothesis in
+    test_lowered_schedules_preserve_results: the init ended up after the update)."""
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    text = sch.mod.script()
+    loop = sch.get_loops(sch.get_block("out"))[0]
+    check_fails(sch, lambda: sch.compute_at(init, loop, preserve_unit_loops=False),
+                "consumer T0 of block T0_init is not under loop j")
+    assert sch.mod.script() == text
+    check_same(doubled_sum, sch)
