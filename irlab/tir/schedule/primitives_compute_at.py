@@ -10,7 +10,8 @@ from irlab.tir.buffer import Range
 from irlab.tir.functor import substitute
 from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.primitives_getters import (consumers, find_loop, find_path, producers,
-                                                   replace, scope_of, uses_var, walk)
+                                                   replace, scope_of, scope_realizes, uses_var,
+                                                   walk)
 
 
 def _free_vars(e):
@@ -141,6 +142,9 @@ def _move(func, realize, loop, preserve_unit_loops, index, reverse):
         if id(o) not in under:
             raise ScheduleError(f"the {role} {o.block.name_hint} of block {name} is not under "
                                 f"loop {lname}")
+    _check_recomputable(func, realize)
+    if reverse:
+        _check_producers_final(func, others, loop, name)
     if reverse and order[id(realize)] < order[id(loop)]:
         raise ScheduleError(f"block {name} comes before loop {lname}")
     if not reverse and order[id(realize)] > order[id(loop)]:
@@ -174,6 +178,47 @@ def _move(func, realize, loop, preserve_unit_loops, index, reverse):
         pos = index
     body = S.SeqStmt.flatten(*(children[:pos] + [nest] + children[pos:]))
     return replace(func, loop, loop.with_fields(body=body))
+
+
+def _check_recomputable(func, realize):
+    """The moved block must be, as TVM requires, a complete or reduction block: the only writer
+    of what it writes in its scope, and (unless its init resets it) not reading it. Only such a
+    block can run once per iteration of the target loop over a part of its region and leave
+    the same values: another writer (a decomposed reduction's init or update) would be
+    reordered against it, and an in-place update would accumulate once more per iteration."""
+    block = realize.block
+    name = block.name_hint
+    written = {id(w.buffer): w.buffer for w in block.writes}
+    for other in scope_realizes(func, realize):
+        if other is realize:
+            continue
+        for w in other.block.writes:
+            if id(w.buffer) in written:
+                raise ScheduleError(f"block {other.block.name_hint} also writes "
+                                    f"{w.buffer.name}: block {name} is not its only writer "
+                                    "and cannot be moved")
+    if block.init is None:
+        for r in block.reads:
+            if id(r.buffer) in written:
+                raise ScheduleError(f"block {name} reads {r.buffer.name}, which it writes "
+                                    "(with no init): it cannot be recomputed under a loop")
+
+
+def _check_producers_final(func, producer_realizes, loop, name):
+    """reverse_compute_at: the producers' values must be final at the end of an iteration of
+    ``loop``: no reduction iter of a producer may be driven by ``loop`` or a loop around it
+    (the consumer would read a partial reduction)."""
+    outer = [n.loop_var for n in find_path(func, loop) + (loop,) if isinstance(n, S.For)]
+    for p in producer_realizes:
+        for iv, value in zip(p.block.iter_vars, p.iter_values):
+            if iv.iter_type == S.IterVar.DataPar:
+                continue
+            for var in outer:
+                if uses_var(value, var):
+                    raise ScheduleError(f"loop {var.name_hint} drives the reduction iter "
+                                        f"{iv.var.name_hint} of the producer "
+                                        f"{p.block.name_hint}: block {name} would read a "
+                                        f"partial reduction under loop {loop.loop_var.name_hint}")
 
 
 def is_trivial_pred(pred):

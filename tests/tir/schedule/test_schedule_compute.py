@@ -270,3 +270,106 @@ def test_init_cannot_move_past_its_update():
                 "consumer T0 of block T0_init is not under loop j")
     assert sch.mod.script() == text
     check_same(doubled_sum, sch)
+
+
+def test_update_is_a_consumer_of_its_init():
+    from irlab.tir.schedule.primitives_getters import consumers, find_block, producers
+
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    func = sch.mod["main"]
+    init, update = find_block(func, "T0_init"), find_block(func, "T0")
+    assert [r.block.name_hint for r in consumers(func, init)] == ["T0", "out"]
+    assert [r.block.name_hint for r in producers(func, update)] == ["T0_init"]
+
+
+@T.prim_func
+def overwritten(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(4):
+        with T.block("W"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)
+
+
+def test_a_block_with_another_writer_is_not_moved():
+    """X's output is overwritten by W (write after write, W reads nothing of B): moving X
+    under C's loop would run it after W."""
+    sch = Schedule(overwritten)
+    loop = sch.get_loops(sch.get_block("C"))[0]
+    check_fails(sch, lambda: sch.compute_at(sch.get_block("X"), loop),
+                "block W also writes B: block X is not its only writer")
+
+
+@T.prim_func
+def sum_then_broadcast(A: T.Buffer((2, 3), "float32"), out: T.Buffer((2, 2), "float32")):
+    T0 = T.alloc_buffer((2,))
+    for i, ir in T.grid(2, 3):
+        with T.block("T0"):
+            v_i, v_ir = T.axis.remap("SR", [i, ir])
+            with T.init():
+                T0[v_i] = T.float32(0)
+            T0[v_i] = T0[v_i] + A[v_i, v_ir]
+    for j, i in T.grid(2, 2):
+        with T.block("out"):
+            v_j, v_i = T.axis.remap("SS", [j, i])
+            out[v_j, v_i] = T0[v_i] * T.Cast("float32", v_j + 1)
+
+
+def test_decomposed_reduction_blocks_are_not_recomputed():
+    """Neither half of a decomposed reduction can be moved: each iteration of the target
+    loop would reset (init) or accumulate once more (update)."""
+    sch = Schedule(sum_then_broadcast)
+    block = sch.get_block("T0")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    j = sch.get_loops(sch.get_block("out"))[0]
+    check_fails(sch, lambda: sch.compute_at(block, j), "T0_init also writes T0")
+    # an output reduction: C_init moved under the reduction loop of its update (its only
+    # consumer) would reset C in every iteration of k
+    sch = Schedule(matmul())
+    block = sch.get_block("C")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    k = sch.get_loops(block)[2]
+    check_fails(sch, lambda: sch.compute_at(init, k), "block C also writes C")
+    # an undecomposed reduction is moved (its init runs in every copy) and stays right
+    sch = Schedule(sum_then_broadcast)
+    sch.compute_at(sch.get_block("T0"), sch.get_loops(sch.get_block("out"))[0])
+    check_same(sum_then_broadcast, sch)
+
+
+@T.prim_func
+def two_reductions(A: T.Buffer((2,), "float32"), out: T.Buffer((2,), "float32")):
+    T0 = T.alloc_buffer((2, 2))
+    for j, k, ir in T.grid(2, 2, 2):
+        with T.block("T0"):
+            v_j, v_k, v_ir = T.axis.remap("SSR", [j, k, ir])
+            with T.init():
+                T0[v_j, v_k] = T.float32(0)
+            T0[v_j, v_k] = T0[v_j, v_k] + (A[v_ir] + A[v_ir])
+    for k, jr in T.grid(2, 2):
+        with T.block("out"):
+            v_k, v_jr = T.axis.remap("SR", [k, jr])
+            with T.init():
+                out[v_k] = T.float32(0)
+            out[v_k] = out[v_k] + (T0[v_jr, v_k] + T0[v_jr, v_k])
+
+
+def test_reverse_compute_at_not_under_a_reduction_loop_of_the_producer():
+    """Found by Hypothesis: out moved under T0's reduction loop read partial sums."""
+    sch = Schedule(two_reductions)
+    j, k, ir = sch.get_loops(sch.get_block("T0"))
+    check_fails(sch, lambda: sch.reverse_compute_at(sch.get_block("out"), ir),
+                "loop ir drives the reduction iter v_ir of the producer T0")
+    sch.reverse_compute_at(sch.get_block("out"), j)  # above the reduction loop: fine
+    check_same(two_reductions, sch)
