@@ -373,3 +373,84 @@ def test_reverse_compute_at_not_under_a_reduction_loop_of_the_producer():
                 "loop ir drives the reduction iter v_ir of the producer T0")
     sch.reverse_compute_at(sch.get_block("out"), j)  # above the reduction loop: fine
     check_same(two_reductions, sch)
+
+
+@T.prim_func
+def two_in_a_loop(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32"),
+                  D: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * T.float32(3)
+    for i in range(4):
+        with T.block("D"):
+            vi = T.axis.spatial(4, i)
+            D[vi] = A[vi] + T.float32(1)
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)
+
+
+def test_compute_at_index_stays_before_the_consumers():
+    sch = Schedule(two_in_a_loop)
+    i = sch.get_loops(sch.get_block("C"))[0]
+    check_fails(sch, lambda: sch.compute_at(sch.get_block("X"), i, index=2),
+                r"after a consumer under loop i \(valid: 0..1\)")
+    sch.compute_at(sch.get_block("X"), i, index=1)
+    text = sch.mod.script()
+    assert text.index('T.block("D")') < text.index('T.block("X")') < text.index('T.block("C")')
+    check_same(two_in_a_loop, sch)
+
+
+@T.prim_func
+def output_read_in_part(A: T.Buffer((4,), "float32"), out1: T.Buffer((4,), "float32"),
+                        C: T.Buffer((2,), "float32")):
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            out1[vi] = A[vi] * T.float32(3)
+    for i in range(2):
+        with T.block("C"):
+            vi = T.axis.spatial(2, i)
+            C[vi] = out1[vi] + T.float32(1)
+
+
+def test_an_output_block_is_not_computed_at():
+    """Only out1[0:2] would be computed under C's loop."""
+    sch = Schedule(output_read_in_part)
+    i = sch.get_loops(sch.get_block("C"))[0]
+    check_fails(sch, lambda: sch.compute_at(sch.get_block("X"), i), "writes the output out1")
+
+
+def test_decomposed_init_is_not_inlined():
+    """Found by Hypothesis: compute_inline(T0_init) put 0 into the update (and T0's
+    allocation went away while the update still wrote it)."""
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    check_fails(sch, lambda: sch.compute_inline(init), "block T0 also writes T0")
+
+
+@T.prim_func
+def overwrite_then_update(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * T.float32(3)
+    for i in range(4):
+        with T.block("W"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = A[vi]
+    for i in range(4):
+        with T.block("Y"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)
+
+
+def test_a_block_with_another_writer_is_not_reverse_inlined():
+    """Y inlined into X would write C before W overwrites it."""
+    sch = Schedule(overwrite_then_update)
+    check_fails(sch, lambda: sch.reverse_compute_inline(sch.get_block("Y")),
+                "block W also writes C: block Y is not its only writer")
