@@ -332,7 +332,7 @@ def test_decomposed_reduction_blocks_are_not_recomputed():
     loop would reset (init) or accumulate once more (update)."""
     sch = Schedule(sum_then_broadcast)
     block = sch.get_block("T0")
-    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
     j = sch.get_loops(sch.get_block("out"))[0]
     check_fails(sch, lambda: sch.compute_at(block, j), "T0_init also writes T0")
     # an output reduction: C_init moved under the reduction loop of its update (its only
@@ -454,3 +454,16 @@ def test_a_block_with_another_writer_is_not_reverse_inlined():
     sch = Schedule(overwrite_then_update)
     check_fails(sch, lambda: sch.reverse_compute_inline(sch.get_block("Y")),
                 "block W also writes C: block Y is not its only writer")
+
+
+def test_decompose_reduction_of_a_recomputed_block():
+    """Found by Hypothesis: after compute_at under a loop that does not drive it, T0 runs (with
+    its init) once per iteration of j; decomposing at j would init once and accumulate twice."""
+    sch = Schedule(sum_then_broadcast)
+    block = sch.get_block("T0")
+    sch.compute_at(block, sch.get_loops(sch.get_block("out"))[0])
+    j, ax0, ir = sch.get_loops(block)
+    check_fails(sch, lambda: sch.decompose_reduction(block, j),
+                "block T0 runs 12 times under loop j for 6 distinct iter values")
+    sch.decompose_reduction(block, ax0)  # the init runs again in every iteration of j
+    check_same(sum_then_broadcast, sch)
