@@ -9,8 +9,9 @@ from irlab.tir import stmt as S
 from irlab.tir.buffer import Range
 from irlab.tir.functor import substitute
 from irlab.tir.schedule.errors import ScheduleError
-from irlab.tir.schedule.primitives_getters import (consumers, find_loop, find_path, producers,
-                                                   replace, scope_of, uses_var, walk)
+from irlab.tir.schedule.primitives_getters import (check_sole_writer, consumers, find_loop,
+                                                   find_path, producers, replace, scope_of,
+                                                   uses_var, walk)
 
 
 def _free_vars(e):
@@ -141,6 +142,11 @@ def _move(func, realize, loop, preserve_unit_loops, index, reverse):
         if id(o) not in under:
             raise ScheduleError(f"the {role} {o.block.name_hint} of block {name} is not under "
                                 f"loop {lname}")
+    _check_recomputable(func, realize)
+    if reverse:
+        _check_producers_final(func, others, loop, name)
+    else:
+        _check_not_output(func, realize)
     if reverse and order[id(realize)] < order[id(loop)]:
         raise ScheduleError(f"block {name} comes before loop {lname}")
     if not reverse and order[id(realize)] > order[id(loop)]:
@@ -159,21 +165,86 @@ def _move(func, realize, loop, preserve_unit_loops, index, reverse):
             analyzer.bind(n.loop_var, Range.from_min_extent(n.min, n.extent))
     region = _accessed_region(func, loop, others, access.buffer, kind, analyzer)
     nest = _new_nest(block, access, region, preserve_unit_loops, analyzer)
+    producer_names = {r.block.name_hint for r in producers(func, realize)}
+    consumer_names = {r.block.name_hint for r in consumers(func, realize)}
     func = replace(func, realize, None)
     loop = find_loop(func, loop.loop_var)
     children = list(loop.body.seq) if isinstance(loop.body, S.SeqStmt) else [loop.body]
-    names = {o.block.name_hint for o in others}
-    has = [any(isinstance(n, S.BlockRealize) and n.block.name_hint in names
-               for n, _ in walk(c)) for c in children]
+    first, last = _dependence_split(children, producer_names, consumer_names)
+    if first <= last:
+        raise ScheduleError(f"under loop {lname}, a consumer of block {name} comes before one "
+                            "of its producers: there is no place to put it")
     if index is None or index < 0:
-        pos = (max(i for i, h in enumerate(has) if h) + 1) if reverse else has.index(True)
+        pos = last + 1 if reverse else first
     else:
         if index > len(children):
             raise ScheduleError(f"index {index} is past the {len(children)} statements of "
                                 f"loop {lname}")
+        if not last < index <= first:
+            raise ScheduleError(f"index {index} would put block {name} before a producer or "
+                                f"after a consumer under loop {lname} (valid: {last + 1}.."
+                                f"{first})")
         pos = index
     body = S.SeqStmt.flatten(*(children[:pos] + [nest] + children[pos:]))
     return replace(func, loop, loop.with_fields(body=body))
+
+
+def _dependence_split(children, producer_names, consumer_names):
+    """(index of the first child holding a consumer, index of the last child holding a
+    producer), len(children) and -1 when there is none: valid insertion points lie between."""
+    first, last = len(children), -1
+    for i, child in enumerate(children):
+        names = {n.block.name_hint for n, _ in walk(child) if isinstance(n, S.BlockRealize)}
+        if names & consumer_names:
+            first = min(first, i)
+        if names & producer_names:
+            last = i
+    return first, last
+
+
+def _check_not_output(func, realize):
+    """compute_at recomputes only what the consumers under the loop read: a block writing a
+    parameter buffer (an output) would leave the rest of it unwritten."""
+    params = {id(b) for b in func.buffer_map.values()}
+    for w in realize.block.writes:
+        if id(w.buffer) in params:
+            raise ScheduleError(f"block {realize.block.name_hint} writes the output "
+                                f"{w.buffer.name}: compute_at would compute only the part its "
+                                "consumers read")
+
+
+def _check_recomputable(func, realize):
+    """The moved block must be, as TVM requires, a complete or reduction block: the only writer
+    of what it writes in its scope, and (unless its init resets it) not reading it. Only such a
+    block can run once per iteration of the target loop over a part of its region and leave
+    the same values: another writer (a decomposed reduction's init or update) would be
+    reordered against it, and an in-place update would accumulate once more per iteration."""
+    check_sole_writer(func, realize, "moved")
+    block = realize.block
+    name = block.name_hint
+    written = {id(w.buffer) for w in block.writes}
+    if block.init is None:
+        for r in block.reads:
+            if id(r.buffer) in written:
+                raise ScheduleError(f"block {name} reads {r.buffer.name}, which it writes "
+                                    "(with no init): it cannot be recomputed under a loop")
+
+
+def _check_producers_final(func, producer_realizes, loop, name):
+    """reverse_compute_at: the producers' values must be final at the end of an iteration of
+    ``loop``: no reduction iter of a producer may be driven by ``loop`` or a loop around it
+    (the consumer would read a partial reduction)."""
+    outer = [n.loop_var for n in find_path(func, loop) + (loop,) if isinstance(n, S.For)]
+    for p in producer_realizes:
+        for iv, value in zip(p.block.iter_vars, p.iter_values):
+            if iv.iter_type == S.IterVar.DataPar:
+                continue
+            for var in outer:
+                if uses_var(value, var):
+                    raise ScheduleError(f"loop {var.name_hint} drives the reduction iter "
+                                        f"{iv.var.name_hint} of the producer "
+                                        f"{p.block.name_hint}: block {name} would read a "
+                                        f"partial reduction under loop {loop.loop_var.name_hint}")
 
 
 def is_trivial_pred(pred):

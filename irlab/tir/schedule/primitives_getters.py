@@ -193,6 +193,22 @@ def consumers(func, realize):
             and any(b is rd.buffer for b in writes for rd in r.block.reads)]
 
 
+def check_sole_writer(func, realize, action):
+    """Raise unless ``realize`` is the only block of its scope writing each buffer it writes
+    (TVM's "dominant" block). Moving or inlining a block with another writer (a decomposed
+    reduction's init or update, an overwrite) would reorder the writes."""
+    name = realize.block.name_hint
+    written = {id(w.buffer) for w in realize.block.writes}
+    for other in scope_realizes(func, realize):
+        if other is realize:
+            continue
+        for w in other.block.writes:
+            if id(w.buffer) in written:
+                raise ScheduleError(f"block {other.block.name_hint} also writes "
+                                    f"{w.buffer.name}: block {name} is not its only writer "
+                                    f"and cannot be {action}")
+
+
 def _rebuild(node, old, new):
     if node is old:
         return _REMOVED if new is None else new

@@ -8,7 +8,8 @@ from irlab.tir import stmt as S
 from irlab.tir.buffer import BufferRegion, Range
 from irlab.tir.functor import StmtExprMutator, post_order_visit, substitute
 from irlab.tir.schedule.errors import ScheduleError
-from irlab.tir.schedule.primitives_getters import (consumers, producers, replace, walk)
+from irlab.tir.schedule.primitives_getters import (check_sole_writer, consumers, producers,
+                                                   replace, walk)
 
 
 def _is_param_buffer(func, buffer):
@@ -88,6 +89,7 @@ def compute_inline(func, realize):
                             f"{list(store.indices)}: the indices must be its distinct iter vars")
     if loads_of(store.value, buffer):
         raise ScheduleError(f"block {block.name_hint} reads the buffer it writes")
+    check_sole_writer(func, realize, "inlined")
 
     def inline(load):
         return substitute(store.value, dict(zip(store.indices, load.indices)))
@@ -112,6 +114,7 @@ def reverse_compute_inline(func, realize):
     """Inline the spatial block of ``realize`` into its single producer."""
     block = realize.block
     store = _simple_store(block, "reverse-inlined")
+    check_sole_writer(func, realize, "reverse-inlined")
     prods = producers(func, realize)
     if len(prods) != 1:
         raise ScheduleError(f"block {block.name_hint} has {len(prods)} producers; reverse "

@@ -29,6 +29,7 @@ def decompose_reduction(func, realize, loop):
                 raise ScheduleError(f"loop {lp.loop_var.name_hint} above {lname} drives the "
                                     f"reduction iter {iv.var.name_hint} of block {name}: the "
                                     "init cannot be placed before it")
+    _check_runs_once(realize, loops[pos:], loops[:pos], lname)
     init_name = name + "_init"
     try:
         find_block(func, init_name)
@@ -57,9 +58,49 @@ def decompose_reduction(func, realize, loop):
     for lp in reversed(copied):
         stmt = S.For(loop_map[lp.loop_var], lp.min, lp.extent, lp.kind, stmt,
                      lp.thread_binding)
-    func = replace(func, block, block.with_fields(init=None))
+    func = replace(func, block, _update_block(block))
     loop = find_loop(func, loop.loop_var)
     return replace(func, loop, S.SeqStmt([stmt, loop])), init_name
+
+
+def _check_runs_once(realize, inner, outer, lname):
+    """Under the decomposition loop every instance of the block must run once: a block that
+    compute_at placed under a loop that does not drive it (or that recomputes overlapping
+    regions) reran its init with each repetition; a single init placed before the loop would
+    let the repeated updates accumulate. Counted: the loop iterations against the distinct
+    iter values they can reach."""
+    from irlab.arith import Analyzer
+    from irlab.tir.buffer import Range
+
+    analyzer = Analyzer()
+    for lp in inner:
+        analyzer.bind(lp.loop_var, Range.from_min_extent(lp.min, lp.extent))
+    fixed = {lp.loop_var: lp.min for lp in outer}
+    runs, reached = 1, 1
+    for lp in inner:
+        extent = analyzer.simplify(lp.extent)
+        if not isinstance(extent, E.IntImm):
+            return  # symbolic extents: nothing to count
+        runs *= extent.value
+    for value in realize.iter_values:
+        if not any(uses_var(value, lp.loop_var) for lp in inner):
+            continue
+        bound = analyzer.const_int_bound(analyzer.simplify(substitute(value, fixed)))
+        reached *= bound.max_value - bound.min_value + 1
+    if runs > reached:
+        raise ScheduleError(f"block {realize.block.name_hint} runs {runs} times under loop "
+                            f"{lname} for {reached} distinct iter values: it is recomputed "
+                            "there, and a single init before the loop would let the repeated "
+                            "updates accumulate")
+
+
+def _update_block(block):
+    """``block`` without its init. It now reads the value the init block left, so (as in TVM)
+    the regions it writes come first in its reads: dependence analysis (``consumers``) must
+    see the update as a reader of the init's output."""
+    read_buffers = {id(r.buffer) for r in block.reads}
+    reads = tuple(w for w in block.writes if id(w.buffer) not in read_buffers) + block.reads
+    return block.with_fields(init=None, reads=reads)
 
 
 _COMBINERS = (E.Add, E.Mul, E.Max, E.Min)

@@ -268,7 +268,9 @@ class Schedule:
                       ("index", int(index))])
 
     def compute_at(self, block, loop, preserve_unit_loops=False, index=-1) -> None:
-        """Move a producer under ``loop``, covering what its consumers there read."""
+        """Move a producer under ``loop``, covering what its consumers there read. The block
+        must be the only writer of its buffer and not an output; after decompose_reduction
+        neither the init nor the update block can be moved (as in TVM)."""
         self._move("compute_at", PC.compute_at, block, loop, preserve_unit_loops, index)
 
     def reverse_compute_at(self, block, loop, preserve_unit_loops=False, index=-1) -> None:
@@ -279,7 +281,8 @@ class Schedule:
     # -- reduction --------------------------------------------------------------------------
     def decompose_reduction(self, block, loop) -> BlockRV:
         """Move the init of a reduction block into a new block ``<name>_init`` before
-        ``loop``; returns the init block."""
+        ``loop``; returns the init block. The update block keeps its name (TVM renames it
+        ``<name>_update``) and now reads the region it writes."""
         func, init_name = PR.decompose_reduction(self._func(block.func_name),
                                                  self._realize(block), self._loop(loop))
         rv = BlockRV(init_name, block.func_name)

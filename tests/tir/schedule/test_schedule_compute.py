@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from irlab import te, tir
+from irlab.script import tir as T
 from irlab.tir import Schedule
 from irlab.tir.interpreter import run
 
@@ -217,3 +218,252 @@ def test_decompose_after_split(make):
     sch.decompose_reduction(block, loops[1])
     check_same(func, sch)
     check_replay(func, sch)
+
+
+# -- decompose_reduction's update block and the moves after it -------------------------------
+
+@T.prim_func
+def doubled_sum(A: T.Buffer((2,), "float32"), out: T.Buffer((2,), "float32")):
+    T0 = T.alloc_buffer((2,))
+    for j in range(2):
+        for ir in range(2):
+            with T.block("T0"):
+                v_j, v_ir = T.axis.remap("SR", [j, ir])
+                T.reads(A[v_ir])
+                T.writes(T0[v_j])
+                with T.init():
+                    T0[v_j] = T.float32(0)
+                T0[v_j] = T0[v_j] + (A[v_ir] + A[v_ir])
+    for j in range(2):
+        with T.block("out"):
+            v_j = T.axis.spatial(2, j)
+            out[v_j] = T0[v_j] + T0[v_j]
+
+
+def test_decompose_reduction_update_reads_its_output():
+    """As in TVM, the update block reads the region it writes (first), then its own reads."""
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    text = sch.mod.script()
+    assert "T.reads(T0[v_j], A[v_ir])" in text
+    assert "T.reads(A[v_ir])" not in text
+    check_same(doubled_sum, sch)
+    check_replay(doubled_sum, sch)
+    sch = Schedule(mm_relu())
+    block_Y = sch.get_block("Y")
+    sch.decompose_reduction(block_Y, sch.get_loops(block_Y)[2])
+    assert "T.reads(Y[v_i, v_j], A[v_i, v_k], B[v_k, v_j])" in sch.mod.script()
+    check_same(mm_relu(), sch)
+
+
+def test_init_cannot_move_past_its_update():
+    """The init block's consumers include its update block (which reads the init's output):
+    moving the init under a loop the update is not under is refused (found by Hypothesis in
+    test_lowered_schedules_preserve_results: the init ended up after the update)."""
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    text = sch.mod.script()
+    loop = sch.get_loops(sch.get_block("out"))[0]
+    check_fails(sch, lambda: sch.compute_at(init, loop, preserve_unit_loops=False),
+                "consumer T0 of block T0_init is not under loop j")
+    assert sch.mod.script() == text
+    check_same(doubled_sum, sch)
+
+
+def test_update_is_a_consumer_of_its_init():
+    from irlab.tir.schedule.primitives_getters import consumers, find_block, producers
+
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    func = sch.mod["main"]
+    init, update = find_block(func, "T0_init"), find_block(func, "T0")
+    assert [r.block.name_hint for r in consumers(func, init)] == ["T0", "out"]
+    assert [r.block.name_hint for r in producers(func, update)] == ["T0_init"]
+
+
+@T.prim_func
+def overwritten(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(4):
+        with T.block("W"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)
+
+
+def test_a_block_with_another_writer_is_not_moved():
+    """X's output is overwritten by W (write after write, W reads nothing of B): moving X
+    under C's loop would run it after W."""
+    sch = Schedule(overwritten)
+    loop = sch.get_loops(sch.get_block("C"))[0]
+    check_fails(sch, lambda: sch.compute_at(sch.get_block("X"), loop),
+                "block W also writes B: block X is not its only writer")
+
+
+@T.prim_func
+def sum_then_broadcast(A: T.Buffer((2, 3), "float32"), out: T.Buffer((2, 2), "float32")):
+    T0 = T.alloc_buffer((2,))
+    for i, ir in T.grid(2, 3):
+        with T.block("T0"):
+            v_i, v_ir = T.axis.remap("SR", [i, ir])
+            with T.init():
+                T0[v_i] = T.float32(0)
+            T0[v_i] = T0[v_i] + A[v_i, v_ir]
+    for j, i in T.grid(2, 2):
+        with T.block("out"):
+            v_j, v_i = T.axis.remap("SS", [j, i])
+            out[v_j, v_i] = T0[v_i] * T.Cast("float32", v_j + 1)
+
+
+def test_decomposed_reduction_blocks_are_not_recomputed():
+    """Neither half of a decomposed reduction can be moved: each iteration of the target
+    loop would reset (init) or accumulate once more (update)."""
+    sch = Schedule(sum_then_broadcast)
+    block = sch.get_block("T0")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    j = sch.get_loops(sch.get_block("out"))[0]
+    check_fails(sch, lambda: sch.compute_at(block, j), "T0_init also writes T0")
+    # an output reduction: C_init moved under the reduction loop of its update (its only
+    # consumer) would reset C in every iteration of k
+    sch = Schedule(matmul())
+    block = sch.get_block("C")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    k = sch.get_loops(block)[2]
+    check_fails(sch, lambda: sch.compute_at(init, k), "block C also writes C")
+    # an undecomposed reduction is moved (its init runs in every copy) and stays right
+    sch = Schedule(sum_then_broadcast)
+    sch.compute_at(sch.get_block("T0"), sch.get_loops(sch.get_block("out"))[0])
+    check_same(sum_then_broadcast, sch)
+
+
+@T.prim_func
+def two_reductions(A: T.Buffer((2,), "float32"), out: T.Buffer((2,), "float32")):
+    T0 = T.alloc_buffer((2, 2))
+    for j, k, ir in T.grid(2, 2, 2):
+        with T.block("T0"):
+            v_j, v_k, v_ir = T.axis.remap("SSR", [j, k, ir])
+            with T.init():
+                T0[v_j, v_k] = T.float32(0)
+            T0[v_j, v_k] = T0[v_j, v_k] + (A[v_ir] + A[v_ir])
+    for k, jr in T.grid(2, 2):
+        with T.block("out"):
+            v_k, v_jr = T.axis.remap("SR", [k, jr])
+            with T.init():
+                out[v_k] = T.float32(0)
+            out[v_k] = out[v_k] + (T0[v_jr, v_k] + T0[v_jr, v_k])
+
+
+def test_reverse_compute_at_not_under_a_reduction_loop_of_the_producer():
+    """Found by Hypothesis: out moved under T0's reduction loop read partial sums."""
+    sch = Schedule(two_reductions)
+    j, k, ir = sch.get_loops(sch.get_block("T0"))
+    check_fails(sch, lambda: sch.reverse_compute_at(sch.get_block("out"), ir),
+                "loop ir drives the reduction iter v_ir of the producer T0")
+    sch.reverse_compute_at(sch.get_block("out"), j)  # above the reduction loop: fine
+    check_same(two_reductions, sch)
+
+
+@T.prim_func
+def two_in_a_loop(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32"),
+                  D: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * T.float32(3)
+    for i in range(4):
+        with T.block("D"):
+            vi = T.axis.spatial(4, i)
+            D[vi] = A[vi] + T.float32(1)
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)
+
+
+def test_compute_at_index_stays_before_the_consumers():
+    sch = Schedule(two_in_a_loop)
+    i = sch.get_loops(sch.get_block("C"))[0]
+    check_fails(sch, lambda: sch.compute_at(sch.get_block("X"), i, index=2),
+                r"after a consumer under loop i \(valid: 0..1\)")
+    sch.compute_at(sch.get_block("X"), i, index=1)
+    text = sch.mod.script()
+    assert text.index('T.block("D")') < text.index('T.block("X")') < text.index('T.block("C")')
+    check_same(two_in_a_loop, sch)
+
+
+@T.prim_func
+def output_read_in_part(A: T.Buffer((4,), "float32"), out1: T.Buffer((4,), "float32"),
+                        C: T.Buffer((2,), "float32")):
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            out1[vi] = A[vi] * T.float32(3)
+    for i in range(2):
+        with T.block("C"):
+            vi = T.axis.spatial(2, i)
+            C[vi] = out1[vi] + T.float32(1)
+
+
+def test_an_output_block_is_not_computed_at():
+    """Only out1[0:2] would be computed under C's loop."""
+    sch = Schedule(output_read_in_part)
+    i = sch.get_loops(sch.get_block("C"))[0]
+    check_fails(sch, lambda: sch.compute_at(sch.get_block("X"), i), "writes the output out1")
+
+
+def test_decomposed_init_is_not_inlined():
+    """Found by Hypothesis: compute_inline(T0_init) put 0 into the update (and T0's
+    allocation went away while the update still wrote it)."""
+    sch = Schedule(doubled_sum)
+    block = sch.get_block("T0")
+    init = sch.decompose_reduction(block, sch.get_loops(block)[0])
+    check_fails(sch, lambda: sch.compute_inline(init), "block T0 also writes T0")
+
+
+@T.prim_func
+def overwrite_then_update(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * T.float32(3)
+    for i in range(4):
+        with T.block("W"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = A[vi]
+    for i in range(4):
+        with T.block("Y"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)
+
+
+def test_a_block_with_another_writer_is_not_reverse_inlined():
+    """Y inlined into X would write C before W overwrites it."""
+    sch = Schedule(overwrite_then_update)
+    check_fails(sch, lambda: sch.reverse_compute_inline(sch.get_block("Y")),
+                "block W also writes C: block Y is not its only writer")
+
+
+def test_decompose_reduction_of_a_recomputed_block():
+    """Found by Hypothesis: after compute_at under a loop that does not drive it, T0 runs (with
+    its init) once per iteration of j; decomposing at j would init once and accumulate twice."""
+    sch = Schedule(sum_then_broadcast)
+    block = sch.get_block("T0")
+    sch.compute_at(block, sch.get_loops(sch.get_block("out"))[0])
+    j, ax0, ir = sch.get_loops(block)
+    check_fails(sch, lambda: sch.decompose_reduction(block, j),
+                "block T0 runs 12 times under loop j for 6 distinct iter values")
+    sch.decompose_reduction(block, ax0)  # the init runs again in every iteration of j
+    check_same(sum_then_broadcast, sch)
