@@ -275,7 +275,7 @@ class _RegionMerger(MixedModeVisitor):
 
     def visit_node(self, node):
         if _is_end(node):
-            self._merge(node)
+            self._merge(self.regions.get_region(node))
         elif not isinstance(node, (Call, Tuple, TupleGetItem)):
             self.visit_children(node)
 
@@ -319,8 +319,7 @@ class _RegionMerger(MixedModeVisitor):
                 self._upstream_regions(node.op, indirect)
         return indirect
 
-    def _merge(self, end):
-        region = self.regions.get_region(end)
+    def _merge(self, region):
         if region.id in self.merged or region.id in self.merging:
             return
         self.merging.add(region.id)
@@ -329,9 +328,9 @@ class _RegionMerger(MixedModeVisitor):
             parent = self.regions.get_region(begin.args[0])
             if parent is not None and parent.id not in self.merged:
                 self.visit(begin.args[0])
+        # Regions behind closures and lets too (a let's region may have no output at all).
         for other in self._indirect_parents(region):
-            if other.id not in self.merged and other.outs:
-                self._merge(other.outs[0])
+            self._merge(other)
         # Collected again: merging may have moved a region into another one.
         indirect = self._indirect_parents(region)
         parents, correlated = [], []
@@ -352,7 +351,10 @@ class _RegionMerger(MixedModeVisitor):
             # A region never spans two scopes: merged with a closure's region, a region of the
             # enclosing function would be computed inside the closure (from its parameters)
             # while still being used outside it.
-            if parent.target != end.attrs.compiler or parent.scope is not region.scope:
+            # A region without outputs (the value of a let) only collects restrictions: its
+            # value leaves it without a compiler_end.
+            if (parent.target != region.target or parent.scope is not region.scope
+                    or not region.outs):
                 restrictions.add(parent.id)
                 continue
             if parent.id in restrictions:

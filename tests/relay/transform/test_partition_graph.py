@@ -988,8 +988,19 @@ def _shared_in_let_body_and_value():
     return relay.Function([x], relay.Let(l, a, relay.add(relay.add(l, a), a)))
 
 
+def _inner_closure_captures_through_a_let():
+    """The inner closure binds ``a`` (of the outer closure) to a let and ignores it; the outer
+    closure adds ``a`` to the inner closure's result (found by a nested random graph)."""
+    x, p0, p1, l = _scalar("x"), _scalar("p0"), _scalar("p1"), relay.var("l")
+    a = relay.add(p0, p0)
+    inner = relay.Function([p1], relay.Let(l, a, relay.add(p1, p1)))
+    outer = relay.Function([p0], relay.add(a, relay.Call(inner, [p0])))
+    return relay.Function([x], relay.Tuple([relay.Call(outer, [x]), x]))
+
+
 _SCOPE_CASES = [_shared_in_closure_and_outside, _shared_inside_only, _nested_closures,
-                _let_bound_closure, _closure_result_meets_capture, _shared_in_let_body_and_value]
+                _let_bound_closure, _closure_result_meets_capture, _shared_in_let_body_and_value,
+                _inner_closure_captures_through_a_let]
 
 
 def _partition_flow(mod, include_non_call_ops):
