@@ -12,6 +12,11 @@ regions meeting at a node merge, and each ``compiler_end`` is an output::
 
 Region ids count the ``compiler_begin`` annotations in post-order (a merged region keeps the
 id of the region it merged into), so ids need not be consecutive.
+
+Each region also knows its lexical *scope* (see ``node_scopes``): the body of the function or
+let holding all its nodes. A region lives in one scope; ``MergeCompilerRegions`` never merges
+two regions of different scopes, since the call of the merged region would then read a
+closure's parameter (or a let variable) while being used where it is not bound.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 from irlab.errors import IrlabError
 from irlab.ir.op import Op
 from irlab.relay.expr import Call, If, Let, Tuple, TupleGetItem
-from irlab.relay.expr_functor import post_order
+from irlab.relay.expr_functor import expr_children, post_order
 from irlab.relay.function import Function
 from irlab.relay.op.annotation import CompilerAttrs
 
@@ -73,10 +78,64 @@ class MixedModeVisitor:
                 self.visit(child)
 
 
-class AnnotatedRegion:
-    """A region: its ``nodes``, ``ins`` (compiler_begin calls) and ``outs`` (compiler_end)."""
+class Scope:
+    """A lexical scope: the body of a function, or of a let (where its variable is bound),
+    nested in ``parent`` (``None`` for the outermost one)."""
 
-    __slots__ = ("id", "target", "func_name", "nodes", "ins", "outs")
+    __slots__ = ("parent", "depth")
+
+    def __init__(self, parent=None):
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+
+    def __repr__(self):
+        return f"<Scope depth {self.depth}>"
+
+
+def common_scope(a, b):
+    """The innermost scope holding both ``a`` and ``b`` (either may be ``None``)."""
+    if a is None or b is None:
+        return b if a is None else a
+    while a.depth > b.depth:
+        a = a.parent
+    while b.depth > a.depth:
+        b = b.parent
+    while a is not b:
+        a, b = a.parent, b.parent
+    return a
+
+
+def _scoped_children(node, scope):
+    """The children of ``node`` with the scope each is used in; a binder's variables are in
+    the scope they are bound in."""
+    if isinstance(node, Function):
+        inner = Scope(scope)
+        return [(param, inner) for param in node.params] + [(node.body, inner)]
+    if isinstance(node, Let):
+        inner = Scope(scope)
+        return [(node.var, inner), (node.value, scope), (node.body, inner)]
+    return [(child, scope) for child in expr_children(node)]
+
+
+def node_scopes(expr) -> dict:
+    """Each node of ``expr`` -> the innermost scope holding all its uses.
+
+    In graph form a node may be used both by a closure and by the function around it; it then
+    belongs to the enclosing function (where ``ToANormalForm`` would bind it), and the
+    closure merely captures it. Users come before their operands in a reversed post-order, so
+    one pass sees all of a node's uses before its own operands."""
+    scopes = {expr: Scope()}
+    for node in reversed(post_order(expr)):
+        for child, child_scope in _scoped_children(node, scopes[node]):
+            scopes[child] = common_scope(scopes.get(child), child_scope)
+    return scopes
+
+
+class AnnotatedRegion:
+    """A region: its ``nodes``, ``ins`` (compiler_begin calls), ``outs`` (compiler_end) and
+    ``scope`` (the innermost scope holding all its nodes)."""
+
+    __slots__ = ("id", "target", "func_name", "nodes", "ins", "outs", "scope")
 
     def __init__(self, region_id, target, func_name):
         self.id = region_id
@@ -85,6 +144,7 @@ class AnnotatedRegion:
         self.nodes: set = set()
         self.ins: list = []
         self.outs: list = []
+        self.scope = None
 
     def __repr__(self):
         return (f"<AnnotatedRegion {self.id} {self.target!r}: {len(self.nodes)} nodes, "
@@ -98,10 +158,11 @@ class AnnotatedRegionSet:
         regions.get_region(call)        # -> AnnotatedRegion or None
     """
 
-    def __init__(self):
+    def __init__(self, scopes=None):
         self.regions: list = []
         self._owner: dict = {}
         self._next_id = 0
+        self._scopes = scopes if scopes is not None else {}  # node -> Scope (node_scopes)
 
     def __iter__(self):
         return iter(list(self.regions))
@@ -111,6 +172,17 @@ class AnnotatedRegionSet:
 
     def get_region(self, expr):
         return self._owner.get(expr)
+
+    def check_scopes(self):
+        """Raise if a region computes nodes in two scopes (its outputs may be used deeper)."""
+        for region in self.regions:
+            for node in region.nodes:
+                if ((isinstance(node, Call) and node.op is COMPILER_END)
+                        or self._scopes.get(node, region.scope) is region.scope):
+                    continue
+                raise IrlabError(f"region {region.id} of {region.target!r} spans two scopes "
+                                 f"(a closure or let body and the code around it), at:\n"
+                                 f"{node}")
 
     def make_region(self, func_name, target) -> AnnotatedRegion:
         region = AnnotatedRegion(self._next_id, target, func_name)
@@ -124,6 +196,7 @@ class AnnotatedRegionSet:
         if src is dest:
             return
         dest.nodes |= src.nodes
+        dest.scope = common_scope(dest.scope, src.scope)
         for node in src.nodes:
             self._owner[node] = dest
         dest.ins.extend(src.ins)
@@ -145,20 +218,21 @@ class AnnotatedRegionSet:
     def _claim(self, region, expr):
         region.nodes.add(expr)
         self._owner[expr] = region
+        region.scope = common_scope(region.scope, self._scopes.get(expr))
 
     @staticmethod
     def create(expr, begin_op=COMPILER_BEGIN, end_op=COMPILER_END, func_name=DEFAULT_TARGET):
-        creator = _RegionSetCreator(begin_op, end_op, func_name)
+        creator = _RegionSetCreator(begin_op, end_op, func_name, node_scopes(expr))
         creator.visit(expr)
         return creator.regions
 
 
 class _RegionSetCreator(MixedModeVisitor):
-    def __init__(self, begin_op, end_op, func_name):
+    def __init__(self, begin_op, end_op, func_name, scopes):
         super().__init__()
         self.begin_op, self.end_op = begin_op, end_op
         self.func_name = func_name
-        self.regions = AnnotatedRegionSet()
+        self.regions = AnnotatedRegionSet(scopes)
 
     def _add_to_arg_region(self, expr, args):
         region = None
@@ -217,6 +291,7 @@ class _RegionSetCreator(MixedModeVisitor):
         region.outs.append(call)
 
 
-__all__ = ["AnnotatedRegion", "AnnotatedRegionSet", "MixedModeVisitor", "DEFAULT_TARGET",
+__all__ = ["AnnotatedRegion", "AnnotatedRegionSet", "MixedModeVisitor", "Scope", "common_scope",
+           "node_scopes", "DEFAULT_TARGET",
            "COMPILER_BEGIN", "COMPILER_END", "is_compiler_begin", "is_compiler_end",
            "is_region_annotation"]

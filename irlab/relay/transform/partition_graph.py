@@ -24,6 +24,7 @@ from irlab.relay.dataflow_pattern.pattern import DFPattern
 from irlab.relay.dataflow_pattern.post_order import PostOrderRewriter
 from irlab.relay.dataflow_pattern.rewrite import partition
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var, bind
+from irlab.relay.expr_functor import post_order
 from irlab.relay.function import Function
 from irlab.relay.op.annotation import CompilerAttrs
 from irlab.relay.op.contrib import is_supported
@@ -261,10 +262,12 @@ class _RegionMerger(MixedModeVisitor):
     """Merges each region into the regions it reads from, unless that would let a region
     depend on itself through another target's region (the *restrictions*)."""
 
-    def __init__(self, regions):
+    def __init__(self, regions, let_values):
         super().__init__()
         self.regions = regions
+        self.let_values = let_values  # let var -> its value
         self.merged: set = set()
+        self.merging: set = set()
         self.restrictions: dict = {}
 
     def _restrictions(self, region_id) -> set:
@@ -272,13 +275,14 @@ class _RegionMerger(MixedModeVisitor):
 
     def visit_node(self, node):
         if _is_end(node):
-            self._merge(node)
+            self._merge(self.regions.get_region(node))
         elif not isinstance(node, (Call, Tuple, TupleGetItem)):
             self.visit_children(node)
 
     def _upstream_regions(self, expr, found):
-        """The regions feeding ``expr`` through nodes outside every region (an ``if``, or the
-        tuples and getitems left unannotated by ``include_non_call_ops=False``)."""
+        """The regions feeding ``expr`` through nodes outside every region (an ``if``, the
+        tuples and getitems left unannotated by ``include_non_call_ops=False``, a let variable
+        or a closure: a closure depends on the regions of its body and on those it captures)."""
         stack, seen = [expr], set()
         while stack:
             node = stack.pop()
@@ -298,24 +302,43 @@ class _RegionMerger(MixedModeVisitor):
                 stack.extend(reversed(node.args))
             elif isinstance(node, Let):
                 stack.extend((node.body, node.value))
+            elif isinstance(node, Function):
+                stack.append(node.body)
+            elif isinstance(node, Var) and node in self.let_values:
+                stack.append(self.let_values[node])
 
-    def _merge(self, end):
-        region = self.regions.get_region(end)
-        if region.id in self.merged:
+    def _indirect_parents(self, region):
+        """The regions feeding ``region`` through nodes outside every region."""
+        indirect = []
+        for begin in region.ins:
+            if self.regions.get_region(begin.args[0]) is None:
+                self._upstream_regions(begin.args[0], indirect)
+        # A call of a closure (or of a let-bound one) also reads what the closure captures.
+        for node in region.nodes:
+            if isinstance(node, Call) and not isinstance(node.op, Op):
+                self._upstream_regions(node.op, indirect)
+        return indirect
+
+    def _merge(self, region):
+        if region.id in self.merged or region.id in self.merging:
             return
+        self.merging.add(region.id)
         # Parent regions first, so their restrictions are known.
         for begin in list(region.ins):
             parent = self.regions.get_region(begin.args[0])
             if parent is not None and parent.id not in self.merged:
                 self.visit(begin.args[0])
-        parents, correlated, indirect = [], [], []
+        # Regions behind closures and lets too (a let's region may have no output at all).
+        for other in self._indirect_parents(region):
+            self._merge(other)
+        # Collected again: merging may have moved a region into another one.
+        indirect = self._indirect_parents(region)
+        parents, correlated = [], []
         for begin in region.ins:
             parent = self.regions.get_region(begin.args[0])
             if parent is not None:
                 _add_once(parents, parent)
                 _add_once(correlated, parent)
-            else:
-                self._upstream_regions(begin.args[0], indirect)
         # A region reading an `if` (or other nodes outside every region) inherits the
         # restrictions of the regions behind it, as TVM does for `if`. Those regions are
         # restrictions themselves too: merging one would route a path out of the merged
@@ -325,7 +348,13 @@ class _RegionMerger(MixedModeVisitor):
             restrictions |= self._restrictions(other.id)
         restrictions |= {other.id for other in indirect if other is not region}
         for parent in parents:
-            if parent.target != end.attrs.compiler:
+            # A region never spans two scopes: merged with a closure's region, a region of the
+            # enclosing function would be computed inside the closure (from its parameters)
+            # while still being used outside it.
+            # A region without outputs (the value of a let) only collects restrictions: its
+            # value leaves it without a compiler_end.
+            if (parent.target != region.target or parent.scope is not region.scope
+                    or not region.outs):
                 restrictions.add(parent.id)
                 continue
             if parent.id in restrictions:
@@ -336,7 +365,12 @@ class _RegionMerger(MixedModeVisitor):
                 if parent.id in others:
                     others.discard(parent.id)
                     others.add(region.id)
+        self.merging.discard(region.id)
         self.merged.add(region.id)
+
+
+def _let_values(expr) -> dict:
+    return {node.var: node.value for node in post_order(expr) if isinstance(node, Let)}
 
 
 def _add_once(items, item):
@@ -361,11 +395,12 @@ class _MergeAnnotations(PostOrderRewriter):
 
 def MergeCompilerRegions():
     """Merge each annotated region with the regions of the same target it reads from, as far
-    as that keeps the region graph acyclic."""
+    as that keeps the region graph acyclic and each region in one scope (a closure's regions
+    do not merge with those of the function around it)."""
 
     def merge_compiler_regions(func, mod, ctx):
         regions = AnnotatedRegionSet.create(func)
-        _RegionMerger(regions).visit(func)
+        _RegionMerger(regions, _let_values(func)).visit(func)
         return _MergeAnnotations(regions).visit(func)
 
     merged = function_pass(merge_compiler_regions, opt_level=0, name="MergeCompilerRegions")
@@ -449,7 +484,10 @@ class _Partitioner(PostOrderRewriter):
             while name in names:
                 name += "_a"
             names.add(name)
-            self.region_sets.append(AnnotatedRegionSet.create(func, func_name=name))
+            regions = AnnotatedRegionSet.create(func, func_name=name)
+            # One call computes a region: it must sit in one scope.
+            regions.check_scopes()
+            self.region_sets.append(regions)
         self.meta: dict = {}
 
     def region_of(self, expr):

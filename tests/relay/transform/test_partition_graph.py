@@ -21,6 +21,7 @@ from irlab.relay.op.annotation import compiler_begin, compiler_end
 from irlab.relay.op.contrib import (get_pattern_table, register_op_attr,
                                     register_pattern_table)
 from irlab.relay.testing import MODELS, run_opt_pass
+from irlab.relay.transform.annotated_region_set import node_scopes
 from irlab.relay.transform.partition_graph import AnnotatedRegionSet
 from irlab.testing.check import check_numerics, random_value
 from irlab.testing.strategies import relay_functions
@@ -932,6 +933,128 @@ def test_partition_flow_with_composites():
     ext = partitioned["tvmgen_default_test_target_main_0"]
     assert _composites(ext) == ["test_target.conv2d_bn_relu"]
     check_numerics(mod, partitioned, params=params, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
+# closures: a region never spans two scopes (found by test_partition_random_graphs)
+def _scalar(name):
+    return relay.var(name, shape=(), dtype="float32")
+
+
+def _shared_in_closure_and_outside():
+    """``add(x, x)`` is used by the closure's body and by ``main``: merged with the closure's
+    ``add(p0, .)`` it was computed inside the closure from ``%p0`` and read outside."""
+    x, p0 = _scalar("x"), _scalar("p0")
+    a = relay.add(x, x)
+    fn = relay.Function([p0], relay.add(p0, a))
+    return relay.Function([x], relay.Tuple([relay.Call(fn, [x]), a]))
+
+
+def _shared_inside_only():
+    x, p0 = _scalar("x"), _scalar("p0")
+    a = relay.add(x, x)
+    fn = relay.Function([p0], relay.add(p0, a))
+    return relay.Function([x], relay.multiply(relay.Call(fn, [x]), x))
+
+
+def _nested_closures():
+    x, p0, p1 = _scalar("x"), _scalar("p0"), _scalar("p1")
+    a = relay.add(x, x)
+    b = relay.multiply(p0, a)  # shared by the inner closure and the outer one
+    inner = relay.Function([p1], relay.add(p1, relay.add(b, a)))
+    outer = relay.Function([p0], relay.Tuple([relay.Call(inner, [p0]), b]))
+    return relay.Function([x], relay.Tuple([relay.Call(outer, [x]), a]))
+
+
+def _let_bound_closure():
+    x, p0, f = _scalar("x"), _scalar("p0"), relay.var("f")
+    a = relay.add(x, x)
+    fn = relay.Function([p0], relay.add(p0, a))
+    return relay.Function([x], relay.Let(f, fn, relay.Tuple([relay.Call(f, [x]), a])))
+
+
+def _closure_result_meets_capture():
+    """``add(f(x), a)`` reads the closure's result and ``a``, which the closure captures:
+    merging ``a`` into it would make the region feed itself through the closure."""
+    x, p0 = _scalar("x"), _scalar("p0")
+    a = relay.add(x, x)
+    fn = relay.Function([p0], relay.add(p0, a))
+    return relay.Function([x], relay.add(relay.Call(fn, [x]), a))
+
+
+def _shared_in_let_body_and_value():
+    x, l = _scalar("x"), _scalar("l")
+    a = relay.add(x, x)
+    return relay.Function([x], relay.Let(l, a, relay.add(relay.add(l, a), a)))
+
+
+def _inner_closure_captures_through_a_let():
+    """The inner closure binds ``a`` (of the outer closure) to a let and ignores it; the outer
+    closure adds ``a`` to the inner closure's result (found by a nested random graph)."""
+    x, p0, p1, l = _scalar("x"), _scalar("p0"), _scalar("p1"), relay.var("l")
+    a = relay.add(p0, p0)
+    inner = relay.Function([p1], relay.Let(l, a, relay.add(p1, p1)))
+    outer = relay.Function([p0], relay.add(a, relay.Call(inner, [p0])))
+    return relay.Function([x], relay.Tuple([relay.Call(outer, [x]), x]))
+
+
+_SCOPE_CASES = [_shared_in_closure_and_outside, _shared_inside_only, _nested_closures,
+                _let_bound_closure, _closure_result_meets_capture, _shared_in_let_body_and_value,
+                _inner_closure_captures_through_a_let]
+
+
+def _partition_flow(mod, include_non_call_ops):
+    annotated = transform.AnnotateTarget([TARGET], include_non_call_ops)(mod)
+    return transform.PartitionGraph()(transform.MergeCompilerRegions()(annotated))
+
+
+@pytest.mark.parametrize("include_non_call_ops", [True, False])
+@pytest.mark.parametrize("build", _SCOPE_CASES, ids=lambda f: f.__name__.strip("_"))
+def test_partition_regions_stay_in_their_scope(build, include_non_call_ops):
+    mod = infer(IRModule.from_expr(build()))
+    partitioned = _partition_flow(mod, include_non_call_ops)
+    assert not relay.analysis.free_vars(partitioned["main"])
+    _same_results(mod, partitioned)
+
+
+@pytest.mark.parametrize("include_non_call_ops", [True, False])
+def test_merge_regions_not_across_a_closure(include_non_call_ops):
+    """The shared ``add(x, x)`` and the closure's ``add(p0, .)`` stay two external functions
+    (one add each); regions inside a closure still merge with each other."""
+    mod = infer(IRModule.from_expr(_shared_in_closure_and_outside()))
+    partitioned = _partition_flow(mod, include_non_call_ops)
+    external = [gv for gv in partitioned.get_global_vars() if gv.name_hint != "main"]
+    assert sorted(count_ops(partitioned[gv])["add"] for gv in external) == [1, 1]
+
+    mod = infer(IRModule.from_expr(_shared_inside_only()))
+    partitioned = _partition_flow(mod, include_non_call_ops)
+    external = [gv for gv in partitioned.get_global_vars() if gv.name_hint != "main"]
+    assert sorted(count_ops(partitioned[gv])["add"] for gv in external) == [0, 2]
+
+
+def test_partition_rejects_a_region_across_a_closure():
+    """Hand-written annotations putting the shared ``add(x, x)`` and the closure's
+    ``add(p0, .)`` in one region (what MergeCompilerRegions used to build)."""
+    x, p0 = _scalar("x"), _scalar("p0")
+    shared = relay.add(compiler_begin(x, TARGET), compiler_begin(x, TARGET))
+    body = compiler_end(relay.add(compiler_begin(p0, TARGET), shared), TARGET)
+    fn = relay.Function([p0], body)
+    func = relay.Function([x], relay.Tuple([relay.Call(fn, [x]), compiler_end(shared, TARGET)]))
+    with pytest.raises(IrlabError, match="spans two scopes"):
+        transform.PartitionGraph()(infer(IRModule.from_expr(func)))
+
+
+def test_region_scopes():
+    """A node used by a closure and by the function around it belongs to the outer scope."""
+    x, p0 = _scalar("x"), _scalar("p0")
+    shared, inner = relay.add(x, x), relay.add(x, relay.const(1.0))
+    body = relay.add(relay.add(p0, shared), inner)
+    fn = relay.Function([p0], body)
+    func = relay.Function([x], relay.Tuple([relay.Call(fn, [x]), shared]))
+    scopes = node_scopes(func)
+    assert scopes[shared] is scopes[func.body]
+    assert scopes[inner] is scopes[body] is not scopes[shared]
+    assert scopes[body].parent is scopes[shared]
 
 
 # ---------------------------------------------------------------------------------------------
