@@ -146,7 +146,7 @@ def test_builds_a_module_and_escapes_names():
 def test_browser_module_never_assigns_html():
     static = Path(irlab.widgets.__file__).parent / "static"
     for name in ("lowering_explorer.js", "run_panel.js"):
-        source = (static / name).read_text()
+        source = (static / name).read_text(encoding="utf-8")
         assert "innerHTML" not in source and "insertAdjacentHTML" not in source
         assert "http" not in source  # offline pages: no URL at all
 
