@@ -11,12 +11,11 @@ import irlab
 from irlab import relay
 from irlab.build_module import lower_for_codegen
 from irlab.contrib import graph_executor
-from irlab.ir.op import Op
-from irlab.relay.expr import Call
 from irlab.target import Target
 from irlab.tir import PrimFunc
 from irlab.topi.x86.conv2d import nchw_packed_tile
 from irlab.topi.x86.injective import vector_lanes
+from _alter_layout import alter, calls, interpret
 
 LANES = vector_lanes("float32", Target("llvm"))
 PACK = re.compile(r"\bp\d+_global\b")  # the per-call packing buffer of the packed schedule
@@ -44,29 +43,6 @@ def _conv_net(params_as_constants, rng, channels=(3, 2 * LANES, 4 * LANES), size
     return relay.transform.InferType()(mod), inputs
 
 
-def _calls(expr, name):
-    found = []
-
-    def visit(e):
-        if isinstance(e, Call) and isinstance(e.op, Op) and e.op.name == name:
-            found.append(e)
-
-    relay.analysis.post_order_visit(expr, visit)
-    return found
-
-
-def _alter(mod, target="llvm"):
-    with irlab.transform.PassContext(opt_level=3):
-        if target is None:
-            return relay.transform.AlterOpLayout()(mod)
-        with Target(target):
-            return relay.transform.AlterOpLayout()(mod)
-
-
-def _interpret(mod, inputs):
-    return relay.create_executor("debug", mod=mod).evaluate()(**inputs).numpy()
-
-
 def _expected_block(conv):
     return nchw_packed_tile(conv.checked_type.shape, LANES)[1]
 
@@ -75,22 +51,22 @@ def _expected_block(conv):
 def test_alter_gives_packed_kernels_and_keeps_numerics(target):
     rng = np.random.default_rng(0)
     mod, inputs = _conv_net(False, rng)
-    after = relay.transform.InferType()(_alter(mod, target))
-    convs = _calls(after["main"], "nn.conv2d")
+    after = relay.transform.InferType()(alter(mod, target))
+    convs = calls(after["main"], "nn.conv2d")
     assert [c.attrs.kernel_layout for c in convs] == [
         f"OIHW{_expected_block(c)}o" for c in convs]
-    transforms = _calls(after["main"], "layout_transform")
+    transforms = calls(after["main"], "layout_transform")
     assert sorted(t.attrs.dst_layout for t in transforms) == sorted(
         c.attrs.kernel_layout for c in convs)
     assert all(t.attrs.src_layout == "OIHW" for t in transforms)
-    np.testing.assert_allclose(_interpret(after, inputs), _interpret(mod, inputs),
+    np.testing.assert_allclose(interpret(after, inputs), interpret(mod, inputs),
                                rtol=1e-5, atol=1e-5)
 
 
 def test_no_target_keeps_conv():
     mod, _ = _conv_net(False, np.random.default_rng(0))
-    after = _alter(mod, target=None)
-    assert all(c.attrs.kernel_layout == "OIHW" for c in _calls(after["main"], "nn.conv2d"))
+    after = alter(mod, target=None)
+    assert all(c.attrs.kernel_layout == "OIHW" for c in calls(after["main"], "nn.conv2d"))
 
 
 @pytest.mark.parametrize("dshape,wshape,kwargs", [
@@ -107,7 +83,7 @@ def test_convs_the_packed_schedule_does_not_run_stay(dshape, wshape, kwargs):
     x, w = relay.var("x", shape=dshape), relay.var("w", shape=wshape)
     mod = relay.transform.InferType()(irlab.IRModule.from_expr(
         relay.Function([x, w], relay.nn.conv2d(x, w, **kwargs))))
-    after = _alter(mod)
+    after = alter(mod)
     assert irlab.ir.structural_equal(after, mod)
 
 
@@ -138,10 +114,10 @@ def test_build_with_params_folds_the_packing():
     want = relay.create_executor("debug", mod=mod, params=params).evaluate()(**inputs).numpy()
     lib = _build(mod, params, 3)
     main = lib.ir_mod["main"]
-    assert not _calls(main, "layout_transform")  # folded into the constants
+    assert not calls(main, "layout_transform")  # folded into the constants
     blocks = set()
     for func in _primitive_functions(main):
-        for conv in _calls(func, "nn.conv2d"):
+        for conv in calls(func, "nn.conv2d"):
             blocks.add(conv.attrs.kernel_layout)
     assert blocks == {f"OIHW{nchw_packed_tile((1, 2 * LANES, 16, 16), LANES)[1]}o",
                       f"OIHW{nchw_packed_tile((1, 4 * LANES, 8, 8), LANES)[1]}o"}
@@ -155,10 +131,10 @@ def test_build_with_params_folds_the_packing():
 def test_build_with_weights_as_inputs():
     rng = np.random.default_rng(2)
     mod, inputs = _conv_net(False, rng)
-    want = _interpret(mod, inputs)
+    want = interpret(mod, inputs)
     lib = _build(mod, None, 3)
     main = lib.ir_mod["main"]
-    transforms = [c for f in _primitive_functions(main) for c in _calls(f, "layout_transform")]
+    transforms = [c for f in _primitive_functions(main) for c in calls(f, "layout_transform")]
     assert len(transforms) == 2  # the packing runs as kernels of their own
     assert not any(PACK.search(t) for t in _conv_kernels(lib).values())
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
@@ -169,19 +145,19 @@ def test_relay_optimize_uses_its_target():
     mod, _ = _conv_net(True, np.random.default_rng(8))
     with irlab.transform.PassContext(opt_level=3):
         out, _ = relay.optimize(mod, "llvm")
-    convs = [c for f in _primitive_functions(out["main"]) for c in _calls(f, "nn.conv2d")]
+    convs = [c for f in _primitive_functions(out["main"]) for c in calls(f, "nn.conv2d")]
     assert len(convs) == 2 and all(c.attrs.kernel_layout.endswith("o") for c in convs)
-    assert not _calls(out["main"], "layout_transform")
+    assert not calls(out["main"], "layout_transform")
 
 
 def test_c_target_build_packs_once():
     rng = np.random.default_rng(7)
     mod, inputs = _conv_net(True, rng)
-    want = _interpret(mod, inputs)
+    want = interpret(mod, inputs)
     with irlab.transform.PassContext(opt_level=3):
         lib = relay.build(mod, "c")
     convs = [c for f in _primitive_functions(lib.ir_mod["main"])
-             for c in _calls(f, "nn.conv2d")]
+             for c in calls(f, "nn.conv2d")]
     assert len(convs) == 2 and all(c.attrs.kernel_layout != "OIHW" for c in convs)
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
@@ -190,7 +166,7 @@ def test_opt_level_2_packs_per_call():
     """Without AlterOpLayout (opt_level < 3) the packed schedule packs on every call."""
     rng = np.random.default_rng(3)
     mod, inputs = _conv_net(True, rng)
-    want = _interpret(mod, inputs)
+    want = interpret(mod, inputs)
     lib = _build(mod, None, 2)
     kernels = _conv_kernels(lib)
     assert all(PACK.search(t) for t in kernels.values())
@@ -222,7 +198,7 @@ def _split_conv_module(make_body, shapes, rng):
 def _check_pass(mod, inputs, pass_):
     with irlab.transform.PassContext(opt_level=3):
         after = relay.transform.InferType()(pass_(mod))
-    np.testing.assert_allclose(_interpret(after, inputs), _interpret(mod, inputs),
+    np.testing.assert_allclose(interpret(after, inputs), interpret(mod, inputs),
                                rtol=1e-5, atol=1e-5)
     return after
 
@@ -238,7 +214,7 @@ def test_combine_parallel_conv2d_concatenates_split_kernels():
     mod = irlab.IRModule.from_expr(mod["main"])
     with irlab.transform.PassContext(opt_level=3):
         after = relay.transform.InferType()(relay.transform.CombineParallelConv2D(2)(mod))
-    (conv,) = _calls(after["main"], "nn.conv2d")
+    (conv,) = calls(after["main"], "nn.conv2d")
     assert conv.attrs.channels == 24 and conv.attrs.kernel_layout == "OIHW8o"
     got = relay.create_executor("debug", mod=after).evaluate()(**inputs)
     want = relay.create_executor("debug", mod=mod).evaluate()(**inputs)
@@ -256,7 +232,7 @@ def test_fold_scale_axis_leaves_split_kernels_alone():
     mod, inputs = _split_conv_module(body, {"x": (1, 4, 6, 6), "w": (2, 4, 3, 3, 8)},
                                      np.random.default_rng(5))
     after = _check_pass(mod, inputs, relay.transform.FoldScaleAxis())
-    assert [c.attrs.kernel_layout for c in _calls(after["main"], "nn.conv2d")] == ["OIHW8o"]
+    assert [c.attrs.kernel_layout for c in calls(after["main"], "nn.conv2d")] == ["OIHW8o"]
 
 
 def test_convert_layout_from_split_kernel():
@@ -265,7 +241,7 @@ def test_convert_layout_from_split_kernel():
         {"x": (1, 4, 6, 6), "w": (2, 4, 3, 3, 8)}, np.random.default_rng(6))
     after = _check_pass(mod, inputs, relay.transform.ConvertLayout(
         {"nn.conv2d": ["NHWC", "default"]}))
-    (conv,) = _calls(after["main"], "nn.conv2d")
+    (conv,) = calls(after["main"], "nn.conv2d")
     assert (conv.attrs.data_layout, conv.attrs.kernel_layout) == ("NHWC", "HWIO")
 
 

@@ -12,12 +12,10 @@ import irlab
 from irlab import relay
 from irlab.build_module import lower_for_codegen
 from irlab.contrib import graph_executor
-from irlab.ir.op import Op
-from irlab.relay.expr import Call
 from irlab.relay.frontend import from_onnx, onnx_models
-from irlab.target import Target
 from irlab.tir import PrimFunc
 from irlab.topi.x86.dense import dense_tile
+from _alter_layout import alter, calls, interpret
 
 PACK = re.compile(r"\bT_dense_pack\b")  # the per-call packing buffer of the dense schedule
 SIZES = (48, 64, 32, 10)  # 64 and 32 units are packed (16 | N), 10 units are not
@@ -45,29 +43,6 @@ def _mlp(weights_as_constants, rng, batch=8, sizes=SIZES):
     return relay.transform.InferType()(mod), inputs
 
 
-def _calls(expr, name):
-    found = []
-
-    def visit(e):
-        if isinstance(e, Call) and isinstance(e.op, Op) and e.op.name == name:
-            found.append(e)
-
-    relay.analysis.post_order_visit(expr, visit)
-    return found
-
-
-def _alter(mod, target="llvm"):
-    with irlab.transform.PassContext(opt_level=3):
-        if target is None:
-            return relay.transform.AlterOpLayout()(mod)
-        with Target(target):
-            return relay.transform.AlterOpLayout()(mod)
-
-
-def _interpret(mod, inputs, params=None):
-    return relay.create_executor("debug", mod=mod, params=params).evaluate()(**inputs).numpy()
-
-
 def _expected_layout(batch, units):
     return f"NC{dense_tile(batch, units)[1]}n"
 
@@ -76,27 +51,27 @@ def _expected_layout(batch, units):
 def test_alter_gives_dense_pack_and_keeps_numerics(target):
     rng = np.random.default_rng(0)
     mod, inputs = _mlp(False, rng)
-    after = relay.transform.InferType()(_alter(mod, target))
-    packs = _calls(after["main"], "nn.contrib_dense_pack")
+    after = relay.transform.InferType()(alter(mod, target))
+    packs = calls(after["main"], "nn.contrib_dense_pack")
     assert [p.attrs.weight_layout for p in packs] == [
         _expected_layout(8, int(p.checked_type.shape[-1])) for p in packs]
     assert sorted(int(p.checked_type.shape[-1]) for p in packs) == [32, 64]
-    denses = _calls(after["main"], "nn.dense")
+    denses = calls(after["main"], "nn.dense")
     assert [int(d.checked_type.shape[-1]) for d in denses] == [10]  # N % 16 != 0: unchanged
-    transforms = _calls(after["main"], "layout_transform")
+    transforms = calls(after["main"], "layout_transform")
     assert sorted(t.attrs.dst_layout for t in transforms) == sorted(
         p.attrs.weight_layout for p in packs)
     assert all(t.attrs.src_layout == "NC" for t in transforms)
     assert all(p.args[1] in transforms for p in packs)
-    np.testing.assert_allclose(_interpret(after, inputs), _interpret(mod, inputs),
+    np.testing.assert_allclose(interpret(after, inputs), interpret(mod, inputs),
                                rtol=1e-5, atol=1e-5)
 
 
 def test_no_target_keeps_dense():
     mod, _ = _mlp(False, np.random.default_rng(0))
-    after = _alter(mod, target=None)
+    after = alter(mod, target=None)
     assert irlab.ir.structural_equal(after, mod)
-    assert not _calls(after["main"], "nn.contrib_dense_pack")
+    assert not calls(after["main"], "nn.contrib_dense_pack")
 
 
 @pytest.mark.parametrize("dshape,wshape,kwargs", [
@@ -109,7 +84,7 @@ def test_denses_the_packed_schedule_does_not_run_stay(dshape, wshape, kwargs):
     x, w = relay.var("x", shape=dshape), relay.var("w", shape=wshape)
     mod = relay.transform.InferType()(irlab.IRModule.from_expr(
         relay.Function([x, w], relay.nn.dense(x, w, **kwargs))))
-    assert irlab.ir.structural_equal(_alter(mod), mod)
+    assert irlab.ir.structural_equal(alter(mod), mod)
 
 
 def _dense_kernels(lib):
@@ -149,12 +124,12 @@ def test_build_with_params_folds_the_packing():
     rng = np.random.default_rng(1)
     mod, inputs = _mlp(False, rng)
     params = {k: inputs.pop(k) for k in list(inputs) if k != "x"}
-    want = _interpret(mod, inputs, params)
+    want = interpret(mod, inputs, params)
     lib = _build(mod, params, 3)
     main = lib.ir_mod["main"]
-    assert not _calls(main, "layout_transform")  # folded into the constants
+    assert not calls(main, "layout_transform")  # folded into the constants
     layouts = sorted(p.attrs.weight_layout for f in _primitive_functions(main)
-                     for p in _calls(f, "nn.contrib_dense_pack"))
+                     for p in calls(f, "nn.contrib_dense_pack"))
     assert layouts == sorted([_expected_layout(8, 64), _expected_layout(8, 32)])
     kernels = _dense_kernels(lib)
     names = sorted(kernels)
@@ -169,10 +144,10 @@ def test_build_with_params_folds_the_packing():
 def test_build_with_weights_as_inputs():
     rng = np.random.default_rng(2)
     mod, inputs = _mlp(False, rng)
-    want = _interpret(mod, inputs)
+    want = interpret(mod, inputs)
     lib = _build(mod, None, 3)
     main = lib.ir_mod["main"]
-    transforms = [c for f in _primitive_functions(main) for c in _calls(f, "layout_transform")]
+    transforms = [c for f in _primitive_functions(main) for c in calls(f, "layout_transform")]
     assert len(transforms) == 2  # the packing runs as kernels of their own
     assert not any(PACK.search(t) for t in _dense_kernels(lib).values())
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
@@ -181,12 +156,12 @@ def test_build_with_weights_as_inputs():
 def test_c_target_build_packs_once():
     rng = np.random.default_rng(7)
     mod, inputs = _mlp(True, rng)
-    want = _interpret(mod, inputs)
+    want = interpret(mod, inputs)
     lib = _build(mod, None, 3, "c")
     packs = [c for f in _primitive_functions(lib.ir_mod["main"])
-             for c in _calls(f, "nn.contrib_dense_pack")]
+             for c in calls(f, "nn.contrib_dense_pack")]
     assert len(packs) == 2
-    assert not _calls(lib.ir_mod["main"], "layout_transform")
+    assert not calls(lib.ir_mod["main"], "layout_transform")
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
@@ -194,10 +169,10 @@ def test_opt_level_2_packs_per_call():
     """Without AlterOpLayout (opt_level < 3) the dense schedule packs on every call."""
     rng = np.random.default_rng(3)
     mod, inputs = _mlp(True, rng)
-    want = _interpret(mod, inputs)
+    want = interpret(mod, inputs)
     lib = _build(mod, None, 2)
     main = lib.ir_mod["main"]
-    assert not any(_calls(f, "nn.contrib_dense_pack") for f in _primitive_functions(main))
+    assert not any(calls(f, "nn.contrib_dense_pack") for f in _primitive_functions(main))
     kernels = _dense_kernels(lib)
     assert sum(bool(PACK.search(t)) for t in kernels.values()) == 2  # the two N % 16 == 0
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
@@ -209,20 +184,20 @@ def test_onnx_mlp_opt3():
     model = onnx_models.mlp()
     mod, params = from_onnx(model, freeze_params=True)
     inputs = {"input": np.random.default_rng(4).uniform(-1, 1, (32, 784)).astype("float32")}
-    want = _interpret(mod, inputs, params)
+    want = interpret(mod, inputs, params)
     lib = _build(mod, params, 3)
     kernels = _dense_kernels(lib)
     assert sum("contrib_dense_pack" in n for n in kernels) == 2, sorted(kernels)
     assert not any(PACK.search(t) for t in kernels.values())
-    assert not _calls(lib.ir_mod["main"], "layout_transform")
+    assert not calls(lib.ir_mod["main"], "layout_transform")
     np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
 def test_kept_dense_keeps_its_span():
     """A dense the hook leaves (10 units) is the same call after the pass: the ONNX span stays."""
     mod, _ = from_onnx(onnx_models.mlp(), freeze_params=True)
-    after = _alter(relay.transform.InferType()(mod))
-    kept = _calls(after["main"], "nn.dense")
+    after = alter(relay.transform.InferType()(mod))
+    kept = calls(after["main"], "nn.dense")
     assert len(kept) == 1 and int(kept[0].checked_type.shape[-1]) == 10
-    before = [d for d in _calls(mod["main"], "nn.dense") if d.checked_type.shape[-1] == 10]
+    before = [d for d in calls(mod["main"], "nn.dense") if d.checked_type.shape[-1] == 10]
     assert kept[0].span is not None and kept[0].span == before[0].span
