@@ -56,11 +56,11 @@ def _watch_console(page):
 
 
 def _unexpected(errors):
-    """Console errors other than the two known offline ones: Voila's template asks a public
-    CDN for its icon font's style sheets (see platform_notes.md)."""
+    """Console errors other than the known offline ones: Voila's template asks a public CDN
+    for its icon font's style sheets (see platform_notes.md); how many failures the browser
+    logs for them depends on the network (refused, unresolved, retried)."""
     known = [e for e in errors if e.startswith("Failed to load resource")
              and "fontawesome-free" in e.split(" @ ")[-1]]
-    assert len(known) <= 2, known
     return [e for e in errors if e not in known]
 
 

@@ -101,6 +101,8 @@ def test_html_in_a_name_is_text(page, voila_url):
     open_notebook(page, voila_url, "stepper", STEPPER_READY)
     page.locator("[data-testid=pass-item][data-name=FuseOps]").click()
     page.get_by_test_id("step-title").filter(has_text="FuseOps").wait_for()
+    # the diff is drawn after the title: wait for it rather than read it at once
+    page.get_by_test_id("diff-view").filter(has_text=XSS_NAME).wait_for()
     assert XSS_NAME in page.get_by_test_id("diff-view").inner_text()
     _no_injection(page)
 
