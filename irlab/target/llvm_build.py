@@ -128,7 +128,7 @@ def build_llvm(funcs, target):
     from irlab.target.llvm_jit import LLVMModule, compile_ir
 
     threads = compile_threads()
-    lowered = _lowered_one_by_one(funcs, threads)
+    lowered = _LoweredOneByOne(funcs, threads)
     compiler = _Compiler(target, threads)
     infos = []
     part = _Part(target, define_hooks=False)
@@ -156,7 +156,7 @@ def build_llvm(funcs, target):
                       part_sources=[{"ll-raw": r[3], "ll": r[1]} for r in results])
 
 
-class _lowered_one_by_one:
+class _LoweredOneByOne:
     """Iterates the lowered PrimFuncs of ``funcs`` in order, each lowered when asked for (so
     that compiling the first ones overlaps lowering the rest). Under instruments (or without
     compile threads) the whole module is lowered at once, as TVM's build does, so

@@ -9,13 +9,11 @@ import pytest
 
 import irlab
 from irlab import relay
-from irlab.build_module import lower_for_codegen
-from irlab.contrib import graph_executor
 from irlab.target import Target
-from irlab.tir import PrimFunc
 from irlab.topi.x86.conv2d import nchw_packed_tile
 from irlab.topi.x86.injective import vector_lanes
-from _alter_layout import alter, calls, interpret
+from _alter_layout import (alter, build, calls, interpret, lowered_kernels,
+                           primitive_functions, run)
 
 LANES = vector_lanes("float32", Target("llvm"))
 PACK = re.compile(r"\bp\d+_global\b")  # the per-call packing buffer of the packed schedule
@@ -87,57 +85,37 @@ def test_convs_the_packed_schedule_does_not_run_stay(dshape, wshape, kwargs):
     assert irlab.ir.structural_equal(after, mod)
 
 
-def _conv_kernels(lib):
-    """The lowered (flat) TIR of the conv2d PrimFuncs of a built module, by name."""
-    prims = {g: f for g, f in lib.ir_mod.functions.items() if isinstance(f, PrimFunc)}
-    with irlab.transform.PassContext(opt_level=3):
-        low = lower_for_codegen(irlab.IRModule(prims))
-    return {g.name_hint: f.script() for g, f in low.functions.items()
-            if "conv2d" in g.name_hint}
-
-
-def _build(mod, params, opt_level):
-    with irlab.transform.PassContext(opt_level=opt_level):
-        return relay.build(mod, "llvm", params=params)
-
-
-def _run(lib, inputs):
-    m = graph_executor.GraphModule(lib["default"](irlab.cpu()))
-    m.run(**inputs)
-    return m.get_output(0).numpy()
-
-
 def test_build_with_params_folds_the_packing():
     rng = np.random.default_rng(1)
     mod, inputs = _conv_net(False, rng)
     params = {k: inputs.pop(k) for k in ("w1", "w2", "b2")}
     want = relay.create_executor("debug", mod=mod, params=params).evaluate()(**inputs).numpy()
-    lib = _build(mod, params, 3)
+    lib = build(mod, params, 3)
     main = lib.ir_mod["main"]
     assert not calls(main, "layout_transform")  # folded into the constants
     blocks = set()
-    for func in _primitive_functions(main):
+    for func in primitive_functions(main):
         for conv in calls(func, "nn.conv2d"):
             blocks.add(conv.attrs.kernel_layout)
     assert blocks == {f"OIHW{nchw_packed_tile((1, 2 * LANES, 16, 16), LANES)[1]}o",
                       f"OIHW{nchw_packed_tile((1, 4 * LANES, 8, 8), LANES)[1]}o"}
-    kernels = _conv_kernels(lib)
+    kernels = lowered_kernels(lib, "conv2d")
     assert len(kernels) == 2
     for name, text in kernels.items():
         assert not PACK.search(text), f"{name} still packs its weight"
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
 
 def test_build_with_weights_as_inputs():
     rng = np.random.default_rng(2)
     mod, inputs = _conv_net(False, rng)
     want = interpret(mod, inputs)
-    lib = _build(mod, None, 3)
+    lib = build(mod, None, 3)
     main = lib.ir_mod["main"]
-    transforms = [c for f in _primitive_functions(main) for c in calls(f, "layout_transform")]
+    transforms = [c for f in primitive_functions(main) for c in calls(f, "layout_transform")]
     assert len(transforms) == 2  # the packing runs as kernels of their own
-    assert not any(PACK.search(t) for t in _conv_kernels(lib).values())
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+    assert not any(PACK.search(t) for t in lowered_kernels(lib, "conv2d").values())
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
 
 def test_relay_optimize_uses_its_target():
@@ -145,7 +123,7 @@ def test_relay_optimize_uses_its_target():
     mod, _ = _conv_net(True, np.random.default_rng(8))
     with irlab.transform.PassContext(opt_level=3):
         out, _ = relay.optimize(mod, "llvm")
-    convs = [c for f in _primitive_functions(out["main"]) for c in calls(f, "nn.conv2d")]
+    convs = [c for f in primitive_functions(out["main"]) for c in calls(f, "nn.conv2d")]
     assert len(convs) == 2 and all(c.attrs.kernel_layout.endswith("o") for c in convs)
     assert not calls(out["main"], "layout_transform")
 
@@ -156,10 +134,10 @@ def test_c_target_build_packs_once():
     want = interpret(mod, inputs)
     with irlab.transform.PassContext(opt_level=3):
         lib = relay.build(mod, "c")
-    convs = [c for f in _primitive_functions(lib.ir_mod["main"])
+    convs = [c for f in primitive_functions(lib.ir_mod["main"])
              for c in calls(f, "nn.conv2d")]
     assert len(convs) == 2 and all(c.attrs.kernel_layout != "OIHW" for c in convs)
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
 
 def test_opt_level_2_packs_per_call():
@@ -167,23 +145,10 @@ def test_opt_level_2_packs_per_call():
     rng = np.random.default_rng(3)
     mod, inputs = _conv_net(True, rng)
     want = interpret(mod, inputs)
-    lib = _build(mod, None, 2)
-    kernels = _conv_kernels(lib)
+    lib = build(mod, None, 2)
+    kernels = lowered_kernels(lib, "conv2d")
     assert all(PACK.search(t) for t in kernels.values())
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-4)
-
-
-def _primitive_functions(main):
-    from irlab.relay.function import Function
-
-    found = []
-
-    def visit(e):
-        if isinstance(e, Function) and e.attrs is not None and "Primitive" in e.attrs:
-            found.append(e)
-
-    relay.analysis.post_order_visit(main, visit)
-    return found
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------

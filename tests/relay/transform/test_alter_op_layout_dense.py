@@ -10,12 +10,10 @@ import pytest
 
 import irlab
 from irlab import relay
-from irlab.build_module import lower_for_codegen
-from irlab.contrib import graph_executor
 from irlab.relay.frontend import from_onnx, onnx_models
-from irlab.tir import PrimFunc
 from irlab.topi.x86.dense import dense_tile
-from _alter_layout import alter, calls, interpret
+from _alter_layout import (alter, build, calls, interpret, lowered_kernels,
+                           primitive_functions, run)
 
 PACK = re.compile(r"\bT_dense_pack\b")  # the per-call packing buffer of the dense schedule
 SIZES = (48, 64, 32, 10)  # 64 and 32 units are packed (16 | N), 10 units are not
@@ -87,82 +85,49 @@ def test_denses_the_packed_schedule_does_not_run_stay(dshape, wshape, kwargs):
     assert irlab.ir.structural_equal(alter(mod), mod)
 
 
-def _dense_kernels(lib):
-    """The lowered (flat) TIR of the product kernels of a built module, by name."""
-    prims = {g: f for g, f in lib.ir_mod.functions.items() if isinstance(f, PrimFunc)}
-    with irlab.transform.PassContext(opt_level=3):
-        low = lower_for_codegen(irlab.IRModule(prims))
-    return {g.name_hint: f.script() for g, f in low.functions.items()
-            if "dense" in g.name_hint}
-
-
-def _build(mod, params, opt_level, target="llvm"):
-    with irlab.transform.PassContext(opt_level=opt_level):
-        return relay.build(mod, target, params=params)
-
-
-def _run(lib, inputs):
-    m = graph_executor.GraphModule(lib["default"](irlab.cpu()))
-    m.run(**inputs)
-    return m.get_output(0).numpy()
-
-
-def _primitive_functions(main):
-    from irlab.relay.function import Function
-
-    found = []
-
-    def visit(e):
-        if isinstance(e, Function) and e.attrs is not None and "Primitive" in e.attrs:
-            found.append(e)
-
-    relay.analysis.post_order_visit(main, visit)
-    return found
-
-
 def test_build_with_params_folds_the_packing():
     rng = np.random.default_rng(1)
     mod, inputs = _mlp(False, rng)
     params = {k: inputs.pop(k) for k in list(inputs) if k != "x"}
     want = interpret(mod, inputs, params)
-    lib = _build(mod, params, 3)
+    lib = build(mod, params, 3)
     main = lib.ir_mod["main"]
     assert not calls(main, "layout_transform")  # folded into the constants
-    layouts = sorted(p.attrs.weight_layout for f in _primitive_functions(main)
+    layouts = sorted(p.attrs.weight_layout for f in primitive_functions(main)
                      for p in calls(f, "nn.contrib_dense_pack"))
     assert layouts == sorted([_expected_layout(8, 64), _expected_layout(8, 32)])
-    kernels = _dense_kernels(lib)
+    kernels = lowered_kernels(lib, "dense")
     names = sorted(kernels)
     assert names == ["tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu",
                      "tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu_1",
                      "tvmgen_default_fused_nn_dense_add"], names
     for name, text in kernels.items():
         assert not PACK.search(text), f"{name} still packs its weight"
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
 def test_build_with_weights_as_inputs():
     rng = np.random.default_rng(2)
     mod, inputs = _mlp(False, rng)
     want = interpret(mod, inputs)
-    lib = _build(mod, None, 3)
+    lib = build(mod, None, 3)
     main = lib.ir_mod["main"]
-    transforms = [c for f in _primitive_functions(main) for c in calls(f, "layout_transform")]
+    transforms = [c for f in primitive_functions(main) for c in calls(f, "layout_transform")]
     assert len(transforms) == 2  # the packing runs as kernels of their own
-    assert not any(PACK.search(t) for t in _dense_kernels(lib).values())
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
+    assert not any(PACK.search(t) for t in lowered_kernels(lib, "dense").values())
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
 def test_c_target_build_packs_once():
     rng = np.random.default_rng(7)
     mod, inputs = _mlp(True, rng)
     want = interpret(mod, inputs)
-    lib = _build(mod, None, 3, "c")
-    packs = [c for f in _primitive_functions(lib.ir_mod["main"])
+    lib = build(mod, None, 3, "c")
+    packs = [c for f in primitive_functions(lib.ir_mod["main"])
              for c in calls(f, "nn.contrib_dense_pack")]
     assert len(packs) == 2
     assert not calls(lib.ir_mod["main"], "layout_transform")
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
 def test_opt_level_2_packs_per_call():
@@ -170,12 +135,12 @@ def test_opt_level_2_packs_per_call():
     rng = np.random.default_rng(3)
     mod, inputs = _mlp(True, rng)
     want = interpret(mod, inputs)
-    lib = _build(mod, None, 2)
+    lib = build(mod, None, 2)
     main = lib.ir_mod["main"]
-    assert not any(calls(f, "nn.contrib_dense_pack") for f in _primitive_functions(main))
-    kernels = _dense_kernels(lib)
+    assert not any(calls(f, "nn.contrib_dense_pack") for f in primitive_functions(main))
+    kernels = lowered_kernels(lib, "dense")
     assert sum(bool(PACK.search(t)) for t in kernels.values()) == 2  # the two N % 16 == 0
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
 def test_onnx_mlp_opt3():
@@ -185,12 +150,12 @@ def test_onnx_mlp_opt3():
     mod, params = from_onnx(model, freeze_params=True)
     inputs = {"input": np.random.default_rng(4).uniform(-1, 1, (32, 784)).astype("float32")}
     want = interpret(mod, inputs, params)
-    lib = _build(mod, params, 3)
-    kernels = _dense_kernels(lib)
+    lib = build(mod, params, 3)
+    kernels = lowered_kernels(lib, "dense")
     assert sum("contrib_dense_pack" in n for n in kernels) == 2, sorted(kernels)
     assert not any(PACK.search(t) for t in kernels.values())
     assert not calls(lib.ir_mod["main"], "layout_transform")
-    np.testing.assert_allclose(_run(lib, inputs), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
 def test_kept_dense_keeps_its_span():
