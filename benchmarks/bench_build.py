@@ -5,9 +5,10 @@ Stages: ``optimize`` (the Relay pipeline), ``LowerTE`` (fused functions to PrimF
 graph codegen), ``TIR lowering`` (``lower_for_codegen``: the TIR passes + LowerIntrin),
 ``codegen`` (TIR to LLVM IR in Python; printing the IR as text is not counted), ``LLVM``
 (llvmlite: parse, O3, emit object; in background threads, overlapping the Python stages:
-``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its CPU seconds (all threads); ``wait`` is the wall time the build
-spent waiting for LLVM after Python had finished. Prints figures; asserts nothing. The disk
-cache is turned off (``IRLAB_CACHE=0``) unless ``--disk-cache``.
+``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its CPU seconds (all
+threads); ``wait`` is the wall time the build spent waiting for LLVM after Python had
+finished. Prints figures; asserts nothing. The disk cache is turned off (``IRLAB_CACHE=0``)
+unless ``--disk-cache``.
 
 Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--disk-cache]
      (IRLAB_COMPILE_THREADS=0 compiles in one part, in the calling thread)
