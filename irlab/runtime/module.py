@@ -169,7 +169,8 @@ def link_shared(objects_or_sources, path, extra_flags=(), relocatable=False):
         cmd = [compiler, "-shared", "-fPIC", "-o", path, *extra_flags, *objects_or_sources,
                "-lm"]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(cmd, capture_output=True, encoding="utf-8",
+                              errors="replace", timeout=300)
     except subprocess.TimeoutExpired as err:
         raise CompileError(f"{' '.join(cmd)} timed out") from err
     if proc.returncode != 0:

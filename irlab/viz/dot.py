@@ -140,8 +140,8 @@ def render(dot_source: str, fmt="svg", timeout=30.0) -> str:
         raise IrlabError("no Graphviz found: install the 'pygraphviz' wheel "
                          "(pip install pygraphviz) or Debian's 'graphviz' package")
     try:
-        done = subprocess.run(cmd, input=dot_source, capture_output=True, text=True,
-                              timeout=timeout)
+        done = subprocess.run(cmd, input=dot_source, capture_output=True, encoding="utf-8",
+                              errors="replace", timeout=timeout)
     except subprocess.TimeoutExpired:
         raise IrlabError(f"graph layout took longer than {timeout:.0f} s; "
                          f"collapse fused functions or show a neighbourhood") from None
