@@ -4,6 +4,9 @@
 feature list are read from llvmlite, so AVX-512 is used where the machine has it);
 ``Target("llvm -mcpu=skylake-avx512 -mattr=+avx512f -num-cores=2")`` pins them;
 ``Target("c")`` asks for C source compiled by the system C compiler.
+What the schedules size themselves by -- ``vector_width(dtype)``, ``num_vector_registers``,
+``cache_sizes`` -- comes from the host for ``llvm`` and from a table of named CPUs for
+``-mcpu=...`` (``cpu_info.py``), so code for a CPU the host lacks is scheduled as for that CPU.
 ``-num-cores`` sets how many threads a ``parallel`` loop uses (default: the CPUs this process
 may run on, or ``IRLAB_NUM_THREADS`` / ``TVM_NUM_THREADS`` when set).
 """
@@ -15,6 +18,7 @@ import os
 import shlex
 
 from irlab.errors import IrlabError
+from irlab.ir.dtype import parse_dtype
 
 KINDS = ("llvm", "c")
 # options every kind accepts, with how the value is parsed
@@ -124,8 +128,31 @@ class Target:
     def keys(self) -> tuple:
         return ("cpu",)
 
+    # -- what the schedules need: the CPU's vector ISA, registers and caches ------------------
+    @property
+    def cpu_info(self):
+        """The CPU as ``cpu_info.CPUInfo``: the host's for plain ``llvm``, else ``-mcpu``'s
+        entry in the table of named CPUs (``irlab.target.cpu_info.NAMED_CPUS``)."""
+        from irlab.target.cpu_info import host_cpu_info, named_cpu_info
+
+        if "mcpu" not in self.options:
+            return host_cpu_info()
+        return named_cpu_info(self.options["mcpu"])
+
+    @property
+    def features(self) -> frozenset:
+        """The CPU's features (LLVM names, no ``+``) with ``-mattr``'s ``+f`` / ``-f`` applied."""
+        features = set(self.cpu_info.features)
+        for flag in self.options.get("mattr", []):
+            name = flag.lstrip("+-")
+            if flag.startswith("-"):
+                features.discard(name)
+            else:
+                features.add(name)
+        return frozenset(features)
+
     def has_feature(self, name: str) -> bool:
-        return ("+" + name.lstrip("+")) in self.mattr
+        return name.lstrip("+") in self.features
 
     @property
     def vector_bits(self) -> int:
@@ -135,6 +162,23 @@ class Target:
         if self.has_feature("avx"):
             return 256
         return 128
+
+    def vector_width(self, dtype="float32") -> int:
+        """Elements of ``dtype`` in one vector register (16 float32 with AVX-512, 8 with
+        AVX2): the lanes a schedule vectorizes by."""
+        return max(1, self.vector_bits // max(8, parse_dtype(str(dtype)).bits))
+
+    @property
+    def num_vector_registers(self) -> int:
+        """Vector registers a kernel can keep values in: 32 zmm with AVX-512, else 16
+        (ymm/xmm on x86-64): the budget of a register tile."""
+        return 32 if self.has_feature("avx512f") else 16
+
+    @property
+    def cache_sizes(self) -> dict:
+        """Per-core data cache sizes in bytes: ``{"L1d": ..., "L2": ..., "L3": ...}`` (L3
+        shared); the host's from sysfs, a named CPU's typical ones from the table."""
+        return self.cpu_info.cache_sizes
 
     # -- TVM's context-manager protocol -----------------------------------------------------
     @staticmethod

@@ -34,14 +34,20 @@ def random(shape, dtype, rng, low=-1.0, high=1.0):
     return rng.uniform(low, high, size=shape).astype(dtype)
 
 
+def lower_op(make_call, shapes, target, dtype="float32"):
+    """``make_call(*vars)`` over fresh vars of ``shapes``, lowered (not built) for ``target``:
+    (the inferred function, its LoweredFunction). For inspecting what a target -- the host's
+    or another CPU's -- gets."""
+    params = [relay.var(f"p{i}", shape=s, dtype=dtype) for i, s in enumerate(shapes)]
+    func = infer(relay.Function(params, make_call(*params)))
+    return func, lower_function(func, Target(target))
+
+
 def check_op(make_call, shapes, dtype="float32", rtol=1e-4, atol=1e-5, seed=0):
     """``make_call(*vars)`` builds one op call over fresh vars of ``shapes``; the lowered,
-    built function must match ``Op.reference``. Returns the LoweredFunction."""
+    built function (host target) must match ``Op.reference``. Returns the LoweredFunction."""
     rng = np.random.default_rng(seed)
-    params = [relay.var(f"p{i}", shape=s, dtype=dtype) for i, s in enumerate(shapes)]
-    call = make_call(*params)
-    func = infer(relay.Function(params, call))
-    lowered = lower_function(func, Target(TARGET))
+    func, lowered = lower_op(make_call, shapes, TARGET, dtype)
     arrays = [random(s, dtype, rng) for s in shapes]
     out_type = func.body.checked_type
     got = run_lowered(lowered, arrays, tuple(int(d) for d in out_type.shape), out_type.dtype)

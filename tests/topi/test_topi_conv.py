@@ -10,80 +10,99 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from _conv_util import check_fused, check_op, tiled  # noqa: E402
+from _conv_util import check_fused, check_op, lower_op, tiled  # noqa: E402
 
 from irlab import relay  # noqa: E402
 
 nn = relay.nn
 
+# What each schedule is called and whether it packs the weight on every call (into p1_global)
+KINDS = {"direct": ("conv2d_nchw.x86", False), "packed": ("conv2d_nchw.x86", True),
+         "prepacked": ("conv2d_nchw_prepacked.x86", False),
+         "im2col": ("conv2d_nchw_im2col.x86", False), "nhwc": ("conv2d_nhwc.x86", False),
+         "depthwise": ("conv2d_depthwise.x86", False), "other": ("conv2d_other.x86", False)}
+# Named CPUs the choices are checked for, whatever the host (lowered and inspected, not run)
+TARGETS = {8: "llvm -mcpu=haswell", 16: "llvm -mcpu=skylake-avx512"}
+
 CONV2D = [
-    # (id, data shape, weight shape, kwargs, expected implementation, tiled)
-    # direct, output columns as vector lanes (8 output channels do not fill a vector)
-    ("nchw_direct_pad1", (1, 4, 8, 8), (8, 4, 3, 3), dict(padding=1), "conv2d_nchw.x86", True),
-    ("nchw_direct_batch2", (2, 3, 9, 10), (5, 3, 3, 2), dict(), "conv2d_nchw.x86", True),
+    # (id, data shape, weight shape, kwargs, schedule kind -- or {float32 lanes: kind} where
+    #  the choice depends on the vector width --, tiled)
+    # 8 output channels: one AVX2 vector (packed, channels as lanes), half an AVX-512 one
+    # (direct, output columns as vector lanes)
+    ("nchw_direct_pad1", (1, 4, 8, 8), (8, 4, 3, 3), dict(padding=1),
+     {8: "packed", 16: "direct"}, True),
+    ("nchw_direct_batch2", (2, 3, 9, 10), (5, 3, 3, 2), dict(), "direct", True),
     # direct with the weight packed, output channels as vector lanes
-    ("nchw_packed", (1, 3, 10, 10), (32, 3, 3, 3), dict(padding=1), "conv2d_nchw.x86", True),
+    ("nchw_packed", (1, 3, 10, 10), (32, 3, 3, 3), dict(padding=1), "packed", True),
     ("nchw_packed_7x7_s2", (1, 3, 20, 20), (16, 3, 7, 7), dict(strides=2, padding=3),
-     "conv2d_nchw.x86", True),
+     "packed", True),
     ("nchw_packed_stride_dilate_asym", (2, 3, 15, 13), (16, 3, 3, 3),
-     dict(strides=2, padding=(1, 2, 0, 1), dilation=(1, 2)), "conv2d_nchw.x86", True),
+     dict(strides=2, padding=(1, 2, 0, 1), dilation=(1, 2)), "packed", True),
     # the packed tile reading a pre-packed OIHW{n}o weight (AlterOpLayout's layout): no
     # packing stage; a block the tile would not choose, and a small image, still work
     ("nchw_prepacked", (1, 3, 10, 10), (2, 3, 3, 3, 16), dict(padding=1, kernel_layout="OIHW16o"),
-     "conv2d_nchw_prepacked.x86", True),
+     "prepacked", True),
     ("nchw_prepacked_stride_dilate_asym", (2, 3, 15, 13), (1, 3, 3, 3, 32),
      dict(strides=2, padding=(1, 2, 0, 1), dilation=(1, 2), kernel_layout="OIHW32o"),
-     "conv2d_nchw_prepacked.x86", True),
+     "prepacked", True),
     ("nchw_prepacked_small_8o", (1, 8, 5, 5), (3, 8, 3, 3, 8), dict(padding=1,
                                                                    kernel_layout="OIHW8o"),
-     "conv2d_nchw_prepacked.x86", True),
+     "prepacked", True),
     ("nhwc_split_kernel", (1, 6, 6, 4), (3, 3, 4, 2, 8), dict(padding=1, data_layout="NHWC",
                                                               kernel_layout="HWIO8o"),
-     "conv2d_other.x86", False),
+     "other", False),
     # im2col + GEMM (fewer than 64 output pixels)
-    ("nchw_im2col_1x1", (1, 16, 7, 7), (32, 16, 1, 1), dict(), "conv2d_nchw_im2col.x86", True),
+    ("nchw_im2col_1x1", (1, 16, 7, 7), (32, 16, 1, 1), dict(), "im2col", True),
     ("nchw_im2col_batch2_asym", (2, 5, 6, 5), (6, 5, 3, 2),
-     dict(strides=2, padding=(1, 0, 2, 1), dilation=(2, 1)), "conv2d_nchw_im2col.x86", True),
-    ("nchw_im2col_3x3", (1, 8, 5, 5), (20, 8, 3, 3), dict(padding=1), "conv2d_nchw_im2col.x86",
-     True),
-    # im2col + GEMM for a strided conv whose 8 output channels do not fill a vector
+     dict(strides=2, padding=(1, 0, 2, 1), dilation=(2, 1)), "im2col", True),
+    ("nchw_im2col_3x3", (1, 8, 5, 5), (20, 8, 3, 3), dict(padding=1), "im2col", True),
+    # a strided conv whose 8 output channels do not fill an AVX-512 vector: im2col + GEMM
+    # there; with AVX2 they fill one, and the packed schedule runs it
     ("nchw_im2col_strided_narrow", (1, 3, 20, 20), (8, 3, 3, 3), dict(strides=2, padding=1),
-     "conv2d_nchw_im2col.x86", True),
-    ("nchw_groups2", (1, 4, 8, 8), (6, 2, 3, 3), dict(padding=1, groups=2),
-     "conv2d_other.x86", False),
-    ("depthwise_nchw", (1, 8, 9, 9), (8, 1, 3, 3), dict(padding=1, groups=8),
-     "conv2d_depthwise.x86", True),
+     {8: "packed", 16: "im2col"}, True),
+    ("nchw_groups2", (1, 4, 8, 8), (6, 2, 3, 3), dict(padding=1, groups=2), "other", False),
+    ("depthwise_nchw", (1, 8, 9, 9), (8, 1, 3, 3), dict(padding=1, groups=8), "depthwise",
+     True),
     ("depthwise_nchw_s2", (1, 16, 10, 10), (16, 1, 3, 3), dict(padding=1, strides=2, groups=16),
-     "conv2d_depthwise.x86", True),
-    ("depthwise_multiplier", (1, 4, 9, 9), (8, 1, 3, 3), dict(padding=1, groups=4),
-     "conv2d_other.x86", False),
+     "depthwise", True),
+    ("depthwise_multiplier", (1, 4, 9, 9), (8, 1, 3, 3), dict(padding=1, groups=4), "other",
+     False),
     ("nhwc_hwio", (1, 8, 8, 4), (3, 3, 4, 32), dict(padding=1, data_layout="NHWC",
-                                                     kernel_layout="HWIO"),
-     "conv2d_nhwc.x86", True),
+                                                     kernel_layout="HWIO"), "nhwc", True),
     ("nhwc_hwio_s2", (2, 9, 7, 5), (3, 3, 5, 24), dict(padding=(0, 1, 1, 0), strides=2,
                                                         data_layout="NHWC",
-                                                        kernel_layout="HWIO"),
-     "conv2d_nhwc.x86", True),
+                                                        kernel_layout="HWIO"), "nhwc", True),
     ("nhwc_ohwi", (1, 8, 8, 4), (16, 3, 3, 4), dict(padding=1, strides=2, data_layout="NHWC",
-                                                    kernel_layout="OHWI"),
-     "conv2d_nhwc.x86", True),
+                                                    kernel_layout="OHWI"), "nhwc", True),
     ("depthwise_nhwc", (1, 8, 8, 16), (3, 3, 16, 1), dict(padding=1, groups=16,
                                                           data_layout="NHWC",
                                                           kernel_layout="HWOI"),
-     "conv2d_depthwise.x86", True),
-    ("nchw_out_nhwc", (1, 4, 6, 6), (8, 4, 3, 3), dict(padding=1, out_layout="NHWC"),
-     "conv2d_other.x86", False),
+     "depthwise", True),
+    ("nchw_out_nhwc", (1, 4, 6, 6), (8, 4, 3, 3), dict(padding=1, out_layout="NHWC"), "other",
+     False),
 ]
 
 
 @pytest.mark.parametrize("case", CONV2D, ids=[c[0] for c in CONV2D])
 def test_conv2d(case):
-    _, dshape, wshape, kwargs, impl, want_tile = case
+    """Every schedule on the host computes what the op's reference does."""
+    _, dshape, wshape, kwargs, _, want_tile = case
     lowered = check_op(lambda x, w: nn.conv2d(x, w, **kwargs), [dshape, wshape])
-    assert lowered.anchor[0].name == impl
     assert tiled(lowered) == want_tile
-    # the packed schedule packs the weight (p1) into a copy; the others read it as it is
-    assert ("p1_global" in lowered.prim_func.script()) == case[0].startswith("nchw_packed")
+
+
+@pytest.mark.parametrize("lanes", sorted(TARGETS), ids=[TARGETS[k] for k in sorted(TARGETS)])
+@pytest.mark.parametrize("case", CONV2D, ids=[c[0] for c in CONV2D])
+def test_conv2d_choice_per_target(case, lanes):
+    """The schedule each named CPU gets (direct / packed / im2col... by its vector width)."""
+    _, dshape, wshape, kwargs, kind, want_tile = case
+    kind = kind[lanes] if isinstance(kind, dict) else kind
+    _, lowered = lower_op(lambda x, w: nn.conv2d(x, w, **kwargs), [dshape, wshape],
+                          TARGETS[lanes])
+    name, packs = KINDS[kind]
+    assert lowered.anchor[0].name == name
+    assert tiled(lowered) == want_tile
+    assert ("p1_global" in lowered.prim_func.script()) == packs
 
 
 CONV2D_TRANSPOSE = [

@@ -19,7 +19,7 @@ def test_dense(m, n, k):
     # float32 accumulation over k terms: absolute error grows like sqrt(k)
     lowered = check_op(lambda a, b: relay.nn.dense(a, b), [(m, k), (n, k)],
                        atol=1e-5 * k ** 0.5)
-    packed = n % 16 == 0 and m > 2
+    packed = dense_tile(m, n, TARGET) is not None
     assert lowered.anchor[0].name == ("dense_pack.x86" if packed else "dense.x86")
     if m <= 2 and k % 8 == 0:  # GEMV: vectorized dot products (rfactor)
         assert "T_dense_rf" in lowered.prim_func.script()
@@ -43,8 +43,8 @@ def test_dense_pack(m, n, k, block):
     assert lowered.anchor[0].name == "dense_pack.x86"
     text = lowered.prim_func.script()
     assert "T_dense_pack" not in text
-    tile = dense_tile(m, n)
-    if tile is not None and tile[1] == block:  # (32, 256), (6, 48), (8, 96)
+    tile = dense_tile(m, n, TARGET)
+    if tile is not None and tile[1] == block:  # e.g. (6, 48, 16), (8, 96, 32) with AVX-512
         assert "T.vectorized" in text and "T.unroll" in text
     a, b = random_inputs([(m, k), (n, k)])
     got = run_lowered(lowered, [a, _pack_nc(b, block)])[0]

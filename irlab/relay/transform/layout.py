@@ -735,8 +735,10 @@ def alter_op_layout_dense_cpu(attrs, inputs, tinfos, out_type):
     from irlab.relay.op.nn import contrib_dense_pack
     from irlab.relay.op.strategy.dense import use_prepacked_dense
     from irlab.relay.op.transform import layout_transform
+    from irlab.target import Target
 
-    block = use_prepacked_dense(attrs, tinfos, out_type)
+    target = Target.current(allow_none=True)
+    block = None if target is None else use_prepacked_dense(attrs, tinfos, out_type, target)
     if block is None:
         return None
     layout = f"NC{block}n"

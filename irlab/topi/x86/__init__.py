@@ -1,7 +1,8 @@
 """CPU schedules: functions ``schedule_*(sch, outs, target)`` transforming a ``tir.Schedule``
 whose blocks are named after the TE stages (``tensor.op.name``)."""
 
-from irlab.topi.x86.injective import schedule_injective, vector_lanes
+from irlab.topi.x86.injective import schedule_injective
+from irlab.topi.x86.register_tile import vector_lanes
 
 __all__ = ["schedule_injective", "vector_lanes"]
 from irlab.topi.x86.dense import (schedule_dense, schedule_batch_matmul,  # noqa: E402,F401

@@ -32,10 +32,9 @@ epilogue is reverse-inlined into that write-back, so no full-size conv buffer re
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
-from irlab.topi.x86.injective import (PARALLEL_MIN_ELEMENTS, schedule_injective_block,
-                                      vector_lanes)
+from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, schedule_injective_block
+from irlab.topi.x86.register_tile import accumulator_budget, best_tile, vector_lanes
 
-MAX_ACCUMULATORS = 16  # <16 x float> accumulators of a register tile (32 zmm registers)
 # Below this many multiply-adds (~40 us on one core) a parallel loop's fan-out to the thread
 # pool (~40 us, platform notes) costs more than it saves: run serially.
 PARALLEL_MIN_MACS = 4 << 20
@@ -84,33 +83,17 @@ def _divisor(n, limit, prefer_multiple=1):
     return best
 
 
-def _best_tile(n_rows, n_cols, lanes, max_cols):
-    """(rows, cols) of a register tile: cols (the vector lanes) a divisor of n_cols up to
-    max_cols, rows a divisor of n_rows, with at most MAX_ACCUMULATORS vectors; the tile with
-    the most accumulators wins (ties: wider vectors, full vectors)."""
-    best, best_key = (1, 1), None
-    for cols in range(1, min(n_cols, max_cols) + 1):
-        if n_cols % cols:
-            continue
-        vecs = -(-cols // lanes)
-        for rows in range(1, n_rows + 1):
-            if n_rows % rows or rows * vecs > MAX_ACCUMULATORS:
-                continue
-            key = (rows * vecs * min(1.0, cols / (vecs * lanes)), cols % lanes == 0, cols)
-            if best_key is None or key > best_key:
-                best, best_key = (rows, cols), key
-    return best
-
-
-def nchw_tile(n_oc, n_ow, lanes):
+def nchw_tile(n_oc, n_ow, target, dtype="float32"):
     """(oc_bn, ow_bn) of the NCHW tile (the output columns are the vector lanes, at most one
     vector: LLVM splits a <28 x float> badly, 9 vs 44 GFLOPS on 64x56x56 3x3)."""
-    return _best_tile(n_oc, n_ow, lanes, lanes)
+    lanes = vector_lanes(dtype, target)
+    return best_tile(n_oc, n_ow, lanes, lanes, accumulator_budget(target))
 
 
-def nhwc_tile(n_ow, n_oc, lanes):
+def nhwc_tile(n_ow, n_oc, target, dtype="float32"):
     """(ow_bn, oc_bn) of the NHWC tile (the output channels are the vector lanes)."""
-    return _best_tile(n_ow, n_oc, lanes, 4 * lanes)
+    lanes = vector_lanes(dtype, target)
+    return best_tile(n_ow, n_oc, lanes, 4 * lanes, accumulator_budget(target))
 
 
 def schedule_pad(sch, outs, target):
@@ -235,16 +218,17 @@ PACK_MIN_PIXELS = 64  # below this many output pixels (all images), packing the 
 #                       strategy gives those to im2col + GEMM)
 
 
-def nchw_packed_tile(out_shape, lanes):
+def nchw_packed_tile(out_shape, target, dtype="float32"):
     """``(ow_bn, oc_bn)`` of the packed NCHW schedule for an NCHW output of ``out_shape``, or
     None when that schedule does not apply (output channels not a multiple of the vector
     lanes, fewer than PACK_MIN_PIXELS pixels). The weight is packed in blocks of ``oc_bn``
     output channels: per call here, or once by AlterOpLayout (``OIHW{oc_bn}o``), whose CPU
     hook asks this same function, so the hook and the schedule agree on the block."""
     batch, channels, height, width = (int(d) for d in out_shape)
+    lanes = vector_lanes(dtype, target)
     if channels % lanes or batch * height * width < PACK_MIN_PIXELS:
         return None
-    ow_bn, oc_bn = nhwc_tile(width, channels, lanes)
+    ow_bn, oc_bn = nhwc_tile(width, channels, target, dtype)
     if oc_bn % lanes:
         return None
     return ow_bn, oc_bn
@@ -255,8 +239,7 @@ def schedule_conv2d_nchw(attrs, sch, outs, conv, target):
     """NCHW conv2d: the packed-weight schedule (channels as vector lanes) when the output
     channels fill vectors and the image is large enough to amortize the packing, else the
     direct one (columns as vector lanes)."""
-    lanes = vector_lanes(conv.dtype, target)
-    if nchw_packed_tile(conv.shape, lanes) is not None:
+    if nchw_packed_tile(conv.shape, target, conv.dtype) is not None:
         saved = sch.copy()
         try:
             return _nchw_packed(attrs, sch, outs, conv, target)
@@ -271,8 +254,7 @@ def _nchw_direct(attrs, sch, outs, conv, target):
     block = _block(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
-    lanes = vector_lanes(conv.dtype, target)
-    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), lanes)
+    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     vec = owi if int(attrs.strides[1]) == 1 else None  # strided columns: gathers
@@ -284,7 +266,7 @@ def _nchw_packed(attrs, sch, outs, conv, target):
     """NCHW conv2d with the OIHW weight packed (per call) into ``[oc.o, ic, kh, kw, oc.i]``
     panels: an (ow_bn x oc_bn) register tile with the output channels as vector lanes (the
     NHWC micro-kernel), the input read as broadcast scalars."""
-    tile = nchw_packed_tile(conv.shape, vector_lanes(conv.dtype, target))
+    tile = nchw_packed_tile(conv.shape, target, conv.dtype)
     if tile is None:
         raise ScheduleError("output channels are not a multiple of the vector lanes")
     ow_bn, oc_bn = tile
@@ -311,13 +293,12 @@ def _nchw_prepacked(attrs, sch, outs, conv, target):
     primal, oc_bn = split_kernel_layout(attrs.kernel_layout)
     if primal != "OIHW" or oc_bn is None:
         raise ScheduleError(f"kernel layout {attrs.kernel_layout} is not OIHW{{n}}o")
-    lanes = vector_lanes(conv.dtype, target)
-    tile = nchw_packed_tile(conv.shape, lanes)
+    tile = nchw_packed_tile(conv.shape, target, conv.dtype)
     if tile is not None and tile[1] == oc_bn:
         ow_bn = tile[0]
     else:  # a block the schedule would not have chosen: as many columns as accumulators allow
-        vectors = -(-oc_bn // lanes)
-        ow_bn = _divisor(int(conv.shape[3]), max(1, MAX_ACCUMULATORS // vectors))
+        vectors = -(-oc_bn // vector_lanes(conv.dtype, target))
+        ow_bn = _divisor(int(conv.shape[3]), max(1, accumulator_budget(target) // vectors))
     _packed_tile(sch, outs, conv, target, ow_bn, oc_bn)
 
 
@@ -334,7 +315,17 @@ def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
           [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target)
 
 
-def schedule_conv2d_nchw_im2col(attrs, sch, outs, target, bm=4):
+IM2COL_ROWS = 4  # output channels of the im2col GEMM's register tile (broadcast scalars)
+
+
+def im2col_panel(target, dtype="float32"):
+    """Pixels per im2col panel: the vector lanes of the GEMM's register tile, as many vectors
+    as ``IM2COL_ROWS`` rows leave accumulators for (64 floats with AVX-512, 16 with AVX2)."""
+    vectors = max(1, accumulator_budget(target) // IM2COL_ROWS)
+    return vectors * vector_lanes(dtype, target)
+
+
+def schedule_conv2d_nchw_im2col(attrs, sch, outs, target, bm=IM2COL_ROWS):
     """The im2col + GEMM conv2d (see ``_im2col``); a failed primitive leaves the stages
     as plain parallel loops."""
     saved = sch.copy()
@@ -400,8 +391,7 @@ def schedule_conv2d_nhwc(attrs, sch, outs, conv, target):
     block = _block(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oh, ow, oc, rc, ry, rx = sch.get_loops(block)
-    lanes = vector_lanes(conv.dtype, target)
-    ow_bn, oc_bn = nhwc_tile(_extent(sch, ow), _extent(sch, oc), lanes)
+    ow_bn, oc_bn = nhwc_tile(_extent(sch, ow), _extent(sch, oc), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     _tile(sch, block, out_block, [n, oh, oco, owo, ry, rx, rc, owi, oci], oci, owi,
@@ -457,8 +447,7 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
     block = _block(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
-    lanes = vector_lanes(conv.dtype, target)
-    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), lanes)
+    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], owi, oci,
@@ -467,5 +456,6 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
 
 __all__ = ["schedule_conv2d_nchw", "schedule_conv2d_nchw_im2col", "schedule_conv2d_nchw_packed",
            "schedule_conv2d_nchw_prepacked", "schedule_conv2d_nchw_direct", "nchw_packed_tile",
+           "nchw_tile", "nhwc_tile", "im2col_panel",
            "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
            "schedule_conv2d_other", "schedule_conv2d_transpose", "find_stage", "schedule_pad"]

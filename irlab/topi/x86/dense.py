@@ -2,9 +2,10 @@
 
 The product stage reads its second operand packed into panels ``pack[.., jo, k, ji]`` of
 ``bn`` contiguous columns (``topi.nn.dense(..., bn=...)``). The output is computed in
-``bm x bn`` register tiles: loops ``batch, jo, io | k, ii, ji`` with ``ji`` vectorized (``bn``
-floats: ``bn / 16`` zmm registers per row) and ``ii`` unrolled, so the inner loop is ``bm``
-broadcasts + ``bn / 16`` loads + ``bm * bn / 16`` FMAs. The tile is accumulated in a small
+``bm x bn`` register tiles sized from the target (``dense_tile``): loops ``batch, jo, io | k,
+ii, ji`` with ``ji`` vectorized (``bn`` floats: ``bn / lanes`` vector registers per row) and
+``ii`` unrolled, so the inner loop is ``bm`` broadcasts + ``bn / lanes`` loads + ``bm * bn /
+lanes`` FMAs. The tile is accumulated in a small
 buffer (``cache_write`` when the product is the function's output; otherwise the product
 stage itself, moved under the epilogue's tile loop with ``compute_at`` so the epilogue --
 bias add, relu... -- is applied to each tile while it is hot). Each panel of the packed operand
@@ -17,7 +18,7 @@ both), which FoldConstant packs once; ``schedule_dense_prepacked`` is the same t
 packing stage.
 
 Tiny M (<= 2 rows: a matrix-vector product, where packing would cost as much as the product)
-and ``N`` not a multiple of 16 use the unpacked compute and ``schedule_dense_simple``
+and ``N`` not a multiple of the vector lanes use the unpacked compute and ``schedule_dense_simple``
 (vectorized dot products via ``rfactor``).
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import const_shape
 from irlab.topi.x86.injective import schedule_injective_block
+from irlab.topi.x86.register_tile import accumulator_budget, vector_lanes
 
 PRODUCT_TAGS = ("dense", "matmul", "batch_matmul")
 PARALLEL_MIN_FLOPS = 1 << 24  # below ~16 MFLOP, a thread fan-out costs more than it saves
@@ -40,17 +42,22 @@ def _block_of(sch, tensor):
 GEMV_MAX_ROWS = 2
 
 
-def dense_tile(m: int, n: int):
-    """(bm, bn) register tile for an ``m x n`` output, or None when n is not a multiple of 16
-    or m is tiny."""
+def dense_tile(m: int, n: int, target, dtype="float32"):
+    """(bm, bn) register tile for an ``m x n`` output on ``target``, or None when n is not a
+    multiple of the vector lanes or m is tiny: ``bn`` the widest multiple of the lanes (up to
+    a quarter of the accumulator budget, in 4, 2 or 1 vectors) dividing n, ``bm`` as many rows as the
+    rest of the budget allows (at most 8) -- 4 x 64 floats with AVX-512, 4 x 16 with AVX2."""
     if m <= GEMV_MAX_ROWS:
         return None
-    bn = next((b for b in (64, 32, 16) if n % b == 0), None)
-    if bn is None:
+    lanes = vector_lanes(dtype, target)
+    budget = accumulator_budget(target)
+    widest = max(1, budget // 4)
+    vectors = next((v for v in (4, 2, 1) if v <= widest and n % (v * lanes) == 0), None)
+    if vectors is None:
         return None
-    limit = 4 if bn == 64 else 8 if bn == 32 else 8
+    limit = min(8, budget // vectors)
     bm = next(b for b in range(min(limit, m), 0, -1) if m % b == 0)
-    return bm, bn
+    return bm, vectors * lanes
 
 
 def find_product(outs):
@@ -125,7 +132,7 @@ def _register_tile(sch, outs, prod, bn, target):
     shape = const_shape(prod)
     if const_shape(out) != shape or len(shape) < 2:
         return None
-    tile = dense_tile(shape[-2], shape[-1])
+    tile = dense_tile(shape[-2], shape[-1], target, prod.dtype)
     if tile is None or tile[1] != bn:
         return None
     bm = tile[0]
@@ -186,7 +193,7 @@ def schedule_dense_simple(sch, outs, target):
     the vector width and factored (``rfactor``) into a vector of partial sums per output
     element, accumulated in registers, then summed; output rows (fused with the columns) run
     in parallel when large enough. Used for tiny M (a GEMV: packing would cost as much as the
-    product) and for N not a multiple of 16. The epilogue is scheduled as injective stages."""
+    product) and for N not a multiple of the vector lanes. The epilogue is scheduled as injective stages."""
     prod = find_product(outs)
     for t in outs:
         if prod is None or t.op is not prod.op:

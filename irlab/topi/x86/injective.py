@@ -4,17 +4,11 @@ there is enough work for the thread pool to pay off."""
 
 from __future__ import annotations
 
-from irlab.ir.dtype import parse_dtype
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import block_of
+from irlab.topi.x86.register_tile import vector_lanes
 
 PARALLEL_MIN_ELEMENTS = 16384  # below this a fan-out costs more than it saves
-
-
-def vector_lanes(dtype: str, target) -> int:
-    """Elements of ``dtype`` in one vector register of ``target``."""
-    bits = max(8, parse_dtype(dtype).bits)
-    return max(1, target.vector_bits // bits)
 
 
 def _extent(sch, loop):
@@ -73,4 +67,4 @@ def schedule_injective(sch, outs, target):
         schedule_injective_block(sch, block_of(sch, out), target, out.dtype)
 
 
-__all__ = ["schedule_injective", "schedule_injective_block", "vector_lanes"]
+__all__ = ["schedule_injective", "schedule_injective_block"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import const_shape
-from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, vector_lanes
+from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS
+from irlab.topi.x86.register_tile import vector_lanes
 
 
 def _block_of(sch, tensor):

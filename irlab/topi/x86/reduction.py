@@ -12,8 +12,8 @@ after a reduction (mean's division, casts, fused epilogues) get the injective sc
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
-from irlab.topi.x86.injective import (PARALLEL_MIN_ELEMENTS, schedule_injective_block,
-                                      vector_lanes)
+from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, schedule_injective_block
+from irlab.topi.x86.register_tile import vector_lanes
 
 
 def _extent(sch, loop):

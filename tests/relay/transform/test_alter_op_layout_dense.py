@@ -11,12 +11,13 @@ import pytest
 import irlab
 from irlab import relay
 from irlab.relay.frontend import from_onnx, onnx_models
+from irlab.target import Target
 from irlab.topi.x86.dense import dense_tile
 from _alter_layout import (alter, build, calls, interpret, lowered_kernels,
                            primitive_functions, run)
 
 PACK = re.compile(r"\bT_dense_pack\b")  # the per-call packing buffer of the dense schedule
-SIZES = (48, 64, 32, 10)  # 64 and 32 units are packed (16 | N), 10 units are not
+SIZES = (48, 64, 32, 10)  # 64 and 32 units are packed (lanes | N), 10 units are not
 
 
 def _mlp(weights_as_constants, rng, batch=8, sizes=SIZES):
@@ -42,7 +43,7 @@ def _mlp(weights_as_constants, rng, batch=8, sizes=SIZES):
 
 
 def _expected_layout(batch, units):
-    return f"NC{dense_tile(batch, units)[1]}n"
+    return f"NC{dense_tile(batch, units, Target('llvm'))[1]}n"
 
 
 @pytest.mark.parametrize("target", ["llvm", "c"])
@@ -55,7 +56,7 @@ def test_alter_gives_dense_pack_and_keeps_numerics(target):
         _expected_layout(8, int(p.checked_type.shape[-1])) for p in packs]
     assert sorted(int(p.checked_type.shape[-1]) for p in packs) == [32, 64]
     denses = calls(after["main"], "nn.dense")
-    assert [int(d.checked_type.shape[-1]) for d in denses] == [10]  # N % 16 != 0: unchanged
+    assert [int(d.checked_type.shape[-1]) for d in denses] == [10]  # 10 units: unchanged
     transforms = calls(after["main"], "layout_transform")
     assert sorted(t.attrs.dst_layout for t in transforms) == sorted(
         p.attrs.weight_layout for p in packs)
@@ -74,7 +75,7 @@ def test_no_target_keeps_dense():
 
 @pytest.mark.parametrize("dshape,wshape,kwargs", [
     ((2, 16), (32, 16), {}),                           # GEMV-sized batch: never packed
-    ((8, 16), (24, 16), {}),                           # units not a multiple of 16
+    ((8, 16), (20, 16), {}),                           # units not a multiple of the lanes
     ((2, 8, 16), (32, 16), {}),                        # N-D data (dense_pack takes 2-D)
     ((8, 16), (32, 16), {"out_dtype": "float64"}),     # float32 only
 ])
@@ -139,7 +140,7 @@ def test_opt_level_2_packs_per_call():
     main = lib.ir_mod["main"]
     assert not any(calls(f, "nn.contrib_dense_pack") for f in primitive_functions(main))
     kernels = lowered_kernels(lib, "dense")
-    assert sum(bool(PACK.search(t)) for t in kernels.values()) == 2  # the two N % 16 == 0
+    assert sum(bool(PACK.search(t)) for t in kernels.values()) == 2  # the 64 and 32 units
     np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 

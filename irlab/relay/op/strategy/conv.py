@@ -33,11 +33,12 @@ def compute_conv2d(attrs, inputs, out_type):
                                   out_type.dtype)]
 
 
-def compute_conv2d_nchw_im2col(attrs, inputs, out_type):
+def compute_conv2d_nchw_im2col(attrs, inputs, out_type, bn=64):
     from irlab import topi
 
     return [topi.nn.conv2d.conv2d_nchw_im2col(inputs[0], inputs[1], attrs.strides,
-                                              _pad(attrs), attrs.dilation, out_type.dtype)]
+                                              _pad(attrs), attrs.dilation, out_type.dtype,
+                                              bn=bn)]
 
 
 # Below this many output pixels (all images), im2col + GEMM beats the direct NCHW schedule:
@@ -119,7 +120,7 @@ def _use_im2col(attrs, out_type, target):
     """NCHW conv2d as im2col + GEMM: small images (the direct schedule's weight packing does
     not pay), or strided convolutions whose output channels do not fill vectors (the direct
     schedule would then vectorize strided columns: 4-7 vs 25 GFLOPS on 64>24 56x56 3x3/2)."""
-    from irlab.topi.x86.injective import vector_lanes
+    from irlab.topi.x86.register_tile import vector_lanes
 
     if _pixels(out_type) < IM2COL_MAX_PIXELS:
         return True
@@ -161,7 +162,6 @@ def use_prepacked_kernel(attrs, tinfos, out_type, target):
     strategy picks the packed schedule (not im2col; ``nchw_packed_tile`` decides and chooses
     the block, for the hook and the schedule alike)."""
     from irlab.topi.x86.conv2d import nchw_packed_tile
-    from irlab.topi.x86.injective import vector_lanes
 
     data, weight = tinfos[0], tinfos[1]
     if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.groups != 1:
@@ -173,7 +173,7 @@ def use_prepacked_kernel(attrs, tinfos, out_type, target):
         return None
     if conv2d_kind(attrs, [data, weight]) != "nchw" or _use_im2col(attrs, out_type, target):
         return None
-    tile = nchw_packed_tile(out_type.shape, vector_lanes(out_type.dtype, target))
+    tile = nchw_packed_tile(out_type.shape, target, out_type.dtype)
     return None if tile is None else tile[1]
 
 
@@ -183,7 +183,10 @@ def _conv2d_strategy_cpu(attrs, inputs, out_type, target):
     kind = conv2d_kind(attrs, inputs)
     strategy.add_implementation(compute_conv2d, _no_schedule, "conv2d.generic")
     if kind == "nchw" and _use_im2col(attrs, out_type, target):
-        strategy.add_implementation(compute_conv2d_nchw_im2col,
+        from irlab.topi.x86.conv2d import im2col_panel
+
+        bn = im2col_panel(target, out_type.dtype)
+        strategy.add_implementation(lambda a, i, o: compute_conv2d_nchw_im2col(a, i, o, bn=bn),
                                     _schedule("schedule_conv2d_nchw_im2col"),
                                     "conv2d_nchw_im2col.x86", plevel=15)
     else:

@@ -91,17 +91,18 @@ def _product_n(out_type):
     return int(out_type.shape[-1]) if len(out_type.shape) else 1
 
 
-def packed_columns(out_type):
+def packed_columns(out_type, target):
     """The panel width ``bn`` the CPU product schedule packs its second operand in for an output
-    of ``out_type`` (``dense_tile``), or None when it runs unpacked (the simple schedule)."""
+    of ``out_type`` on ``target`` (``dense_tile``), or None when it runs unpacked (the simple
+    schedule)."""
     from irlab.topi.x86.dense import dense_tile
 
     shape = tuple(int(d) for d in out_type.shape)
-    tile = dense_tile(shape[-2], shape[-1]) if len(shape) >= 2 else None
+    tile = dense_tile(shape[-2], shape[-1], target, out_type.dtype) if len(shape) >= 2 else None
     return None if tile is None else tile[1]
 
 
-def use_prepacked_dense(attrs, tinfos, out_type):
+def use_prepacked_dense(attrs, tinfos, out_type, target):
     """The block ``n`` AlterOpLayout gives a CPU ``nn.dense``'s weight (``NC{n}n``, packed once
     by FoldConstant, the call becoming ``nn.contrib_dense_pack``), or None to keep it: float32,
     2-D data (as TVM's dense_pack), where the dense strategy would pack the weight on every call
@@ -111,7 +112,7 @@ def use_prepacked_dense(attrs, tinfos, out_type):
         return None
     if {str(data.dtype), str(weight.dtype), str(out_type.dtype)} != {"float32"}:
         return None
-    return packed_columns(out_type)
+    return packed_columns(out_type, target)
 
 
 def _product_strategy(name, compute, target_cpu):
@@ -122,7 +123,7 @@ def _product_strategy(name, compute, target_cpu):
             return s
         from irlab.topi.x86.dense import schedule_dense, schedule_dense_simple
 
-        bn = packed_columns(out_type)
+        bn = packed_columns(out_type, target)
         if bn is not None:
             s.add_implementation(lambda a, i, o: compute(a, i, o, bn=bn),
                                  wrap_topi_schedule(schedule_dense), f"{name}_pack.x86",
