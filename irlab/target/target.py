@@ -159,7 +159,7 @@ class Target:
         """The widest vector register the target has (512 with AVX-512, 256 with AVX2...)."""
         if self.has_feature("avx512f"):
             return 512
-        if self.has_feature("avx"):
+        if self.has_feature("avx") or self.has_feature("avx2"):
             return 256
         return 128
 
