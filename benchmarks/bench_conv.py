@@ -153,6 +153,9 @@ def main(argv=None):
     except ImportError:
         limit = None
     layers = [layer for layer in LAYERS if not args.quick or layer[0] in QUICK]
+    from machine import describe
+
+    print(describe())
     print(f"conv2d float32, batch 1, {args.threads} thread(s); GFLOPS (ms)")
     head = f"{'layer':<18}" + "".join(f"{col:>20}" for col in args.columns)
     print(head + f"{'numpy im2col':>18}{'onnxruntime':>18}")

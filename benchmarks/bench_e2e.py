@@ -5,6 +5,10 @@ cold and warm build times (issue 8's targets: ResNet-18 within 2x of onnxruntime
 
     python3 benchmarks/bench_e2e.py [--quick] [--repeat N]
 
+The head names the machine (CPU, ISA, numpy's BLAS kernel, load). At 1 thread both run in the
+calling thread, so the "cpu ratio" column (thread CPU time, irlab / onnxruntime) is what a
+busy machine distorts least; wall-clock ratios need a quiet one.
+
 "cold" clears every cache (programs, LLVM objects in memory, a fresh disk cache directory);
 "warm" rebuilds the same model in the same process.
 """
@@ -38,14 +42,25 @@ def build(mod, params, threads):
         return relay.build(mod, f"llvm -num-cores={threads}", params=params)
 
 
+def cpu_seconds(run, seconds=1.0):
+    """Thread CPU seconds per call of ``run`` (called for about ``seconds`` of wall time)."""
+    run()
+    n, cpu, start = 0, time.thread_time(), time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        run()
+        n += 1
+    return (time.thread_time() - cpu) / n
+
+
 def irlab_latency(lib, inputs, repeat):
+    """(median wall seconds, thread CPU seconds, output) of the graph executor's run."""
     import irlab as tvm
     from irlab.contrib import graph_executor
 
     m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
     m.set_input(**inputs)
     result = m.benchmark(number=max(1, 20 // repeat), repeat=repeat, min_repeat_ms=200)
-    return result.median, m.get_output(0).numpy()
+    return result.median, cpu_seconds(m.run), m.get_output(0).numpy()
 
 
 def ort_latency(model, inputs, threads, repeat):
@@ -64,7 +79,8 @@ def ort_latency(model, inputs, threads, repeat):
             sess.run(None, inputs)
             n += 1
         times.append((time.perf_counter() - start) / n)
-    return float(np.median(times)), sess.run(None, inputs)[0]
+    cpu = cpu_seconds(lambda: sess.run(None, inputs))
+    return float(np.median(times)), cpu, sess.run(None, inputs)[0]
 
 
 def main():
@@ -78,7 +94,10 @@ def main():
     size = 64 if args.quick else 224
     models = {"mlp 784-256-256-10 b32": onnx_models.mlp(),
               f"resnet18 1x3x{size}x{size}": onnx_models.resnet18(image_size=size)}
-    print(f"{'model':24} {'thr':>3} {'irlab ms':>9} {'ort ms':>8} {'ratio':>6} "
+    from machine import describe
+
+    print(describe())
+    print(f"{'model':24} {'thr':>3} {'irlab ms':>9} {'ort ms':>8} {'ratio':>6} {'cpu ratio':>9} "
           f"{'cold s':>7} {'warm s':>7}  max rel err")
     for name, model in models.items():
         inputs = onnx_models.random_input(model)
@@ -92,11 +111,13 @@ def main():
             start = time.perf_counter()
             lib = build(mod, params, threads)
             warm = time.perf_counter() - start
-            ours, out = irlab_latency(lib, inputs, repeat)
-            theirs, expect = ort_latency(model, inputs, threads, repeat)
+            ours, our_cpu, out = irlab_latency(lib, inputs, repeat)
+            theirs, their_cpu, expect = ort_latency(model, inputs, threads, repeat)
             err = float(np.abs(out - expect).max() / max(np.abs(expect).max(), 1e-30))
+            cpu_ratio = f"{our_cpu / their_cpu:.2f}" if threads == 1 else "-"
             print(f"{name:24} {threads:>3} {ours * 1e3:>9.3f} {theirs * 1e3:>8.3f} "
-                  f"{ours / theirs:>6.2f} {cold:>7.2f} {warm:>7.2f}  {err:.1e}")
+                  f"{ours / theirs:>6.2f} {cpu_ratio:>9} {cold:>7.2f} {warm:>7.2f}  {err:.1e}",
+                  flush=True)
 
 
 if __name__ == "__main__":

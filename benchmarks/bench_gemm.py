@@ -5,10 +5,14 @@
 
 The schedule (``gemm_schedule``): B is packed into panels ``packedB[jo, k, ji]`` of ``bn``
 columns (one panel per outer column tile, packed just before it is used, so it is hot in L2);
-C is computed in ``bm x bn`` register tiles (``cache_write(..., "local")``: 4x64 floats are 16
-``<16 x float>`` accumulators), ``k`` runs outside the unrolled ``ii`` and vectorized ``ji``
-loops so the inner loop is 4 broadcasts + 4 loads + 16 FMAs; the outer column tiles run in
-parallel (``-num-cores`` threads).
+C is computed in ``bm x bn`` register tiles (``cache_write(..., "local")``) sized from the
+host target by TOPI's ``dense_tile``: 4x64 floats (16 ``<16 x float>`` accumulators) with
+AVX-512, 4x16 (8 ``<8 x float>``) with AVX2; ``k`` runs outside the unrolled ``ii`` and
+vectorized ``ji`` loops so the inner loop is bm broadcasts + bn/lanes loads + bm*bn/lanes FMAs;
+the outer column tiles run in parallel (``-num-cores`` threads).
+
+A second table: ``nn.dense`` of an N x N weight bound as a constant, through ``relay.build``
+at opt_level 3 (AlterOpLayout + FoldConstant pack the weight once), against numpy's ``x @ w.T``.
 
 numpy's kernel: this machine's environment sets ``OPENBLAS_CORETYPE=Haswell`` and
 ``OPENBLAS_L2_SIZE``, forcing OpenBLAS's AVX2 kernel. The script re-runs its numpy part in a
@@ -47,16 +51,22 @@ def gemm_func(M, N, K, bn=64, name="gemm"):
     return te.create_prim_func([A, B, C]).with_attr("global_symbol", name)
 
 
-def gemm_schedule(M, N, K, bm=4, bn=64, kb=None, pack_at="jo", name="gemm"):
+def gemm_schedule(M, N, K, bm=None, bn=None, kb=None, pack_at="jo", name="gemm"):
     """The tir.Schedule of a float32 GEMM ``C[M, N] = A[M, K] @ B[K, N]``.
 
-    bm x bn: the register tile (bn a multiple of 16: bn // 16 * bm accumulators, at most ~24).
+    bm x bn: the register tile (None: TOPI's ``dense_tile`` for the host target; bn a
+    multiple of the vector lanes).
     kb: split the reduction into blocks of kb (None: no split). pack_at: "jo" packs each B
     panel inside the parallel column loop just before it is used; "root" packs all of B first
     in its own parallel loop.
     """
     from irlab import tir
+    from irlab.target import Target
+    from irlab.topi.x86.dense import dense_tile
 
+    if bm is None or bn is None:
+        tile_m, tile_n = dense_tile(M, N, Target("llvm"))
+        bm, bn = bm or tile_m, bn or tile_n
     if M % bm:
         raise ValueError(f"M={M} must be a multiple of bm={bm}")
     if kb is not None and K % kb:
@@ -171,6 +181,33 @@ def irlab_part(sizes, threads, repeat, min_repeat_ms, **schedule_kw):
     return results
 
 
+def relay_dense_part(sizes, threads, repeat, min_repeat_ms):
+    """GFLOPS of ``nn.dense(x, const w)`` through relay.build (opt_level 3) per (size, threads)."""
+    import irlab
+    from irlab import relay
+    from irlab.contrib import graph_executor
+
+    rng = np.random.default_rng(0)
+    results = {}
+    for n in sizes:
+        x = rng.standard_normal((n, n), dtype=np.float32)
+        w = rng.standard_normal((n, n), dtype=np.float32)
+        data = relay.var("x", shape=(n, n))
+        mod = irlab.IRModule.from_expr(relay.Function([data], relay.nn.dense(data,
+                                                                              relay.const(w))))
+        for t in threads:
+            with irlab.transform.PassContext(opt_level=3):
+                lib = relay.build(mod, f"llvm -num-cores={t}")
+            m = graph_executor.GraphModule(lib["default"](irlab.cpu()))
+            m.set_input(x=x)
+            m.run()
+            np.testing.assert_allclose(m.get_output(0).numpy(), x @ w.T, rtol=1e-3,
+                                       atol=1e-3 * np.sqrt(n))
+            timing = m.benchmark(number=3, repeat=repeat, min_repeat_ms=min_repeat_ms)
+            results[f"{n}x{t}"] = _gflops(n, timing.median)
+    return results
+
+
 def build_times(n, **schedule_kw):
     """Seconds: schedule construction; a cold build (the program cache, the object memory cache
     and the disk cache all empty); rebuilds hitting the disk object cache (lowering + codegen
@@ -220,13 +257,6 @@ def _kernel(part):
                      for b in part["blas"]) or "no BLAS found"
 
 
-def _load():
-    try:
-        return "load average %.2f %.2f %.2f" % os.getloadavg()
-    except OSError:
-        return "load average unknown"
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fast smoke run")
@@ -251,13 +281,17 @@ def main(argv=None):
         print(json.dumps(numpy_part(sizes, args.threads, repeat, min_ms)))
         return
 
+    from machine import describe, load
+
+    print(describe())
     print(f"float32 GEMM, N = M = K in {sizes}, threads {args.threads}; "
-          f"median of {repeat} repeats of >= {min_ms:g} ms; {os.cpu_count()} CPUs; {_load()}")
+          f"median of {repeat} repeats of >= {min_ms:g} ms")
     parts = {}
     if not args.no_avx512:
         parts["avx512"] = numpy_part_without_forced_kernel(sizes, args.threads, repeat, min_ms)
     parts["env"] = numpy_part(sizes, args.threads, repeat, min_ms)
     ours = irlab_part(sizes, args.threads, repeat, min_ms)
+    dense = relay_dense_part(sizes, args.threads, repeat, min_ms)
     forced = {k: v for k, v in parts["env"]["env"].items() if v is not None}
     print(f"numpy (this environment{', ' + str(forced) if forced else ''}): "
           f"{_kernel(parts['env'])}")
@@ -278,6 +312,13 @@ def main(argv=None):
                 fast = parts["avx512"]["gflops"][key]
                 line += f" {fast:>10.1f} {mine / fast:>6.2f}"
             print(line)
+    print("\nnn.dense(x, constant w) through relay.build, opt_level 3: GFLOPS, numpy x @ w.T")
+    print(f"{'N':>5} {'thr':>3} {'irlab':>8} {'numpy':>8} {'ratio':>6}")
+    for n in sizes:
+        for t in args.threads:
+            key = f"{n}x{t}"
+            mine, env_np = dense[key], parts["env"]["gflops"][key]
+            print(f"{n:>5} {t:>3} {mine:>8.1f} {env_np:>8.1f} {mine / env_np:>6.2f}")
     print("\nbuild times (ms): schedule; build cold (all caches empty); rebuild from the disk "
           "object cache, the memory object cache, the program cache")
     print(f"{'N':>5} {'schedule':>9} {'cold':>8} {'disk':>8} {'memory':>8} {'program':>8}")
@@ -285,7 +326,7 @@ def main(argv=None):
         bt = {k: v * 1000 for k, v in build_times(n).items()}
         print(f"{n:>5} {bt['schedule']:>9.1f} {bt['cold']:>8.1f} {bt['disk']:>8.1f} "
               f"{bt['memory']:>8.1f} {bt['program']:>8.2f}")
-    print(f"\n{_load()}")
+    print(f"\n{load()}")
 
 
 if __name__ == "__main__":
