@@ -26,7 +26,7 @@ epilogue is reverse-inlined into that write-back, so no full-size conv buffer re
   (contiguous in HWIO weights and in the output): the GEMM micro-kernel of bench_gemm.py.
 * depthwise: NCHW vectorizes the columns, NHWC the channels.
 * padding: ``pad_temp`` is its own vectorized stage at the root.
-* small convolutions (< PARALLEL_MIN_MACS) run serially: a thread-pool fan-out costs ~40 us.
+* small convolutions (< PARALLEL_MIN_MACS) run serially: a fan-out would cost more than it saves.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from irlab.tir.schedule import ScheduleError
 from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, schedule_injective_block
 from irlab.topi.x86.register_tile import accumulator_budget, best_tile, vector_lanes
 
-# Below this many multiply-adds (~40 us on one core) a parallel loop's fan-out to the thread
-# pool (~40 us, platform notes) costs more than it saves: run serially.
-PARALLEL_MIN_MACS = 4 << 20
+# Below this many multiply-adds (~30 us on one AVX2 core) a parallel loop's fan-out to the
+# native thread pool (~1-2 us while its workers spin, tens of us when they sleep) saves too
+# little: run serially.
+PARALLEL_MIN_MACS = 1 << 20
 
 
 def _work(sch, block):

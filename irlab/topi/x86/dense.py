@@ -30,7 +30,11 @@ from irlab.topi.x86.injective import schedule_injective_block
 from irlab.topi.x86.register_tile import accumulator_budget, vector_lanes
 
 PRODUCT_TAGS = ("dense", "matmul", "batch_matmul")
-PARALLEL_MIN_FLOPS = 1 << 24  # below ~16 MFLOP, a thread fan-out costs more than it saves
+# Below ~2 MFLOP (~30 us on one AVX2 core) a fan-out to the native thread pool (~1-2 us while
+# its workers spin, tens of us when they sleep) saves too little: run serially. (It was 16
+# MFLOP, sized for the Python pool's ~40 us: the MLP's 784x256 and 256x256 layers at batch 32
+# ran serially at 2 threads.)
+PARALLEL_MIN_FLOPS = 1 << 21
 
 
 def _block_of(sch, tensor):
