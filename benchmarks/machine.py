@@ -30,7 +30,7 @@ def isa(target=None) -> str:
 def blas_kernel() -> str:
     """numpy's BLAS as threadpoolctl reports it (library, version, kernel architecture)."""
     try:
-        import numpy  # noqa: F401
+        import numpy  # noqa: F401  (loads the BLAS threadpoolctl reports)
         from threadpoolctl import threadpool_info
     except ImportError:
         return "unknown (threadpoolctl missing)"

@@ -18,6 +18,12 @@ def block_of(sch, tensor):
     return sch.get_block(name or tensor.op.name)
 
 
+def loop_extent(sch, loop):
+    """The extent of ``loop`` in ``sch`` as an int, or None when it is not a constant."""
+    value = sch.get(loop).extent
+    return int(value.value) if hasattr(value, "value") else None
+
+
 def const_shape(tensor) -> tuple:
     """The shape of a TE tensor as Python ints (TOPI's computes need static shapes)."""
     out = []

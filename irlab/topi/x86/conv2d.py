@@ -32,6 +32,7 @@ epilogue is reverse-inlined into that write-back, so no full-size conv buffer re
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
+from irlab.topi.utils import block_of, loop_extent
 from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, schedule_injective_block
 from irlab.topi.x86.register_tile import accumulator_budget, best_tile, vector_lanes
 
@@ -44,7 +45,7 @@ PARALLEL_MIN_MACS = 1 << 20
 def _work(sch, block):
     total = 1
     for loop in sch.get_loops(block):
-        total *= _extent(sch, loop)
+        total *= loop_extent(sch, loop)
     return total
 
 
@@ -61,16 +62,6 @@ def find_stage(outs, predicate):
         stack.extend(getattr(t.op, "input_tensors", []))
     return None
 
-
-def _block(sch, tensor):
-    from irlab.relay.backend.te_compiler import block_of
-
-    return block_of(sch, tensor)
-
-
-def _extent(sch, loop):
-    value = sch.get(loop).extent
-    return int(value.value) if hasattr(value, "value") else int(value)
 
 
 def _divisor(n, limit, prefer_multiple=1):
@@ -102,7 +93,7 @@ def schedule_pad(sch, outs, target):
     for t in _stages(outs):
         if t.op.tag and "pad" in t.op.tag.split(","):
             try:
-                _schedule_pad_block(sch, _block(sch, t), target)
+                _schedule_pad_block(sch, block_of(sch, t), target)
             except ScheduleError:
                 pass
 
@@ -114,11 +105,11 @@ def _schedule_pad_block(sch, block, target):
     loops = sch.get_loops(block)
     total = 1
     for loop in loops:
-        total *= _extent(sch, loop)
+        total *= loop_extent(sch, loop)
     if len(loops) < 3 or total < PARALLEL_MIN_ELEMENTS * 4:
         return
     outer = sch.fuse(*loops[:-2]) if len(loops) > 3 else loops[0]
-    if _extent(sch, outer) > 1:
+    if loop_extent(sch, outer) > 1:
         sch.parallel(outer)
 
 
@@ -139,7 +130,7 @@ def _epilogue(sch, outs, conv):
     out = outs[0]
     if out.op is conv.op:
         return None
-    return _block(sch, out)
+    return block_of(sch, out)
 
 
 def _tile(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loops, tile_loop,
@@ -180,10 +171,10 @@ def _tile(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loo
 def _fallback(sch, outs, conv, target):
     """Parallel outer loop, and the epilogue as a vectorized injective stage."""
     schedule_pad(sch, outs, target)
-    block = _block(sch, conv)
+    block = block_of(sch, conv)
     loops = sch.get_loops(block)
     try:
-        sch.parallel(loops[0] if _extent(sch, loops[0]) > 1 else sch.fuse(loops[0], loops[1]))
+        sch.parallel(loops[0] if loop_extent(sch, loops[0]) > 1 else sch.fuse(loops[0], loops[1]))
     except ScheduleError:
         pass
     out_block = _epilogue(sch, outs, conv)
@@ -252,10 +243,10 @@ def schedule_conv2d_nchw(attrs, sch, outs, conv, target):
 def _nchw_direct(attrs, sch, outs, conv, target):
     """Direct NCHW conv2d: (oc_bn x ow_bn) register tile, columns vectorized."""
     schedule_pad(sch, outs, target)
-    block = _block(sch, conv)
+    block = block_of(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
-    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), target, conv.dtype)
+    oc_bn, ow_bn = nchw_tile(loop_extent(sch, oc), loop_extent(sch, ow), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     vec = owi if int(attrs.strides[1]) == 1 else None  # strided columns: gathers
@@ -271,7 +262,7 @@ def _nchw_packed(attrs, sch, outs, conv, target):
     if tile is None:
         raise ScheduleError("output channels are not a multiple of the vector lanes")
     ow_bn, oc_bn = tile
-    block = _block(sch, conv)
+    block = block_of(sch, conv)
     wpack = sch.cache_read(block, 1, "global")
     sch.transform_layout(wpack, ("write", 0),
                          lambda o, i, h, w: (o // oc_bn, i, h, w, o % oc_bn))
@@ -282,7 +273,7 @@ def _nchw_packed(attrs, sch, outs, conv, target):
     sch.reorder(oo, i, h, w, oi)
     sch.vectorize(oi)
     outer = sch.fuse(oo, i)
-    if _extent(sch, outer) * oc_bn * _extent(sch, h) * _extent(sch, w) >= PARALLEL_MIN_ELEMENTS:
+    if loop_extent(sch, outer) * oc_bn * loop_extent(sch, h) * loop_extent(sch, w) >= PARALLEL_MIN_ELEMENTS:
         sch.parallel(outer)
 
 
@@ -307,7 +298,7 @@ def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
     """The (ow_bn x oc_bn) register tile of the packed schedules: output channels as vector
     lanes, loops ``(n, oc.o, oh) parallel, ow.o, ic, kh, kw, ow.i unrolled, oc.i vectorized``."""
     schedule_pad(sch, outs, target)
-    block = _block(sch, conv)
+    block = block_of(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
     oco, oci = sch.split(oc, [None, oc_bn])
@@ -337,7 +328,7 @@ def schedule_conv2d_nchw_im2col(attrs, sch, outs, target, bm=IM2COL_ROWS):
         for t in _stages(outs):
             if t.op.tag in ("conv2d_im2col_out", "conv2d_im2col_col") or t is outs[0]:
                 try:
-                    schedule_injective_block(sch, _block(sch, t), target, t.dtype)
+                    schedule_injective_block(sch, block_of(sch, t), target, t.dtype)
                 except ScheduleError:
                     pass
 
@@ -351,12 +342,12 @@ def _im2col(sch, outs, target, bm):
     col = find_stage(outs, lambda op: op.tag == "conv2d_im2col_col")
     reshape = find_stage(outs, lambda op: op.tag == "conv2d_im2col_out")
     schedule_pad(sch, outs, target)
-    g = _block(sch, gemm)
+    g = block_of(sch, gemm)
     work = _work(sch, g)
     o, q, rc, ry, rx = sch.get_loops(g)
     bn = int(col.shape[2])
-    if _extent(sch, o) % bm:
-        bm = _divisor(_extent(sch, o), bm)
+    if loop_extent(sch, o) % bm:
+        bm = _divisor(loop_extent(sch, o), bm)
     oo, oi = sch.split(o, [None, bm])
     qo, qi = sch.split(q, [None, bn])
     sch.reorder(qo, oo, rc, ry, rx, oi, qi)
@@ -369,15 +360,15 @@ def _im2col(sch, outs, target, bm):
     if work >= PARALLEL_MIN_MACS:
         sch.parallel(outer)
     sch.vectorize(sch.get_loops(cl)[-1])
-    c = _block(sch, col)
+    c = block_of(sch, col)
     qo_c, r_c, qi_c = sch.get_loops(c)
     sch.vectorize(qi_c)
     outer = sch.fuse(qo_c, r_c)
-    if _extent(sch, outer) * bn >= PARALLEL_MIN_ELEMENTS:
+    if loop_extent(sch, outer) * bn >= PARALLEL_MIN_ELEMENTS:
         sch.parallel(outer)
     if outs[0].op is not reshape.op:
-        sch.compute_inline(_block(sch, reshape))
-    schedule_injective_block(sch, _block(sch, outs[0]), target, outs[0].dtype)
+        sch.compute_inline(block_of(sch, reshape))
+    schedule_injective_block(sch, block_of(sch, outs[0]), target, outs[0].dtype)
 
 
 schedule_conv2d_nchw_direct = _guard(_nchw_direct)
@@ -389,10 +380,10 @@ schedule_conv2d_nchw_prepacked = _guard(_nchw_prepacked)
 def schedule_conv2d_nhwc(attrs, sch, outs, conv, target):
     """Direct NHWC conv2d: (ow_bn x oc_bn) register tile, channels vectorized."""
     schedule_pad(sch, outs, target)
-    block = _block(sch, conv)
+    block = block_of(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oh, ow, oc, rc, ry, rx = sch.get_loops(block)
-    ow_bn, oc_bn = nhwc_tile(_extent(sch, ow), _extent(sch, oc), target, conv.dtype)
+    ow_bn, oc_bn = nhwc_tile(loop_extent(sch, ow), loop_extent(sch, oc), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     _tile(sch, block, out_block, [n, oh, oco, owo, ry, rx, rc, owi, oci], oci, owi,
@@ -403,7 +394,7 @@ def schedule_conv2d_nhwc(attrs, sch, outs, conv, target):
 def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
     """Depthwise conv2d: NCHW vectorizes the columns, NHWC the channels."""
     schedule_pad(sch, outs, target)
-    block = _block(sch, conv)
+    block = block_of(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     lanes = vector_lanes(conv.dtype, target)
     layout = attrs.data_layout
@@ -412,7 +403,7 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
     rc, ry, rx = loops[4:]
     if layout == "NCHW":
         n, c, oh, ow = (spatial[k] for k in "NCHW")
-        n_ow = _extent(sch, ow)
+        n_ow = loop_extent(sch, ow)
         ow_bn = _divisor(n_ow, lanes) if n_ow > lanes else n_ow  # one vector (see nchw_tile)
         owo, owi = sch.split(ow, [None, ow_bn])
         # strided columns would be gathered: leave that loop to LLVM
@@ -422,9 +413,9 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
               [n, c, oh], owo, rc, target=target)
     elif layout == "NHWC":
         n, oh, ow, c = (spatial[k] for k in "NHWC")
-        c_bn = _divisor(_extent(sch, c), 4 * lanes, lanes)
+        c_bn = _divisor(loop_extent(sch, c), 4 * lanes, lanes)
         co, ci = sch.split(c, [None, c_bn])
-        ow_bn = _divisor(_extent(sch, ow), 4)
+        ow_bn = _divisor(loop_extent(sch, ow), 4)
         owo, owi = sch.split(ow, [None, ow_bn])
         _tile(sch, block, out_block, [n, oh, co, owo, rc, ry, rx, owi, ci], ci, owi,
               [n, oh, co], owo, rc, target=target)
@@ -445,10 +436,10 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
     if attrs.groups != 1 or (attrs.out_layout or attrs.data_layout) != "NCHW":
         raise ScheduleError("fallback")
     schedule_pad(sch, outs, target)
-    block = _block(sch, conv)
+    block = block_of(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
-    oc_bn, ow_bn = nchw_tile(_extent(sch, oc), _extent(sch, ow), target, conv.dtype)
+    oc_bn, ow_bn = nchw_tile(loop_extent(sch, oc), loop_extent(sch, ow), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], owi, oci,

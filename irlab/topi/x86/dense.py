@@ -25,7 +25,7 @@ and ``N`` not a multiple of the vector lanes use the unpacked compute and ``sche
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import block_of, const_shape, loop_extent
 from irlab.topi.x86.injective import schedule_injective_block
 from irlab.topi.x86.register_tile import accumulator_budget, vector_lanes
 
@@ -35,12 +35,6 @@ PRODUCT_TAGS = ("dense", "matmul", "batch_matmul")
 # MFLOP, sized for the Python pool's ~40 us: the MLP's 784x256 and 256x256 layers at batch 32
 # ran serially at 2 threads.)
 PARALLEL_MIN_FLOPS = 1 << 21
-
-
-def _block_of(sch, tensor):
-    from irlab.relay.backend.te_compiler import block_of
-
-    return block_of(sch, tensor)
 
 
 GEMV_MAX_ROWS = 2
@@ -92,10 +86,6 @@ def _flops(prod):
     return total
 
 
-def _extent(sch, loop):
-    value = sch.get(loop).extent
-    return int(value.value) if hasattr(value, "value") else None
-
 
 def schedule_dense(sch, outs, target):
     """The packed register-tile schedule (or the simple one when the product is unpacked)."""
@@ -110,7 +100,7 @@ def schedule_dense(sch, outs, target):
     if outer is None:
         schedule_dense_simple(sch, outs, target)
         return
-    packb = _block_of(sch, pack)
+    packb = block_of(sch, pack)
     sch.compute_at(packb, outer)
     _schedule_pack(sch, packb)
 
@@ -140,7 +130,7 @@ def _register_tile(sch, outs, prod, bn, target):
     if tile is None or tile[1] != bn:
         return None
     bm = tile[0]
-    pblock = _block_of(sch, prod)
+    pblock = block_of(sch, prod)
     if out.op is prod.op:
         *batch, i, j, k = sch.get_loops(pblock)
         io, ii = sch.split(i, [None, bm])
@@ -154,7 +144,7 @@ def _register_tile(sch, outs, prod, bn, target):
             sch.unroll(ii)
         sch.vectorize(sch.get_loops(local)[-1])
     else:
-        oblock = _block_of(sch, out)
+        oblock = block_of(sch, out)
         *batch, i, j = sch.get_loops(oblock)
         io, ii = sch.split(i, [None, bm])
         jo, ji = sch.split(j, [None, bn])
@@ -168,10 +158,10 @@ def _register_tile(sch, outs, prod, bn, target):
             sch.unroll(pi)
         sch.vectorize(ji)
     outer = sch.fuse(*batch, jo) if batch else jo
-    if _flops(prod) >= PARALLEL_MIN_FLOPS and (_extent(sch, outer) or 0) >= 2:
+    if _flops(prod) >= PARALLEL_MIN_FLOPS and (loop_extent(sch, outer) or 0) >= 2:
         sch.parallel(outer)
     for t in others:
-        schedule_injective_block(sch, _block_of(sch, t), target, t.dtype)
+        schedule_injective_block(sch, block_of(sch, t), target, t.dtype)
     return outer
 
 
@@ -182,7 +172,7 @@ def _schedule_pack(sch, packb):
     """The panel copy ``pack[k, ji] = B[j0 + ji, k]`` is a transpose: in 16 x bn blocks, read
     16 contiguous k of one row of B at a time (the writes stay in L1)."""
     k, ji = sch.get_loops(packb)[-2:]
-    kext = _extent(sch, k) or 1
+    kext = loop_extent(sch, k) or 1
     kb = next((b for b in (16, 8, 4) if kext % b == 0), None)
     if PACK_MODE == "vector" or kb is None:
         sch.vectorize(ji)
@@ -201,17 +191,17 @@ def schedule_dense_simple(sch, outs, target):
     prod = find_product(outs)
     for t in outs:
         if prod is None or t.op is not prod.op:
-            schedule_injective_block(sch, _block_of(sch, t), target, t.dtype)
+            schedule_injective_block(sch, block_of(sch, t), target, t.dtype)
     if prod is None:
         return
     for t in prod.op.input_tensors:
         if t.op.tag.endswith("_pack"):
-            schedule_injective_block(sch, _block_of(sch, t), target, t.dtype)
-    pblock = _block_of(sch, prod)
+            schedule_injective_block(sch, block_of(sch, t), target, t.dtype)
+    pblock = block_of(sch, prod)
     loops = sch.get_loops(pblock)
     ndata = len(prod.shape)
     k = loops[ndata]
-    kext = _extent(sch, k) or 1
+    kext = loop_extent(sch, k) or 1
     kb = next((b for b in (16, 8) if kext % b == 0 and kext > b), None)
     data_loops = loops[:ndata]
     if kb is not None:
@@ -230,7 +220,7 @@ def schedule_dense_simple(sch, outs, target):
         except ScheduleError:
             data_loops = sch.get_loops(pblock)[:ndata]
     row = sch.fuse(*data_loops) if len(data_loops) > 1 else data_loops[0]
-    if _flops(prod) >= PARALLEL_MIN_FLOPS and (_extent(sch, row) or 0) >= 2:
+    if _flops(prod) >= PARALLEL_MIN_FLOPS and (loop_extent(sch, row) or 0) >= 2:
         try:
             sch.parallel(row)
         except ScheduleError:

@@ -5,15 +5,11 @@ there is enough work for the thread pool to pay off."""
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
-from irlab.topi.utils import block_of
+from irlab.topi.utils import block_of, loop_extent
 from irlab.topi.x86.register_tile import vector_lanes
 
 PARALLEL_MIN_ELEMENTS = 16384  # below this a fan-out costs more than it saves
 
-
-def _extent(sch, loop):
-    value = sch.get(loop).extent
-    return int(value.value) if hasattr(value, "value") else None
 
 
 def schedule_injective_block(sch, block, target, dtype="float32"):
@@ -27,7 +23,7 @@ def schedule_injective_block(sch, block, target, dtype="float32"):
     if not loops:
         return
     lanes = vector_lanes(dtype, target)
-    inner_extent = _extent(sch, loops[-1])
+    inner_extent = loop_extent(sch, loops[-1])
     if inner_extent is not None and inner_extent >= lanes:
         width = lanes
         while width > 1 and inner_extent % width:
@@ -43,7 +39,7 @@ def schedule_injective_block(sch, block, target, dtype="float32"):
             outer_loops[0] if outer_loops else None)
     else:
         outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-        total = _extent(sch, outer)
+        total = loop_extent(sch, outer)
         width = lanes
         while total and width > 1 and total % width:
             width //= 2
@@ -52,7 +48,7 @@ def schedule_injective_block(sch, block, target, dtype="float32"):
             sch.vectorize(vec)
     elements = 1
     for loop in sch.get_loops(block):
-        extent = _extent(sch, loop)
+        extent = loop_extent(sch, loop)
         elements *= extent if extent else 1
     if outer is not None and elements >= PARALLEL_MIN_ELEMENTS:
         try:

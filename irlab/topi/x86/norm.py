@@ -10,20 +10,10 @@ parallel when there is enough work.
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import block_of, const_shape, loop_extent
 from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS
 from irlab.topi.x86.register_tile import vector_lanes
 
-
-def _block_of(sch, tensor):
-    from irlab.relay.backend.te_compiler import block_of
-
-    return block_of(sch, tensor)
-
-
-def _extent(sch, loop):
-    value = sch.get(loop).extent
-    return int(value.value) if hasattr(value, "value") else None
 
 
 def _stages(out):
@@ -44,7 +34,7 @@ def _vectorize_inner(sch, block, target, dtype):
     if not loops:
         return
     inner = loops[-1]
-    extent = _extent(sch, inner)
+    extent = loop_extent(sch, inner)
     if extent is None:
         return
     lanes = vector_lanes(dtype, target)
@@ -64,7 +54,7 @@ def _vectorize_inner(sch, block, target, dtype):
 
 def schedule_rows(sch, out, target, rows: int):
     """Schedule ``out`` and its stages with its first ``rows`` loops as the (parallel) rows."""
-    oblock = _block_of(sch, out)
+    oblock = block_of(sch, out)
     stages = _stages(out)
     loops = sch.get_loops(oblock)
     rows = min(rows, len(loops))
@@ -79,7 +69,7 @@ def schedule_rows(sch, out, target, rows: int):
             moved = []
             for t in pending:
                 try:
-                    sch.compute_at(_block_of(sch, t), row)
+                    sch.compute_at(block_of(sch, t), row)
                     moved.append(t)
                 except ScheduleError:
                     pass
@@ -87,13 +77,13 @@ def schedule_rows(sch, out, target, rows: int):
                 break
             pending = [t for t in pending if t not in moved]
     for t in [out] + stages:
-        block = _block_of(sch, t)
+        block = block_of(sch, t)
         if t is out or not _is_reduction(t):
             _vectorize_inner(sch, block, target, t.dtype)
     size = 1
     for d in const_shape(out):
         size *= d
-    if row is not None and size >= PARALLEL_MIN_ELEMENTS and (_extent(sch, row) or 0) >= 2:
+    if row is not None and size >= PARALLEL_MIN_ELEMENTS and (loop_extent(sch, row) or 0) >= 2:
         try:
             sch.parallel(row)
         except ScheduleError:

@@ -11,7 +11,8 @@ function's epilogue) are scheduled as injective blocks.
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
-from irlab.topi.x86.conv2d import _block, _extent, _schedule_pad_block, _stages
+from irlab.topi.utils import block_of, loop_extent
+from irlab.topi.x86.conv2d import _schedule_pad_block, _stages
 from irlab.topi.x86.injective import schedule_injective_block
 
 _REDUCE_TAGS = ("pool_max", "pool_sum", "global_pool_max", "global_pool_sum",
@@ -32,9 +33,9 @@ def _reduce_block(sch, block, tensor, target, vectorize=True):
         return
     work = 1
     for loop in all_loops:
-        work *= _extent(sch, loop)
+        work *= loop_extent(sch, loop)
     inner = loops[-1]
-    if vectorize and window and _extent(sch, inner) > 1:
+    if vectorize and window and loop_extent(sch, inner) > 1:
         sch.reorder(*window, inner)
         init = sch.decompose_reduction(block, window[0])
         sch.vectorize(inner)
@@ -70,7 +71,7 @@ def _schedule(sch, outs, target, attrs=None):
         if not hasattr(t.op, "body"):
             continue
         try:
-            block = _block(sch, t)
+            block = block_of(sch, t)
         except Exception:  # inlined by LowerTE
             continue
         tags = (t.op.tag or "").split(",")

@@ -12,13 +12,10 @@ after a reduction (mean's division, casts, fused epilogues) get the injective sc
 from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
+from irlab.topi.utils import block_of, loop_extent
 from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, schedule_injective_block
 from irlab.topi.x86.register_tile import vector_lanes
 
-
-def _extent(sch, loop):
-    value = sch.get(loop).extent
-    return int(value.value) if hasattr(value, "value") else None
 
 
 def _loads(expr):
@@ -63,12 +60,12 @@ def schedule_reduce_block(sch, block, op, target):
     if not spatial:
         return
     fused = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
-    total = _extent(sch, fused)
+    total = loop_extent(sch, fused)
     if total is None:
         return
     work = total
     for r in reduce:
-        work *= _extent(sch, r) or 1
+        work *= loop_extent(sch, r) or 1
     outer = fused
     if not _innermost_reduced(op) and len(reduce) == 1:
         lanes = vector_lanes(op.output(0).dtype, target)
@@ -81,7 +78,7 @@ def schedule_reduce_block(sch, block, op, target):
                 sch.vectorize(inner)
             except ScheduleError:
                 pass  # the split / reorder is still correct serially
-    if work >= PARALLEL_MIN_ELEMENTS and _extent(sch, outer) > 1:
+    if work >= PARALLEL_MIN_ELEMENTS and loop_extent(sch, outer) > 1:
         try:
             sch.parallel(outer)
         except ScheduleError:
@@ -90,7 +87,6 @@ def schedule_reduce_block(sch, block, op, target):
 
 def schedule_reduce(sch, outs, target):
     """TVM's ``schedule_reduce`` for the fused function whose outputs are ``outs``."""
-    from irlab.relay.backend.te_compiler import block_of
     from irlab.te.tensor import ComputeOp
 
     out_ops = {t.op for t in outs}
