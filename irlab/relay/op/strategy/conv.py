@@ -158,9 +158,10 @@ def conv2d_kind(attrs, inputs):
 
 def use_prepacked_kernel(attrs, tinfos, out_type, target):
     """The output-channel block ``n`` AlterOpLayout gives a conv2d's kernel (``OIHW{n}o``, packed
-    once by FoldConstant), or None to keep it: NCHW/OIHW float32 with one group where the
-    strategy picks the packed schedule (not im2col; ``nchw_packed_tile`` decides and chooses
-    the block, for the hook and the schedule alike)."""
+    once by FoldConstant), or None to keep it: NCHW/OIHW float32 with one group whose output
+    channels fill vectors (``nchw_packed_tile`` decides and chooses the block, for the hook and
+    the schedule alike). Small images too: im2col + GEMM beat the packed schedule there only
+    because the latter packed the weight on every call."""
     from irlab.topi.x86.conv2d import nchw_packed_tile
 
     data, weight = tinfos[0], tinfos[1]
@@ -171,9 +172,9 @@ def use_prepacked_kernel(attrs, tinfos, out_type, target):
     dtypes = {str(data.dtype), str(weight.dtype), str(out_type.dtype)}
     if dtypes != {"float32"}:
         return None
-    if conv2d_kind(attrs, [data, weight]) != "nchw" or _use_im2col(attrs, out_type, target):
+    if conv2d_kind(attrs, [data, weight]) != "nchw":
         return None
-    tile = nchw_packed_tile(out_type.shape, target, out_type.dtype)
+    tile = nchw_packed_tile(out_type.shape, target, out_type.dtype, packed_per_call=False)
     return None if tile is None else tile[1]
 
 
