@@ -417,9 +417,10 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
               [n, c, oh], owo, rc, target=target)
     elif layout == "NHWC":
         n, oh, ow, c = (spatial[k] for k in "NHWC")
-        c_bn = _divisor(loop_extent(sch, c), 4 * lanes, lanes)
+        budget = accumulator_budget(target)  # 4 columns x (budget / 4) channel vectors
+        c_bn = _divisor(loop_extent(sch, c), max(1, budget // 4) * lanes, lanes)
         co, ci = sch.split(c, [None, c_bn])
-        ow_bn = _divisor(loop_extent(sch, ow), 4)
+        ow_bn = _divisor(loop_extent(sch, ow), max(1, min(4, budget // -(-c_bn // lanes))))
         owo, owi = sch.split(ow, [None, ow_bn])
         _tile(sch, block, out_block, [n, oh, co, owo, rc, ry, rx, owi, ci], ci, owi,
               [n, oh, co], owo, rc, target=target)
