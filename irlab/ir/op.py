@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from irlab.errors import IrlabError, OpNotRegisteredError
+from irlab.ir.attrs import get_attrs_type
 from irlab.ir.expr import RelayExpr
 
 
@@ -54,6 +55,8 @@ class _OpEntry:
 
 _REGISTRY: dict[str, "Op"] = {}
 _ENTRIES: dict[str, _OpEntry] = {}
+# Type relations by name, for ``Op.add_type_rel(name)`` (the op families register theirs).
+TYPE_RELATIONS: dict[str, Callable] = {}
 
 
 class Op(RelayExpr):
@@ -131,6 +134,42 @@ class Op(RelayExpr):
 
     def reset_attr(self, key: str) -> "Op":
         self._entry.attrs.pop(key, None)
+        return self
+
+    # -- TVM's registration chain: relay.op.op.register(name), then op.set_...(...) ----------
+    def set_num_inputs(self, num_inputs: int) -> "Op":
+        self._entry.num_inputs = int(num_inputs)
+        return self
+
+    def add_argument(self, name: str, type_info: str = "Tensor", description: str = "") -> "Op":
+        self._entry.arguments.append(OpArgument(name, type_info, description))
+        return self
+
+    def set_support_level(self, level: int) -> "Op":
+        self._entry.support_level = int(level)
+        return self
+
+    def set_attrs_type_key(self, key: str) -> "Op":
+        """The attrs class calls of this op carry, by its type key (``"relay.attrs.XAttrs"``)."""
+        self._entry.attrs_type = get_attrs_type(key)
+        return self
+
+    def add_type_rel(self, rel_name: str, type_rel_func=None) -> "Op":
+        """The op's type relation: ``type_rel_func(arg_types, attrs) -> output Type`` (TVM's
+        Python form, called once every argument type is known), or the relation registered
+        as ``rel_name`` (``"Identity"``, ``"Broadcast"``...) when no function is given."""
+        if type_rel_func is None:
+            if rel_name not in TYPE_RELATIONS:
+                raise IrlabError(f"operator {self.name}: no type relation named {rel_name!r}; "
+                                 f"known: {', '.join(sorted(TYPE_RELATIONS))}")
+            self._entry.type_rel = TYPE_RELATIONS[rel_name]
+            return self
+
+        def relation(ctx):
+            return type_rel_func([ctx.arg(i) for i in range(ctx.num_args)], ctx.attrs)
+
+        relation.__name__ = rel_name
+        self._entry.type_rel = relation
         return self
 
     @property

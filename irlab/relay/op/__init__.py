@@ -8,3 +8,11 @@ from irlab.relay.op.transform import *  # noqa: F401,F403
 from irlab.relay.op.reduce import *  # noqa: F401,F403
 
 get = Op.get
+
+# TVM's registration API at relay.op.* (relay.op.register_compute, register_strategy...)
+from irlab.relay.op import op  # noqa: E402
+from irlab.relay.op.op import (register_pattern, register_compute, register_strategy,  # noqa
+                               register_schedule, register_injective_schedule,
+                               register_broadcast_schedule, register_reduce_schedule,
+                               register_opaque_schedule)
+from irlab.relay.op.op_strategy import OpStrategy, OpImplementation  # noqa: E402,F401

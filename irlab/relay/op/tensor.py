@@ -11,7 +11,7 @@ from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.ir.dtype import normalize_dtype, to_numpy_dtype
 from irlab.ir.expr import RelayExpr
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import TYPE_RELATIONS, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import const as _const
 from irlab.relay.op.op_common import broadcast_shapes, identity_rel, make_call, out_array
@@ -179,6 +179,11 @@ def _broadcast_rel(out_dtype=None):
         shape = broadcast_shapes(lhs.shape, rhs.shape, ctx)
         return TensorType(shape, out_dtype or lhs.dtype)
     return rel
+
+
+TYPE_RELATIONS["Identity"] = identity_rel
+TYPE_RELATIONS["Broadcast"] = _broadcast_rel()
+TYPE_RELATIONS["BroadcastComp"] = _broadcast_rel("bool")
 
 
 def _binary_reference(fn):

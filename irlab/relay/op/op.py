@@ -1,0 +1,99 @@
+"""TVM's ``relay.op.op``: define an operator from Python in one block -- register it, give it
+inputs, a type relation, a fusion pattern, a TE compute and a schedule -- and ``relay.build``
+compiles calls to it (TVM's "Adding an Operator to Relay", seed 002 part 1)::
+
+    from irlab.relay.op import op as _op
+
+    _op.register("my.square", "x * x")
+    op = _op.get("my.square")
+    op.set_num_inputs(1).add_argument("data", "Tensor", "the input")
+    op.add_type_rel("Identity")                 # or add_type_rel("Rel", lambda args, attrs: ...)
+    _op.register_pattern("my.square", _op.OpPattern.ELEMWISE)
+    _op.register_compute("my.square", lambda attrs, inputs, out_type:
+                         [te.compute(inputs[0].shape, lambda *i: inputs[0](*i) * inputs[0](*i))])
+    _op.register_injective_schedule("my.square")
+    y = relay.Call(op, [x])
+
+The schedule functions are irlab's: ``fschedule(attrs, sch, outs, target)`` transforms the
+``tir.Schedule`` of the compute's PrimFunc (TVM's Relay era scheduled TE instead).
+"""
+
+from __future__ import annotations
+
+from irlab.errors import IrlabError
+from irlab.ir.op import Op, OpPattern, register_op
+from irlab.relay.op.op_strategy import OpStrategy, register_compute, register_strategy
+from irlab.relay.op.strategy.generic import wrap_topi_schedule
+
+
+def register(op_name: str, describe: str = "") -> Op:
+    """Register a new operator with nothing known about it yet; set its facts on the returned
+    op (also ``get(op_name)``): ``set_num_inputs``, ``add_argument``, ``add_type_rel``..."""
+    return register_op(op_name, num_inputs=-1, description=describe)
+
+
+def get(op_name: str) -> Op:
+    return Op.get(op_name)
+
+
+def register_pattern(op_name: str, pattern, level: int = 10) -> Op:
+    """The op's fusion pattern (``OpPattern.ELEMWISE``, ``INJECTIVE``, ``OPAQUE``...)."""
+    return Op.get(op_name).set_attr("TOpPattern", OpPattern(pattern), level)
+
+
+def register_schedule(op_name: str, schedule, level: int = 10):
+    """A strategy from the op's registered compute (``register_compute``) and ``schedule``:
+    ``fschedule(attrs, sch, outs, target)``, applied on every target."""
+    op = Op.get(op_name)
+
+    def fstrategy(attrs, inputs, out_type, target):
+        compute = op.get_attr("FTVMCompute")
+        if compute is None:
+            raise IrlabError(f"operator {op_name} has a schedule but no compute: "
+                             f"register_compute({op_name!r}, ...) first")
+        strategy = OpStrategy()
+        strategy.add_implementation(compute, schedule, f"{op_name}.{schedule.__name__}")
+        return strategy
+
+    return register_strategy(op_name, fstrategy, level)
+
+
+def _schedule_injective(attrs, sch, outs, target):
+    """CPU targets: the x86 injective schedule (vectorized, parallel); others: the loops as
+    written."""
+    if "cpu" in getattr(target, "keys", ()):
+        from irlab.topi.x86 import schedule_injective
+
+        wrap_topi_schedule(schedule_injective)(attrs, sch, outs, target)
+
+
+def _schedule_reduce(attrs, sch, outs, target):
+    if "cpu" in getattr(target, "keys", ()):
+        from irlab.topi.x86 import schedule_reduce
+
+        wrap_topi_schedule(schedule_reduce)(attrs, sch, outs, target)
+
+
+def register_injective_schedule(op_name: str, level: int = 10):
+    return register_schedule(op_name, _schedule_injective, level)
+
+
+def register_broadcast_schedule(op_name: str, level: int = 10):
+    return register_schedule(op_name, _schedule_injective, level)
+
+
+def register_reduce_schedule(op_name: str, level: int = 10):
+    return register_schedule(op_name, _schedule_reduce, level)
+
+
+def _loops_as_written(attrs, sch, outs, target):
+    """No schedule: the loops as the compute wrote them."""
+
+
+def register_opaque_schedule(op_name: str, level: int = 10):
+    return register_schedule(op_name, _loops_as_written, level)
+
+
+__all__ = ["register", "get", "register_pattern", "register_compute", "register_strategy",
+           "register_schedule", "register_injective_schedule", "register_broadcast_schedule",
+           "register_reduce_schedule", "register_opaque_schedule", "OpPattern", "OpStrategy"]
