@@ -45,7 +45,6 @@ KNOWN_UPWARD = {
     ("runtime", "ir"),
     ("runtime", "target"),
     ("runtime", "tir"),
-    ("topi", "relay"),
     ("transform", "relay"),
 }
 # Units of one layer that import each other. arith and tir need each other's nodes and
