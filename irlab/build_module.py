@@ -25,6 +25,7 @@ from irlab.errors import IrlabError
 from irlab.runtime.lru import LRUCache
 from irlab.ir.module import IRModule
 from irlab.target import Target, as_target
+from irlab.tir.analysis import verify_well_formed
 from irlab.tir.function import PrimFunc
 
 
@@ -78,6 +79,7 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     hit = _built.get(key) if key else None
     if hit is not None:
         return hit()
+    verify_well_formed(IRModule(dict(funcs)))  # nothing unverified reaches codegen
     if target.kind == "llvm":
         from irlab.target.llvm_build import build_llvm
         from irlab.target.llvm_jit import LLVMModule
