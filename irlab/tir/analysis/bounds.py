@@ -28,7 +28,7 @@ from irlab.arith.int_set import is_index_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir.buffer import Range
-from irlab.tir.functor import ExprMutator, post_order_visit
+from irlab.tir.functor import ExprMutator, expr_children, post_order_visit
 from irlab.ir import structural_equal
 
 
@@ -143,6 +143,19 @@ class _Replace(ExprMutator):
         return super().visit_expr(e)
 
 
+def _first_select(e):
+    """The outermost ``Select`` (or ``if_then_else``) with an index dtype in ``e``."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, E.Select) or (isinstance(node, E.Call)
+                                          and node.op == "tir.if_then_else"):
+            if is_index_dtype(node.dtype):
+                return node
+        stack += reversed([c for c in expr_children(node) if isinstance(c, E.PrimExpr)])
+    return None
+
+
 def _vars_of(e) -> list:
     found = []
     post_order_visit(e, lambda n: found.append(n) if isinstance(n, E.Var) else None)
@@ -182,16 +195,32 @@ class BoundProver:
             self.values.pop(var, None)
 
     # -- proofs -----------------------------------------------------------------------------
-    def prove_nonpositive(self, goal, facts=()) -> bool:
-        """``goal <= 0`` for every value of the variables in scope under ``facts``."""
+    def prove_nonpositive(self, goal, facts=(), splits=4) -> bool:
+        """``goal <= 0`` for every value of the variables in scope under ``facts``; a
+        ``Select`` in the goal is split into its two cases (at most ``splits`` deep)."""
         if self._nonpositive(goal):
             return True
+        select = _first_select(goal) if splits else None
+        if select is not None:
+            return self._prove_cases(goal, facts, select, splits - 1)
         for fact in facts:
             for g_scale, f_scale in _multipliers(goal, fact):
                 combined = difference(O.multiply(goal, g_scale), O.multiply(fact, f_scale))
                 if self._nonpositive(combined):
                     return True
         return any(self._bounded_by(goal, f) for f in facts)
+
+    def _prove_cases(self, goal, facts, select, splits) -> bool:
+        if isinstance(select, E.Select):
+            cond, cases = select.condition, (select.true_value, select.false_value)
+        else:
+            cond, cases = select.args[0], select.args[1:]
+        for case, implied in zip(cases, (facts_of(cond), negated_facts(cond))):
+            replace = _Replace(select, case).visit_expr
+            case_facts = [replace(f) for f in facts] + [replace(f) for f in implied]
+            if not self.prove_nonpositive(replace(goal), case_facts, splits):
+                return False
+        return True
 
     def _bounded_by(self, goal, fact) -> bool:
         """``goal <= 0`` once the fact ``e - c <= 0`` bounds every occurrence of ``e`` in the

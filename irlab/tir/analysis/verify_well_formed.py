@@ -247,10 +247,8 @@ class _Verifier:
         for match in block.match_buffers:
             self.check_match_buffer(match)
             self.define_buffer(match.buffer)
-        for region in (*block.reads, *block.writes):
-            for r in region.region:
-                self.visit_expr(r.min)
-                self.visit_expr(r.extent)
+        # reads/writes are not executed: what they name is left to the schedule primitives
+        # (a region may use a Let variable of the body, as TOPI's resize does)
         self.visit_stmt(block.init)
         self.visit_stmt(block.body)
 
@@ -308,7 +306,7 @@ class _Verifier:
     def visit_expr(self, root):
         """Checks every variable use and buffer load under ``root``, each with the guards
         that hold there (iterative: expression depth is unbounded)."""
-        seen = set()
+        seen = {}
         stack = [(root, self.facts)]
         with contextlib.ExitStack() as scopes:
             while stack:
@@ -316,7 +314,7 @@ class _Verifier:
                 key = (id(e), id(facts))
                 if key in seen:
                     continue
-                seen.add(key)
+                seen[key] = facts  # keeps the facts alive: their id stays theirs
                 stack += self.expr_children(e, facts, scopes)
 
     def expr_children(self, e, facts, scopes):
