@@ -32,7 +32,7 @@ from irlab.tir.functor import ExprMutator, expr_children, post_order_visit
 from irlab.ir import structural_equal
 
 
-def _same_dtype(a, b):
+def same_dtype(a, b):
     """``a`` and ``b`` with one index dtype (the wider one)."""
     a, b = E.convert(a), E.convert(b)
     if a.dtype == b.dtype:
@@ -43,7 +43,7 @@ def _same_dtype(a, b):
 
 def difference(a, b):
     """``a - b`` with the dtypes matched."""
-    a, b = _same_dtype(a, b)
+    a, b = same_dtype(a, b)
     return O.subtract(a, b)
 
 
@@ -307,4 +307,4 @@ class BoundProver:
         return None
 
 
-__all__ = ["BoundProver", "facts_of", "negated_facts", "difference"]
+__all__ = ["BoundProver", "facts_of", "negated_facts", "difference", "same_dtype"]

@@ -9,8 +9,12 @@ What is checked, for every PrimFunc:
   ``i`` in ``[0, 32)`` is refused);
 * every buffer access (load and store) stays inside the buffer's shape, given the loop ranges
   and the guards on the way (``if``, ``T.where``, ``T.if_then_else``; see
-  ``irlab.tir.analysis.bounds``); an access that cannot be proven in bounds is refused, and
-  the message asks for a guard -- compiled code never reads or writes outside a buffer;
+  ``irlab.tir.analysis.bounds``). An access shown to leave the buffer (an affine index of
+  loop variables, reached unconditionally: ``for i in range(17): B[i] = ...`` into 16
+  elements) is refused; one that can be neither proven nor refuted (a data-dependent index,
+  a loop bound given at run time) is listed by ``memory_safety_checks``, and ``tvm.build``
+  guards it with a run-time check (``tir.transform.InsertBoundsChecks``) -- compiled code
+  never reads or writes outside a buffer;
 * every ``BufferStore`` stores a value of the buffer's dtype (with the lanes of its index):
   an ``int32`` stored into a ``float32`` buffer needs an explicit cast (the TVMScript parser
   inserts it, as TVM's does).
@@ -22,13 +26,14 @@ index, with the TVMScript line where the function came from TVMScript.
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
 from irlab.errors import TIRError
 from irlab.ir.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
-from irlab.tir.analysis.bounds import BoundProver, facts_of, negated_facts
+from irlab.tir.analysis.bounds import BoundProver, facts_of, negated_facts, same_dtype
 from irlab.tir.functor import expr_children
 
 
@@ -49,12 +54,29 @@ def verify_well_formed(func_or_mod, assert_mode: bool = True) -> bool:
                  if isinstance(f, PrimFunc)]
     try:
         for name, func in funcs:
-            _Verifier(name).run(func)
+            memory_safety_checks(func, name)
     except WellFormedError:
         if assert_mode:
             raise
         return False
     return True
+
+
+class RuntimeCheck(NamedTuple):
+    """An access not proven in bounds: ``stmt`` must only run when ``condition`` holds
+    (else fail with ``message``)."""
+
+    stmt: object
+    condition: object
+    message: str
+
+
+def memory_safety_checks(func, name=None) -> list:
+    """Verify ``func`` (raising ``WellFormedError`` as ``verify_well_formed`` does) and return
+    the ``RuntimeCheck`` of each access that could be neither proven in bounds nor refuted."""
+    verifier = _Verifier(name or _name_of(func, None))
+    verifier.run(func)
+    return verifier.runtime_checks
 
 
 def _name_of(func, default):
@@ -84,6 +106,11 @@ class _Verifier:
         self.facts = ()
         self.blocks = []
         self.spans = []
+        self.stmts = []
+        self.loop_vars = set()  # loop variables of constant ranges (block iter vars are not)
+        self.conditional = 0  # enclosing branches: an access there may never run
+        self.guards = ()  # conditions of the Select branches the expression walk is in
+        self.runtime_checks = []
         self.stmt_table = {
             S.For: self.visit_for, S.While: self.visit_while, S.IfThenElse: self.visit_if,
             S.SeqStmt: self.visit_seq, S.LetStmt: self.visit_let, S.Allocate: self.visit_allocate,
@@ -132,19 +159,23 @@ class _Verifier:
             else:
                 self.fail(f"unknown statement {type(s).__name__}", s)
         self.spans.append(getattr(s, "span", None))
+        self.stmts.append(s)
         try:
             handler(s)
         finally:
             self.spans.pop()
+            self.stmts.pop()
 
     @contextlib.contextmanager
     def guarded(self, facts):
         saved = self.facts
         self.facts = saved + tuple(facts)
+        self.conditional += 1
         try:
             yield
         finally:
             self.facts = saved
+            self.conditional -= 1
 
     def visit_for(self, s):
         self.visit_expr(s.min)
@@ -152,12 +183,20 @@ class _Verifier:
         self.define(s.loop_var)
         if s.thread_binding is not None:
             self.define(s.thread_binding.var)
-        with self.prover.range_scope(s.loop_var, s.min, s.extent):
-            self.visit_stmt(s.body)
+        exact = isinstance(s.min, E.IntImm) and isinstance(s.extent, E.IntImm) \
+            and s.extent.value >= 1
+        if exact:
+            self.loop_vars.add(s.loop_var)
+        try:
+            with self.prover.range_scope(s.loop_var, s.min, s.extent):
+                self.visit_stmt(s.body)
+        finally:
+            self.loop_vars.discard(s.loop_var)
 
     def visit_while(self, s):
         self.visit_expr(s.condition)
-        self.visit_stmt(s.body)
+        with self.guarded(()):
+            self.visit_stmt(s.body)
 
     def visit_if(self, s):
         self.visit_expr(s.condition)
@@ -231,7 +270,10 @@ class _Verifier:
         try:
             with self.guarded(facts_of(s.predicate)):
                 self.check_bindings(s)
+            predicated = not (isinstance(s.predicate, E.IntImm) and s.predicate.value)
             with contextlib.ExitStack() as scopes:
+                if predicated:
+                    scopes.enter_context(self.guarded(()))
                 for iv in block.iter_vars:
                     self.define(iv.var)
                     scopes.enter_context(self.prover.range_scope(iv.var, iv.dom.min,
@@ -289,10 +331,40 @@ class _Verifier:
                 if (self.prover.prove_le(0, lo, self.facts)
                         and self.prover.prove_lt(hi, extent, self.facts)):
                     continue
-                self.fail(f"{what} {buffer.name}[{', '.join(_text(i) for i in indices)}]: "
-                          f"index {_text(index)} of dimension {k} may leave [0, "
-                          f"{_text(extent)}){self.range_note(index)}; guard the access "
-                          "(if / T.where / T.if_then_else) or fix the loop bounds", node)
+                access = f"{what} {buffer.name}[{', '.join(_text(i) for i in indices)}]"
+                if self.leaves_buffer(lo, hi, extent):
+                    self.fail(f"{access}: index {_text(index)} of dimension {k} leaves [0, "
+                              f"{_text(extent)}){self.range_note(index)}; guard the access "
+                              "(if / T.where / T.if_then_else) or fix the loop bounds", node)
+                self.add_runtime_check(access, lo, hi, extent)
+
+    def leaves_buffer(self, lo, hi, extent) -> bool:
+        """The access is reached unconditionally and its index, an affine function of loop
+        variables of constant ranges (each once), takes a value outside ``[0, extent)``:
+        then the interval of the index is exact and the access provably goes out."""
+        if self.conditional or self.guards or lo is not hi or not isinstance(extent, E.IntImm):
+            return False
+        if not _is_affine_once(self.prover.analyzer.simplify(lo), self.loop_vars):
+            return False
+        bound = self.prover.analyzer.const_int_bound(lo)
+        return bound.min_value < 0 or bound.max_value >= extent.value
+
+    def add_runtime_check(self, access, lo, hi, extent):
+        in_bounds = O.logical_and(O.less_equal(E.IntImm(lo.dtype, 0), lo),
+                                  O.less(*same_dtype(hi, extent)))
+        if self.guards:  # only where the Select branch holding the access is taken
+            taken = self.guards[0]
+            for cond in self.guards[1:]:
+                taken = O.logical_and(taken, cond)
+            in_bounds = O.logical_or(O.logical_not(taken), in_bounds)
+        where = f"PrimFunc {self.func_name}"
+        if self.blocks:
+            where += f", block {self.blocks[-1]}"
+        span = next((s for s in reversed(self.spans) if s is not None), None)
+        if span is not None:
+            where += f" ({span})"
+        message = f"{where}: {access}: index out of bounds"
+        self.runtime_checks.append(RuntimeCheck(self.stmts[-1], in_bounds, message))
 
     def range_note(self, index):
         if parse_dtype(index.dtype).lanes != 1:
@@ -307,41 +379,65 @@ class _Verifier:
         """Checks every variable use and buffer load under ``root``, each with the guards
         that hold there (iterative: expression depth is unbounded)."""
         seen = {}
-        stack = [(root, self.facts)]
+        stack = [(root, self.facts, ())]
         with contextlib.ExitStack() as scopes:
             while stack:
-                e, facts = stack.pop()
-                key = (id(e), id(facts))
+                e, facts, guards = stack.pop()
+                key = (id(e), id(facts), id(guards))
                 if key in seen:
                     continue
-                seen[key] = facts  # keeps the facts alive: their id stays theirs
-                stack += self.expr_children(e, facts, scopes)
+                seen[key] = (facts, guards)  # keeps them alive: their ids stay theirs
+                stack += self.expr_children(e, facts, guards, scopes)
 
-    def expr_children(self, e, facts, scopes):
+    def expr_children(self, e, facts, guards, scopes):
         if isinstance(e, E.Var):
             if e not in self.defined:
                 self.fail(f"variable {e.name_hint} is used where it is not defined", e)
             return []
         if isinstance(e, E.BufferLoad):
             self.check_buffer_defined(e.buffer, e)
-            saved, self.facts = self.facts, facts
+            saved = self.facts, self.guards
+            self.facts, self.guards = facts, guards
             try:
                 self.check_access(e.buffer, e.indices, "load from", e)
             finally:
-                self.facts = saved
-            return [(i, facts) for i in e.indices]
+                self.facts, self.guards = saved
+            return [(i, facts, guards) for i in e.indices]
         cond = branches = None
         if isinstance(e, E.Select):
             cond, branches = e.condition, (e.true_value, e.false_value)
         elif isinstance(e, E.Call) and e.op == "tir.if_then_else":
             cond, branches = e.args[0], e.args[1:]
-        if cond is not None:
-            return [(cond, facts), (branches[0], facts + tuple(facts_of(cond))),
-                    (branches[1], facts + tuple(negated_facts(cond)))]
+        if cond is not None and parse_dtype(cond.dtype).lanes == 1:
+            return [(cond, facts, guards),
+                    (branches[0], facts + tuple(facts_of(cond)), guards + (cond,)),
+                    (branches[1], facts + tuple(negated_facts(cond)),
+                     guards + (O.logical_not(cond),))]
         if isinstance(e, E.Let):
             self.define(e.var)
             scopes.enter_context(self.prover.value_scope(e.var, e.value))
-        return [(c, facts) for c in expr_children(e) if isinstance(c, E.PrimExpr)]
+        return [(c, facts, guards) for c in expr_children(e) if isinstance(c, E.PrimExpr)]
+
+
+def _is_affine_once(e, loop_vars) -> bool:
+    """``e`` is a sum of constant multiples of distinct variables of ``loop_vars``."""
+    seen = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (E.Add, E.Sub)):
+            stack += [x.a, x.b]
+        elif isinstance(x, E.Mul) and isinstance(x.b, E.IntImm):
+            stack.append(x.a)
+        elif isinstance(x, E.Mul) and isinstance(x.a, E.IntImm):
+            stack.append(x.b)
+        elif isinstance(x, E.Var):
+            if x not in loop_vars or x in seen:
+                return False
+            seen.add(x)
+        elif not isinstance(x, E.IntImm):
+            return False
+    return True
 
 
 def _lane_extremes(index):
@@ -366,4 +462,4 @@ def _lane_extremes(index):
                           f"{_text(index)}", index)
 
 
-__all__ = ["verify_well_formed", "WellFormedError"]
+__all__ = ["verify_well_formed", "memory_safety_checks", "RuntimeCheck", "WellFormedError"]

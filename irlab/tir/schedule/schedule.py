@@ -107,7 +107,10 @@ class Schedule:
         try:
             verify_well_formed(IRModule({func_name: func}))
         except WellFormedError as err:
-            raise ScheduleError(f"{kind}: the result would not be well formed, so the "
+            before = IRModule({func_name: self._func(func_name)})
+            cause = ("" if verify_well_formed(before, assert_mode=False) else
+                     " (the function was not well formed before either)")
+            raise ScheduleError(f"{kind}: the result would not be well formed{cause}, so the "
                                 f"schedule is left unchanged: {err}") from err
         mod = self._mod.copy()
         mod[func_name] = func

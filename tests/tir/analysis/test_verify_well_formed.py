@@ -84,8 +84,9 @@ def test_binding_outside_its_domain_is_refused_by_schedule_primitives():
     sch = Schedule(from_source(BINDING_OUTSIDE))
     before = sch.mod["main"]
     loop, = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(ScheduleError, match="split: the result would not be well formed.*"
-                                            "block B.*iter var vi"):
+    with pytest.raises(ScheduleError, match=r"split: the result would not be well formed "
+                                            r"\(the function was not well formed before "
+                                            r"either\).*block B.*iter var vi"):
         sch.split(loop, [None, 4])
     assert sch.mod["main"] is before
     assert [i.kind for i in sch.trace.insts if not i.kind.startswith("get_")] == []
@@ -132,7 +133,8 @@ def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
         B[i] = A[0]
 ''')
     with pytest.raises(WellFormedError, match=r"PrimFunc f \(<script>:4:9\): store to B\[i\]: "
-                                              r"index i of dimension 0 may leave \[0, 16\)"):
+                                              r"index i of dimension 0 leaves \[0, 16\) "
+                                              r"\(it ranges over \[0, 16\]\)"):
         tvm.build(func, target="llvm", name="f")
 
 
@@ -189,3 +191,56 @@ def test_well_formed_module_passes():
     mod = IRModule({"f": from_source(INT_INTO_FLOAT)})
     assert verify_well_formed(mod) is True
     assert tvm.tir.analysis.verify_well_formed(mod, assert_mode=False) is True
+
+
+GATHER = '''@T.prim_func
+def f(A: T.Buffer((16,), "float32"), idx: T.Buffer((4,), "int32"), B: T.Buffer((4,), "float32")):
+    for i in T.parallel(4):
+        B[i] = A[idx[i]]
+'''
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_data_dependent_index_is_checked_at_run_time(target):
+    lib = tvm.build(from_source(GATHER), target=target, name="f")
+    a = np.arange(16, dtype="float32")
+    b = np.zeros(4, "float32")
+    lib["f"](a, np.array([1, 5, 15, 0], "int32"), b)
+    np.testing.assert_array_equal(b, [1, 5, 15, 0])
+    for bad in (16, -1):
+        with pytest.raises(tvm.TVMError, match=r"PrimFunc f \(<script>:4:9\): load from "
+                                               r"A\[idx\[i\]\]: index out of bounds"):
+            lib["f"](a, np.array([1, 5, bad, 0], "int32"), b)
+
+
+def test_run_time_loop_bound_is_checked_at_run_time():
+    func = from_source('''@T.prim_func
+def f(a: T.handle, B: T.Buffer((8,), "float32"), n: T.int32):
+    A = T.match_buffer(a, (n,), "float32")
+    for i in range(n):
+        B[i] = A[i] * T.float32(2)
+''')
+    lib = tvm.build(func, target="llvm", name="f")
+    b = np.zeros(8, "float32")
+    lib["f"](np.ones(5, "float32"), b, 5)
+    np.testing.assert_array_equal(b, [2, 2, 2, 2, 2, 0, 0, 0])
+    with pytest.raises(tvm.TVMError, match=r"store to B\[i\]: index out of bounds"):
+        lib["f"](np.ones(9, "float32"), b, 9)
+
+
+def test_proven_programs_get_no_run_time_check():
+    from irlab import te
+    from irlab.tir.transform.insert_bounds_checks import insert_bounds_checks
+
+    a = te.placeholder((30, 30), name="A")
+    k = te.reduce_axis((0, 30), name="k")
+    c = te.compute((30, 30), lambda i, j: te.sum(a[i, k] * a[k, j], axis=k), name="C")
+    sch = Schedule(te.create_prim_func([a, c]))
+    i, j, kk = sch.get_loops(sch.get_block("C"))
+    j0, j1 = sch.split(j, [None, 8])
+    sch.reorder(i, j0, kk, j1)
+    sch.vectorize(j1)
+    func = sch.mod["main"]
+    assert insert_bounds_checks(func) is func
+    guarded = from_source(GATHER)
+    assert "assert" in insert_bounds_checks(guarded).script()
