@@ -26,6 +26,7 @@ from irlab.errors import CodegenError
 from irlab.ir.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
+from irlab.tir import op as O
 from irlab.tir import stmt as S
 from irlab.tir.analysis import vars_used
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
@@ -345,11 +346,18 @@ class _FunctionBuilder(CallLowering):
         return b.select(adjust, b.add(r, c), r)
 
     def _minmax(self, e, op):
-        a, c = self.expr(e.a), self.expr(e.b)
+        """``a op c ? a : c`` for integers. Floats propagate NaN as ``np.maximum`` does:
+        ``(p op q || p != p) ? p : q`` (a NaN ``q`` fails the test and is picked), ``p`` being
+        the constant operand if there is one, whose NaN test LLVM drops: relu ``max(x, 0)``
+        becomes ``0 > x ? 0 : x``, one ``maxps`` on x86. (TVM picks ``c`` when ``a`` is NaN.)"""
         t = parse_dtype(e.dtype)
         if t.is_float:
-            cond = self.b.fcmp_ordered(op, a, c)
-        elif t.code == "int":
+            p, q = (e.a, e.b) if O.never_nan(e.a) and not O.never_nan(e.b) else (e.b, e.a)
+            p, q = self.expr(p), self.expr(q)
+            cond = self.b.or_(self.b.fcmp_ordered(op, p, q), self.b.fcmp_unordered("uno", p, p))
+            return self.b.select(cond, p, q)
+        a, c = self.expr(e.a), self.expr(e.b)
+        if t.code == "int":
             cond = self.b.icmp_signed(op, a, c)
         else:
             cond = self.b.icmp_unsigned(op, a, c)
