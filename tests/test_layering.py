@@ -41,7 +41,6 @@ KNOWN_UPWARD = {
     ("instrument", "tir"),
     ("ir", "relay"),
     ("ir", "script"),
-    ("relay", "contrib"),
     ("runtime", "ir"),
     ("runtime", "target"),
     ("runtime", "tir"),

@@ -56,5 +56,9 @@ class LRUCache:
         with self._lock:
             return list(self._entries)
 
+    def __iter__(self):
+        """The keys, oldest first (a snapshot: other threads may change the cache meanwhile)."""
+        return iter(self.keys())
+
 
 _MISSING = object()
