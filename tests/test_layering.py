@@ -44,7 +44,6 @@ KNOWN_UPWARD = {
     ("runtime", "ir"),
     ("runtime", "target"),
     ("runtime", "tir"),
-    ("transform", "relay"),
 }
 # Units of one layer that import each other. arith and tir need each other's nodes and
 # simplifier as in TVM; tir's script() printing reaches script. Never add a group.
