@@ -39,11 +39,8 @@ KNOWN_UPWARD = {
     ("cli", "widgets"),
     ("instrument", "relay"),
     ("instrument", "tir"),
-    ("ir", "relay"),
-    ("ir", "script"),
     ("runtime", "ir"),
     ("runtime", "target"),
-    ("runtime", "tir"),
 }
 # Units of one layer that import each other. arith and tir need each other's nodes and
 # simplifier as in TVM; tir's script() printing reaches script. Never add a group.

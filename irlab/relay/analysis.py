@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 from irlab.errors import DiagnosticError
+from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.op import Op
 from irlab.relay.expr import Call, Let, Var
 from irlab.relay.expr_functor import post_order
 from irlab.relay.function import Function
+from irlab.runtime.registry import register_func
 
 
 def post_order_visit(expr, fvisit):
@@ -51,6 +53,15 @@ def free_vars(expr) -> list:
     """Variables used in ``expr`` but not bound inside it, in post-DFS order (as TVM)."""
     bound = set(bound_vars(expr))
     return [v for v in post_order(expr) if isinstance(v, Var) and v not in bound]
+
+
+@register_func("relay.ir.as_function")
+def as_function(expr):
+    """``IRModule.from_expr``'s main: a Relay expression that is not a function becomes one
+    of its free variables; functions (Relay or not) stay as they are."""
+    if isinstance(expr, RelayExpr) and not isinstance(expr, (Function, GlobalVar)):
+        return Function(free_vars(expr), expr)
+    return expr
 
 
 def well_formed(expr) -> bool:
