@@ -37,8 +37,6 @@ LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 # import is gone; never add one.
 KNOWN_UPWARD = {
     ("cli", "widgets"),
-    ("instrument", "relay"),
-    ("instrument", "tir"),
     ("runtime", "ir"),
     ("runtime", "target"),
 }

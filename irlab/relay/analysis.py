@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from irlab.errors import DiagnosticError
+from irlab.instrument import register_node_counter
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.op import Op
 from irlab.relay.expr import Call, Let, Var
@@ -95,3 +96,15 @@ def count_ops(expr) -> Counter:
 def count_nodes(expr) -> int:
     """The number of distinct nodes in ``expr`` (shared sub-expressions count once)."""
     return len(post_order(expr))
+
+
+def _count_for_instruments(func: Function, ops: Counter) -> int:
+    """``count_nodes(func)``, adding ``count_ops(func)`` to ``ops`` in the same walk (for the
+    instruments' ``module_counts``)."""
+    nodes = post_order(func)
+    ops.update(node.op.name for node in nodes
+               if isinstance(node, Call) and isinstance(node.op, Op))
+    return len(nodes)
+
+
+register_node_counter(Function, _count_for_instruments)
