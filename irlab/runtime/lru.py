@@ -53,8 +53,12 @@ class LRUCache:
             self._entries.clear()
 
     def keys(self):
+        """The keys, oldest first (a snapshot)."""
         with self._lock:
             return list(self._entries)
+
+    def __iter__(self):
+        return iter(self.keys())
 
 
 _MISSING = object()
