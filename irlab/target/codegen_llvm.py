@@ -349,14 +349,16 @@ class _FunctionBuilder(CallLowering):
         """``a op c ? a : c`` for integers. Floats propagate NaN as ``np.maximum`` does:
         ``(p op q || p != p) ? p : q`` (a NaN ``q`` fails the test and is picked), ``p`` being
         the constant operand if there is one, whose NaN test LLVM drops: relu ``max(x, 0)``
-        becomes ``0 > x ? 0 : x``, one ``maxps`` on x86. (TVM picks ``c`` when ``a`` is NaN.)"""
+        becomes ``0 > x ? 0 : x``, one ``maxps`` on x86. (TVM picks ``c`` when ``a`` is NaN.)
+        Under ``-fast-math`` (no NaNs assumed) the NaN test is left out."""
         t = parse_dtype(e.dtype)
-        if t.is_float:
-            p, q = (e.a, e.b) if O.never_nan(e.a) and not O.never_nan(e.b) else (e.b, e.a)
-            p, q = self.expr(p), self.expr(q)
-            cond = self.b.or_(self.b.fcmp_ordered(op, p, q), self.b.fcmp_unordered("uno", p, p))
-            return self.b.select(cond, p, q)
         a, c = self.expr(e.a), self.expr(e.b)
+        if t.is_float:
+            p, q = (a, c) if O.never_nan(e.a) and not O.never_nan(e.b) else (c, a)
+            cond = self.b.fcmp_ordered(op, p, q)
+            if not self.cg.target.fast_math:
+                cond = self.b.or_(cond, self.b.fcmp_unordered("uno", p, p))
+            return self.b.select(cond, p, q)
         if t.code == "int":
             cond = self.b.icmp_signed(op, a, c)
         else:
