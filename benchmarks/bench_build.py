@@ -6,8 +6,9 @@ graph codegen), ``TIR lowering`` (``lower_for_codegen``: the TIR passes + LowerI
 ``codegen`` (TIR to LLVM IR in Python; printing the IR as text is not counted), ``LLVM``
 (llvmlite: parse, O3, emit object; in background threads, overlapping the Python stages:
 ``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its CPU seconds (all
-threads); ``wait`` is the wall time the build spent waiting for LLVM after Python had
-finished. Prints figures; asserts nothing. The disk cache is turned off (``IRLAB_CACHE=0``)
+threads); ``verify`` is ``tir.analysis.verify_well_formed`` (in ``irlab.build`` and after
+each schedule primitive; also counted in the stage that called it); ``wait`` is the wall time
+the build spent waiting for LLVM after Python had finished. Prints figures; asserts nothing. The disk cache is turned off (``IRLAB_CACHE=0``)
 unless ``--disk-cache``.
 
 Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--disk-cache]
@@ -23,7 +24,7 @@ import threading
 import time
 from collections import defaultdict
 
-STAGES = ("optimize", "LowerTE", "TIR lowering", "codegen", "LLVM", "LLVM load")
+STAGES = ("optimize", "LowerTE", "TIR lowering", "codegen", "LLVM", "LLVM load", "verify")
 
 
 class _Clock:
@@ -62,6 +63,7 @@ def _install(clock):
     import irlab.relay.pipeline as pipeline
     import irlab.relay.backend.lower_te_pass as lte
     import irlab.target.llvm_jit as jit
+    import irlab.tir.schedule.schedule as schedule_module
     from irlab.relay.backend.graph_codegen import GraphCodegen
     from irlab.target.codegen_llvm import CodegenLLVM
 
@@ -86,6 +88,8 @@ def _install(clock):
     clock.wrap(CodegenLLVM, "add_function", "codegen")
     clock.wrap(jit, "compile_ir", "LLVM")
     clock.wrap(jit.LLVMModule, "__init__", "LLVM load")
+    clock.wrap(bm, "verify_well_formed", "verify")
+    clock.wrap(schedule_module, "verify_well_formed", "verify")
     result = concurrent.futures.Future.result
 
     def waited(self, *args, **kwargs):  # the build's wall time blocked on LLVM

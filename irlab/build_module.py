@@ -1,6 +1,9 @@
 """``irlab.build``: TIR to a callable ``runtime.Module`` (TVM's ``tvm.build``).
 
-The steps, each visible to instruments under the current ``PassContext``:
+First every PrimFunc is verified (``tir.analysis.verify_well_formed``: refused with a
+``WellFormedError`` unless well formed) and given a run-time check before each buffer access
+that could not be proven in bounds (``tir.transform.InsertBoundsChecks``). Then the steps,
+each visible to instruments under the current ``PassContext``:
 
 1. ``irlab.lower`` -- block-form TIR to flat loops (skipped passes are no-ops on flat TIR);
 2. ``tir.LowerIntrin`` -- floordiv/floormod to what C and LLVM have;
@@ -25,6 +28,7 @@ from irlab.errors import IrlabError
 from irlab.runtime.lru import LRUCache
 from irlab.ir.module import IRModule
 from irlab.target import Target, as_target
+from irlab.tir.transform.insert_bounds_checks import insert_bounds_checks
 from irlab.tir.function import PrimFunc
 
 
@@ -78,6 +82,9 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     hit = _built.get(key) if key else None
     if hit is not None:
         return hit()
+    # nothing unverified reaches codegen: refused if not well formed, run-time checks where
+    # an access could not be proven in bounds
+    funcs = [(gv, insert_bounds_checks(f, name=_symbol(gv, f))) for gv, f in funcs]
     if target.kind == "llvm":
         from irlab.target.llvm_build import build_llvm
         from irlab.target.llvm_jit import LLVMModule

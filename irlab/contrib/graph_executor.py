@@ -29,6 +29,7 @@ import numpy as np
 from irlab.errors import IrlabError
 from irlab.ir.dtype import to_numpy_dtype
 from irlab.runtime.ndarray import NDArray, cpu, empty
+from irlab.runtime.registry import register_func
 
 
 class _Storage:
@@ -282,6 +283,12 @@ class GraphModule:
         """Seconds per kernel (TVM's debug executor), slowest first."""
         times = self.module.run_individual(number, repeat)
         return dict(sorted(times.items(), key=lambda kv: -kv[1]))
+
+
+@register_func("tvm.graph_executor.create_executor")
+def _create_executor(graph_json_str, libmod, device, params):
+    """A GraphExecutor with ``params`` bound: what ``relay.build``'s factory module hands out."""
+    return GraphExecutor(graph_json_str, libmod, device, params)
 
 
 def create(graph_json_str, libmod, device=None):

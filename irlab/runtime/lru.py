@@ -58,6 +58,7 @@ class LRUCache:
             return list(self._entries)
 
     def __iter__(self):
+        """The keys, oldest first (a snapshot: other threads may change the cache meanwhile)."""
         return iter(self.keys())
 
 

@@ -13,7 +13,7 @@ import inspect
 import textwrap
 
 from irlab.errors import IrlabError, ParseError
-from irlab.ir import structural_equal
+from irlab.ir import Span, structural_equal
 from irlab.ir.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as _op
@@ -373,7 +373,8 @@ class _Parser:
             value = self.eval(v)
             if not isinstance(value, E.PrimExpr):
                 value = _op.const(value, buf.dtype)
-            return S.BufferStore(buf, value, idx)
+            return S.BufferStore(buf, self.store_value(buf, idx, value, st), idx,
+                                 span=self.span(st))
         if not isinstance(target, ast.Name):
             self.fail(target, "can only assign to a name or a buffer element")
         value = self.eval(v)
@@ -386,6 +387,23 @@ class _Parser:
             return None
         var = E.Var(target.id, value.dtype)
         return self.scoped_let(var, value, target.id, rest, st), None
+
+    def store_value(self, buf, indices, value, st):
+        """``value`` cast to the stored element's dtype, as TVM's parser does
+        (``B[i] = T.int32(3)`` into a float32 buffer stores ``T.float32(3)``)."""
+        lanes = max([parse_dtype(E.convert(i).dtype).lanes for i in indices] or [1])
+        base = parse_dtype(buf.dtype)
+        expected = str(base.with_lanes(base.lanes * lanes))
+        if value.dtype == expected:
+            return value
+        if parse_dtype(value.dtype).lanes not in (1, base.lanes * lanes):
+            self.fail(st, f"cannot store a {value.dtype} value into {buf.name} "
+                          f"({expected} at this index)")
+        return _op.cast(value, expected)
+
+    def span(self, node) -> Span:
+        """Where ``node`` is in the source (kept on the IR for the verifier's messages)."""
+        return Span(self.filename, node.lineno + self.offset, node.col_offset + 1)
 
     def buffer_assign(self, st, call, callee):
         target = st.targets[0]
@@ -578,9 +596,10 @@ class _Parser:
             reads = inf_reads if reads is None else reads
             writes = inf_writes if writes is None else writes
         block = S.Block(frame.iter_vars, reads, writes, name, body, frame.init,
-                        frame.alloc_buffers, frame.match_buffers, frame.annotations)
+                        frame.alloc_buffers, frame.match_buffers, frame.annotations,
+                        span=self.span(st))
         pred = True if frame.predicate is None else frame.predicate
-        return S.BlockRealize(frame.values, pred, block)
+        return S.BlockRealize(frame.values, pred, block, span=self.span(st))
 
     def axis(self, st, call, callee):
         frame = self.current_frame(st)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from irlab.ir.module import IRModule
 from irlab.tir import stmt as S
+from irlab.tir.analysis import WellFormedError, verify_well_formed
 from irlab.tir.function import PrimFunc
 from irlab.tir.schedule import primitives_annotations as PA
 from irlab.tir.schedule import primitives_blockize as PB
@@ -103,6 +104,14 @@ class Schedule:
         return self._mod[func_name]
 
     def _commit(self, func_name, func, kind, inputs, attrs=(), outputs=()):
+        try:
+            verify_well_formed(IRModule({func_name: func}))
+        except WellFormedError as err:
+            before = IRModule({func_name: self._func(func_name)})
+            cause = ("" if verify_well_formed(before, assert_mode=False) else
+                     " (the function was not well formed before either)")
+            raise ScheduleError(f"{kind}: the result would not be well formed{cause}, so the "
+                                f"schedule is left unchanged: {err}") from err
         mod = self._mod.copy()
         mod[func_name] = func
         self._mod = mod

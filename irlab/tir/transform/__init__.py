@@ -69,6 +69,13 @@ def ConvertBlocksToOpaque():  # noqa: N802
     return PrimFuncPass(convert_blocks_to_opaque, PassInfo(0, "tir.ConvertBlocksToOpaque"))
 
 
+def InsertBoundsChecks():  # noqa: N802
+    """Verify each PrimFunc and check at run time the accesses not proven in bounds."""
+    from irlab.tir.transform.insert_bounds_checks import insert_bounds_checks
+
+    return PrimFuncPass(insert_bounds_checks, PassInfo(0, "tir.InsertBoundsChecks"))
+
+
 def CompactBufferAllocation():  # noqa: N802
     """Shrink block-local buffers to the region their block uses."""
     from irlab.tir.transform.compact_buffer_allocation import compact_buffer_allocation
@@ -135,4 +142,4 @@ for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, Lower
 __all__ = ["PrimFuncPass", "prim_func_pass", "LowerInitBlock",
            "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
            "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
-           "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin"]
+           "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks"]

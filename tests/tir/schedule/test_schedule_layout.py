@@ -54,3 +54,34 @@ def test_transform_errors():
                 "takes 1 indices")
     check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i, j: (i - 1, j)),
                 "non-negative")
+
+
+def test_transform_non_bijective_map_is_refused():
+    """Issue 20, finding 3: ``i // 2`` folds two rows into one; it was accepted and row 0
+    came out [17 19 21] instead of [1 3 5]."""
+    func = mm_relu()
+    sch = Schedule(func)
+    y = sch.get_block("Y")
+    check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i, j: (i // 2, j)),
+                r"not bijective over the \(16, 16\) buffer Y: it maps 256 elements to 128")
+    check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i, j: (i + j, j)),
+                r"\(31, 16\) has 240 elements no old one maps to .*pad_value is not supported")
+    check_fails(sch, lambda: sch.transform_layout(y, ("write", 0),
+                                                  lambda i, j: (i, j // 3, j % 3)),
+                "not bijective")
+    sch.transform_layout(y, ("write", 0), lambda i, j: ((i * 16 + j) // 32, (i * 16 + j) % 32))
+    assert "Y = T.alloc_buffer((8, 32))" in sch.mod.script()
+    check_same(func, sch)
+
+
+def test_transform_split_permutation_is_accepted_without_enumeration(monkeypatch):
+    from irlab.tir.schedule import primitives_layout
+
+    monkeypatch.setattr(primitives_layout, "ENUMERATE_LIMIT", 0)
+    func = mm_relu()
+    sch = Schedule(func)
+    sch.transform_layout(sch.get_block("Y"), ("write", 0), lambda i, j: (j // 4, i, j % 4))
+    check_same(func, sch)
+    check_fails(sch, lambda: sch.transform_layout(sch.get_block("Y"), ("write", 0),
+                                                  lambda a, b, c: (a * 4 + c, b)),
+                "cannot check that index_map")

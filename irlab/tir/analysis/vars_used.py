@@ -1,4 +1,4 @@
-"""Small analyses of TIR shared by the passes and the code generators."""
+"""`vars_used`: the variables a TIR statement reads (what an outlined loop must receive)."""
 
 from __future__ import annotations
 
