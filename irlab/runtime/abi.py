@@ -48,8 +48,6 @@ from dataclasses import dataclass, field
 from irlab.errors import IrlabError
 from irlab.ir.dtype import parse_dtype
 from irlab.tir import expr as E
-from irlab.tir import stmt as S
-from irlab.tir.functor import post_order_visit
 
 ERR_CALLBACK = -1
 ERR_ALLOC = -2
@@ -146,8 +144,11 @@ def _func_name(func) -> str:
     return str(attrs.get("global_symbol", "<PrimFunc>")) if hasattr(attrs, "get") else "<PrimFunc>"
 
 
-def function_info(func, name: str, asserts: list[str] | None = None) -> FunctionInfo:
-    """The FunctionInfo of a PrimFunc (as given to ``build``, before flattening)."""
+def function_info(func, name: str, asserts: list[str] | None = None,
+                  written=()) -> FunctionInfo:
+    """The FunctionInfo of a PrimFunc (as given to ``build``, before flattening); ``written``:
+    the data Vars it may write through (``tir.analysis.written_buffer_data``), whose buffers
+    the runtime refuses read-only."""
     extra = bound_vars(func)
     # a dimension may also be a scalar parameter (``A: (n,)`` with ``n: int32``): it is named
     # by the parameter, and the runtime checks the scalar passed against the array
@@ -159,37 +160,17 @@ def function_info(func, name: str, asserts: list[str] | None = None) -> Function
         return int(e.value) if isinstance(e, E.IntImm) else var_name[e]
 
     params = []
-    escaping = _escaping_data(func)
     for param in func.params:
         buffer = func.buffer_map.get(param)
         if buffer is not None:
             params.append(ParamInfo(
                 buffer.name, "buffer", buffer.dtype, [dim(s) for s in buffer.shape],
                 [dim(s) for s in buffer.strides] if buffer.strides else None,
-                dim(buffer.elem_offset), written=buffer.data in escaping))
+                dim(buffer.elem_offset), written=buffer.data in written))
         else:
             kind = "handle" if parse_dtype(param.dtype).code == "handle" else "scalar"
             params.append(ParamInfo(param.name_hint, kind, param.dtype))
     return FunctionInfo(name, params, names, list(asserts or []))
-
-
-def _escaping_data(func) -> set:
-    """The buffer data pointers ``func`` may write through: stored to, in a block's writes or
-    match_buffers, or used as a value (passed to a call, bound by a let). A parameter whose
-    pointer is only ever loaded from is safe to pass read-only."""
-    found: set = set()
-
-    def visit(node):
-        if isinstance(node, E.Var):
-            found.add(node)
-        elif isinstance(node, S.BufferStore):
-            found.add(node.buffer.data)
-        elif isinstance(node, S.Block):
-            found.update(region.buffer.data for region in node.writes)
-            found.update(match.source.buffer.data for match in node.match_buffers)
-
-    post_order_visit(func.body, visit)
-    return found
 
 
 def _unique_names(variables, reserved=()) -> list[str]:

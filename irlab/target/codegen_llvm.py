@@ -28,7 +28,7 @@ from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
-from irlab.tir.analysis import vars_used
+from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
@@ -114,7 +114,7 @@ class CodegenLLVM:
         """Generate the entry ``name`` for a lowered PrimFunc."""
         if name in self.module.globals:
             raise CodegenError(f"two functions are named {name!r} in one module")
-        info = abi.function_info(func, name)
+        info = abi.function_info(func, name, written=written_buffer_data(func))
         noalias = bool((func.attrs or {}).get("tir.noalias", False)) if func.attrs else False
         bound = abi.bound_vars(func)
         params = list(func.params)
