@@ -205,7 +205,7 @@ class _Parser:
                 name = st.targets[0].id
                 self.bind(name, type(self.eval(call))(name, callee.dtype))
             elif callee is M["match_buffer"] and isinstance(st, ast.Assign):
-                src = self.eval(call.args[0])
+                src = self.eval(call.args[0]) if call.args else None
                 if not (isinstance(src, E.Var) and any(src is p for p in params)):
                     self.fail(call, "T.match_buffer at function level takes a handle parameter")
                 buf = self.buffer_decl(call, 1, st.targets[0])

@@ -38,3 +38,11 @@ def test_integer_indices_of_any_width_are_fine():
     func = from_source(HEADER + "    for i in range(4):\n        B[T.int64(3) - i] = "
                                 "A[T.uint8(1) + T.Cast('uint8', i)]\n")
     assert func is not None
+
+
+def test_function_level_match_buffer_without_arguments():
+    with pytest.raises(ParseError, match="T.match_buffer at function level takes a handle") \
+            as info:
+        from_source('@T.prim_func\ndef f(a: T.handle):\n    A = T.match_buffer()\n'
+                    '    A[0] = T.float32(1)\n')
+    assert "<script>:3:9:" in str(info.value)
