@@ -74,6 +74,7 @@ class ParamInfo:
     ``kind`` is "buffer" (an array), "scalar" (a number) or "handle" (an opaque pointer).
     For buffers, ``shape``/``strides`` entries are ints or the name of a bound var;
     ``strides`` is None for compact row-major; ``elem_offset`` is 0 or a bound var name.
+    ``written``: the function may write the buffer (a read-only array is refused for it).
     """
 
     name: str
@@ -82,6 +83,7 @@ class ParamInfo:
     shape: list = field(default_factory=list)
     strides: list | None = None
     elem_offset: int | str = 0
+    written: bool = False
 
     def describe(self) -> str:
         if self.kind == "buffer":

@@ -53,6 +53,7 @@ class LRUCache:
             self._entries.clear()
 
     def keys(self):
+        """The keys, oldest first (a snapshot)."""
         with self._lock:
             return list(self._entries)
 

@@ -56,7 +56,7 @@ from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
-from irlab.tir.analysis import vars_used
+from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.target.c_syntax import (ALIGN, INDENT, P_ADD, P_ATOM, P_COND, P_EQ, P_LAND, P_LOR,
                                    P_MUL, P_REL, P_UNARY, STACK_LIMIT, _BINOPS, _C_KEYWORDS,
                                    _DOUBLE_TO_BITS, _c_string, _call_name, _comment, _elem,
@@ -92,7 +92,7 @@ class CodegenC:
             raise CodegenError(f"{name!r} is not a valid C function name")
         self.reserve(name)
         self.reserve(name + "_compute")
-        info = function_info(func, name)
+        info = function_info(func, name, written=written_buffer_data(func))
         attrs = func.attrs or {}
         noalias = bool(attrs.get("tir.noalias", False)) if hasattr(attrs, "get") else False
         bound = bound_vars(func)

@@ -28,7 +28,7 @@ from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
-from irlab.tir.analysis import vars_used
+from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
@@ -115,7 +115,7 @@ class CodegenLLVM:
         """Generate the entry ``name`` for a lowered PrimFunc."""
         if name in self.module.globals:
             raise CodegenError(f"two functions are named {name!r} in one module")
-        info = function_info(func, name)
+        info = function_info(func, name, written=written_buffer_data(func))
         noalias = bool((func.attrs or {}).get("tir.noalias", False)) if func.attrs else False
         bound = bound_vars(func)
         params = list(func.params)
@@ -350,14 +350,16 @@ class _FunctionBuilder(CallLowering):
         """``a op c ? a : c`` for integers. Floats propagate NaN as ``np.maximum`` does:
         ``(p op q || p != p) ? p : q`` (a NaN ``q`` fails the test and is picked), ``p`` being
         the constant operand if there is one, whose NaN test LLVM drops: relu ``max(x, 0)``
-        becomes ``0 > x ? 0 : x``, one ``maxps`` on x86. (TVM picks ``c`` when ``a`` is NaN.)"""
+        becomes ``0 > x ? 0 : x``, one ``maxps`` on x86. (TVM picks ``c`` when ``a`` is NaN.)
+        Under ``-fast-math`` (no NaNs assumed) the NaN test is left out."""
         t = parse_dtype(e.dtype)
-        if t.is_float:
-            p, q = (e.a, e.b) if O.never_nan(e.a) and not O.never_nan(e.b) else (e.b, e.a)
-            p, q = self.expr(p), self.expr(q)
-            cond = self.b.or_(self.b.fcmp_ordered(op, p, q), self.b.fcmp_unordered("uno", p, p))
-            return self.b.select(cond, p, q)
         a, c = self.expr(e.a), self.expr(e.b)
+        if t.is_float:
+            p, q = (a, c) if O.never_nan(e.a) and not O.never_nan(e.b) else (c, a)
+            cond = self.b.fcmp_ordered(op, p, q)
+            if not self.cg.target.fast_math:
+                cond = self.b.or_(cond, self.b.fcmp_unordered("uno", p, p))
+            return self.b.select(cond, p, q)
         if t.code == "int":
             cond = self.b.icmp_signed(op, a, c)
         else:

@@ -33,8 +33,11 @@ def _func_name(func) -> str:
     return str(attrs.get("global_symbol", "<PrimFunc>")) if hasattr(attrs, "get") else "<PrimFunc>"
 
 
-def function_info(func, name: str, asserts: list[str] | None = None) -> FunctionInfo:
-    """The FunctionInfo of a PrimFunc (as given to ``build``, before flattening)."""
+def function_info(func, name: str, asserts: list[str] | None = None,
+                  written=()) -> FunctionInfo:
+    """The FunctionInfo of a PrimFunc (as given to ``build``, before flattening); ``written``:
+    the data Vars it may write through (``tir.analysis.written_buffer_data``), whose buffers
+    the runtime refuses read-only."""
     extra = bound_vars(func)
     # a dimension may also be a scalar parameter (``A: (n,)`` with ``n: int32``): it is named
     # by the parameter, and the runtime checks the scalar passed against the array
@@ -52,7 +55,7 @@ def function_info(func, name: str, asserts: list[str] | None = None) -> Function
             params.append(ParamInfo(
                 buffer.name, "buffer", buffer.dtype, [dim(s) for s in buffer.shape],
                 [dim(s) for s in buffer.strides] if buffer.strides else None,
-                dim(buffer.elem_offset)))
+                dim(buffer.elem_offset), written=buffer.data in written))
         else:
             kind = "handle" if parse_dtype(param.dtype).code == "handle" else "scalar"
             params.append(ParamInfo(param.name_hint, kind, param.dtype))

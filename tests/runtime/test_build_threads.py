@@ -132,3 +132,19 @@ def test_tir_build_from_threads(target, tmp_path, monkeypatch, switch_often):
     assert run_threads(work, 6) == []
     assert not [name for root, _, names in os.walk(tmp_path) for name in names
                 if name.endswith(".tmp")]
+
+
+def test_parallel_for_from_threads_wanting_different_pool_sizes(switch_often):
+    """Each thread asks for another pool size: growing the shared pool must not shut it down
+    under another thread's feet ("cannot schedule new futures after shutdown")."""
+    from irlab.runtime.threading import num_threads_override, parallel_for
+
+    def work(k):
+        for size in range(2, 9):
+            seen = []
+            with num_threads_override(size + k):
+                parallel_for(lambda begin, end, closure: seen.extend(range(begin, end)) or 0,
+                             None, 64)
+            assert sorted(seen) == list(range(64))
+
+    assert run_threads(work, 6) == []

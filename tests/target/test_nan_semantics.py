@@ -167,3 +167,22 @@ def test_relu_stays_one_max_instruction(mcpu):
     asm = irlab.build(func, target=f"llvm -mcpu={mcpu}").get_source("asm")
     body = asm[asm.index("f:"):asm.index(".Lfunc_end0")]
     assert "vmaxps" in body and "vcmp" not in body and "blend" not in body, body
+
+
+def _max_of_two_asm(target):
+    a, b = te.placeholder((256,), name="A"), te.placeholder((256,), name="B")
+    c = te.compute((256,), lambda i: O.max(a[i], b[i]), name="C")
+    sch = irlab.tir.Schedule(te.create_prim_func([a, b, c]))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    _, inner = sch.split(i, [None, 8])
+    sch.vectorize(inner)
+    asm = irlab.build(sch.mod["main"].with_attr("global_symbol", "f"),
+                      target=target).get_source("asm")
+    return asm[asm.index("f:"):asm.index(".Lfunc_end0")]
+
+
+def test_max_of_two_variables_tests_nan_unless_fast_math():
+    """Two variable operands need a NaN test (an unordered compare); ``-fast-math`` assumes
+    no NaNs and keeps TVM's single compare."""
+    assert "vcmpunordps" in _max_of_two_asm("llvm -mcpu=haswell")
+    assert "vcmpunordps" not in _max_of_two_asm("llvm -mcpu=haswell -fast-math")
