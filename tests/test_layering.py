@@ -37,10 +37,7 @@ LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
 # (importing unit, imported unit): upward imports present today. Remove an entry when its
 # import is gone; never add one.
-KNOWN_UPWARD = {
-    ("runtime", "ir"),
-    ("runtime", "target"),
-}
+KNOWN_UPWARD: set = set()
 # Units of one layer that import each other. arith and tir need each other's nodes and
 # simplifier as in TVM; tir's script() printing reaches script. Never add a group.
 KNOWN_CYCLES = [{"arith", "tir", "script"}]

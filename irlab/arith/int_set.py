@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 
 POS_INF = (1 << 63) - 1  # TVM's ConstIntBound.POS_INF (int64 max)

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 from irlab.runtime.ndarray import NDArray, cpu, empty
 from irlab.runtime.registry import register_func
 

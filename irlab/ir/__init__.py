@@ -1,7 +1,7 @@
 """The IR core shared by every dialect: nodes, types, modules, operators, structural equality."""
 
 from irlab.ir.node import Node
-from irlab.ir.dtype import DataType, parse_dtype, normalize_dtype, to_numpy_dtype
+from irlab.runtime.dtype import DataType, parse_dtype, normalize_dtype, to_numpy_dtype
 from irlab.ir.span import Span, SourceName
 from irlab.ir.type import (Type, PrimType, TensorType, TupleType, FuncType, IncompleteType,
                            scalar_type, type_to_text)

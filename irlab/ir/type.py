@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype
 from irlab.ir.node import Node
 
 

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from irlab.errors import InterpreterError, IrlabError
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op

@@ -27,7 +27,7 @@ import numpy as np
 
 from irlab.errors import IrlabError, ParseError
 from irlab.ir.attrs import DictAttrs, get_attrs_type
-from irlab.ir.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op

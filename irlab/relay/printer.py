@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from irlab.ir.attrs import Attrs, DictAttrs
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op

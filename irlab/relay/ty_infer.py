@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from irlab.errors import IrlabError, RelayTypeError
 from irlab.instrument import register_module_verifier
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op

@@ -46,7 +46,7 @@ import json
 from dataclasses import dataclass, field
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 
 ERR_CALLBACK = -1
 ERR_ALLOC = -2

@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from irlab.errors import ArgumentError, IrlabError
-from irlab.ir.dtype import parse_dtype, to_numpy_dtype
+from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.runtime import abi
 from irlab.runtime import threading as _pool
 from irlab.runtime.threading import parallel_for

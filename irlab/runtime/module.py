@@ -20,6 +20,7 @@ import zipfile
 
 from irlab.errors import CompileError, IrlabError
 from irlab.runtime import abi
+from irlab.runtime.registry import get_global_func
 from irlab.runtime.compiled import CompiledFunction, install_hooks
 
 
@@ -60,9 +61,9 @@ class Module:
     def _num_threads(self):
         if self.target is None:
             return None
-        from irlab.target import Target
-
-        target = Target(self.target) if isinstance(self.target, str) else self.target
+        target = self.target
+        if isinstance(target, str):  # a library's metadata names its target as text
+            target = get_global_func("target.Target")(target)
         return target.options.get("num-cores")
 
     def __getitem__(self, name):
@@ -242,8 +243,6 @@ def load_module(path, fmt=""):
         with zipfile.ZipFile(path) as z:
             kind = z.read("kind").decode()
             if kind == "llvm":
-                from irlab.target.llvm_jit import LLVMModule
-
                 meta = json.loads(z.read("metadata.json"))
                 target, infos = abi.parse_metadata(json.dumps(meta))
                 sources = {name[len("source."):]: z.read(name).decode()
@@ -251,8 +250,9 @@ def load_module(path, fmt=""):
                 names = [n for n in z.namelist() if n.startswith("object.")]
                 # object.o, then the further parts object.1.o, object.2.o... in order
                 names.sort(key=lambda n: int(n.split(".")[1]) if n.count(".") == 2 else 0)
-                return LLVMModule.from_object([z.read(n) for n in names], infos, target,
-                                              sources)
+                # The LLVM loader lives in the target layer: reach it through the registry.
+                load_objects = get_global_func("runtime.module.load_llvm_objects")
+                return load_objects([z.read(n) for n in names], infos, target, sources)
             if kind == "so":
                 tmp = tempfile.mkdtemp(prefix="irlab-")
                 lib = os.path.join(tmp, "lib.so")

@@ -19,7 +19,7 @@ import ctypes
 import numpy as np
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import normalize_dtype, to_numpy_dtype
+from irlab.runtime.dtype import normalize_dtype, to_numpy_dtype
 
 ALIGNMENT = 64
 _KDL_CPU = 1

@@ -31,7 +31,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from irlab.target.target import default_num_threads
+from irlab.errors import IrlabError
 
 _state = threading.local()
 _pool: ThreadPoolExecutor | None = None
@@ -51,6 +51,22 @@ def _submit_all(workers: int, calls) -> list:
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="irlab-worker")
             _pool_size = workers
         return [_pool.submit(*call) for call in calls]
+
+
+def default_num_threads() -> int:
+    """Threads for parallel loops when the target does not say: ``IRLAB_NUM_THREADS`` or
+    ``TVM_NUM_THREADS``, else the cores this process may run on."""
+    for var in ("IRLAB_NUM_THREADS", "TVM_NUM_THREADS"):
+        value = os.environ.get(var)
+        if value:
+            try:
+                return max(1, int(value))
+            except ValueError:
+                raise IrlabError(f"{var}={value!r} is not a number of threads") from None
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def current_num_threads() -> int:
@@ -309,9 +325,8 @@ class _NativePool:
         if cls._code is None:
             import llvmlite.binding as llvm
 
-            from irlab.target.llvm_jit import _init
-
-            _init()
+            llvm.initialize_native_target()  # idempotent, as llvm_jit's own set-up
+            llvm.initialize_native_asmprinter()
             text = (_POOL_IR.replace("SYS_FUTEX", str(_SYS_FUTEX))
                     .replace("FUTEX_WAIT", str(_FUTEX_WAIT))
                     .replace("FUTEX_WAKE", str(_FUTEX_WAKE))

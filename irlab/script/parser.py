@@ -14,7 +14,7 @@ import textwrap
 
 from irlab.errors import IrlabError, ParseError
 from irlab.ir import Span, structural_equal
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as _op
 from irlab.tir import stmt as S

@@ -11,7 +11,7 @@ import keyword
 import math
 import re
 
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer

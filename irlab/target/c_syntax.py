@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from irlab.errors import CodegenError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir.functor import post_order_visit
 

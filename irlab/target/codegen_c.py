@@ -51,7 +51,7 @@ import re
 import numpy as np
 
 from irlab.errors import CodegenError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import op as O

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from irlab.errors import CodegenError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.target.c_syntax import (P_ATOM, P_COND, P_EQ, P_MUL, P_UNARY, _BITWISE, _DOUBLE_TO_BITS,

@@ -5,7 +5,7 @@ which ``-O2 -march=native`` vectorizes again."""
 from __future__ import annotations
 
 from irlab.errors import CodegenError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir.buffer import Buffer

@@ -23,7 +23,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from irlab.errors import CodegenError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import op as O

@@ -4,7 +4,7 @@ runtime (``irlab.runtime.abi``) can check every call into the compiled function.
 from __future__ import annotations
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.runtime.abi import FunctionInfo, ParamInfo
 from irlab.tir import expr as E
 

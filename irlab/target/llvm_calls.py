@@ -6,7 +6,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from irlab.errors import CodegenError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.target.llvm_types import (F64, I32, I64, PTR, _IndirectCallee, _LIBM, _LLVM_BINARY,

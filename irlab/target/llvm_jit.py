@@ -26,6 +26,7 @@ from irlab.errors import CodegenError, IrlabError
 from irlab.runtime import abi
 from irlab.runtime.compiled import install_hooks
 from irlab.runtime.module import Module, link_shared
+from irlab.runtime.registry import register_func
 
 CODEGEN_VERSION = "2"
 _memory_cache: dict[str, tuple[bytes, str]] = {}
@@ -318,6 +319,8 @@ class LLVMModule(Module):
                 except IrlabError:
                     pass
 
+
+register_func("runtime.module.load_llvm_objects", LLVMModule.from_object)
 
 __all__ = ["LLVMModule", "compile_ir", "optimize", "link_texts", "target_machine",
            "cache_dir"]

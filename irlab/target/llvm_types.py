@@ -6,7 +6,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from irlab.errors import CodegenError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F64 = ir.DoubleType()

@@ -14,12 +14,13 @@ may run on, or ``IRLAB_NUM_THREADS`` / ``TVM_NUM_THREADS`` when set).
 from __future__ import annotations
 
 import functools
-import os
 import shlex
 import threading
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
+from irlab.runtime.registry import register_func
+from irlab.runtime.threading import default_num_threads
 
 KINDS = ("llvm", "c")
 # options every kind accepts, with how the value is parsed
@@ -38,20 +39,6 @@ def host_cpu() -> tuple[str, tuple[str, ...], str]:
     features = tuple(f for f in llvm.get_host_cpu_features().flatten().split(",")
                      if f.startswith("+"))
     return llvm.get_host_cpu_name(), features, llvm.get_process_triple()
-
-
-def default_num_threads() -> int:
-    for var in ("IRLAB_NUM_THREADS", "TVM_NUM_THREADS"):
-        value = os.environ.get(var)
-        if value:
-            try:
-                return max(1, int(value))
-            except ValueError:
-                raise IrlabError(f"{var}={value!r} is not a number of threads") from None
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 class _TargetScopes(threading.local):
@@ -233,5 +220,7 @@ def as_target(target) -> Target:
         return Target.current() or Target("llvm")
     return target if isinstance(target, Target) else Target(target)
 
+
+register_func("target.Target", lambda text: Target(text))
 
 __all__ = ["Target", "as_target", "host_cpu", "default_num_threads"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from irlab.errors import TIRError
-from irlab.ir.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype
 from irlab.ir.node import Node
 from irlab.tir.buffer import Range
 from irlab.tir.expr import PrimExpr, SizeVar, Var, convert

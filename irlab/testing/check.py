@@ -8,7 +8,7 @@ import numpy as np
 from irlab.ir.module import IRModule
 from irlab.ir.structural import assert_structural_equal
 from irlab.ir.type import TensorType, TupleType
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 
 
 def _as_module(x) -> IRModule:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from irlab.errors import TIRError
-from irlab.ir.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype
 from irlab.ir.node import Node
 from irlab.tir import op as _op
 from irlab.tir.expr import BufferLoad, PrimExpr, Var, convert

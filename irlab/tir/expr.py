@@ -14,7 +14,7 @@ import functools
 import numbers
 
 from irlab.errors import TIRError
-from irlab.ir.dtype import parse_dtype, normalize_dtype
+from irlab.runtime.dtype import parse_dtype, normalize_dtype
 from irlab.ir.expr import BaseExpr
 from irlab.ir.type import PrimType
 

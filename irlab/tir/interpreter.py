@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from irlab.errors import TIRError
-from irlab.ir.dtype import parse_dtype, to_numpy_dtype
+from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.function import PrimFunc

@@ -19,7 +19,7 @@ import math
 import numbers
 
 from irlab.errors import TIRError
-from irlab.ir.dtype import parse_dtype, normalize_dtype
+from irlab.runtime.dtype import parse_dtype, normalize_dtype
 from irlab.tir import expr as _e
 
 # -- the intrinsic table ---------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 
 from irlab.errors import TIRError
-from irlab.ir.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype
 from irlab.ir.node import Node
 from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from irlab.tir.expr import PrimExpr, Var, convert, _check_bool

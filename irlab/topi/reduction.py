@@ -12,7 +12,7 @@ import math as _math
 
 from irlab import te
 from irlab.errors import IrlabError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.topi.utils import const_shape

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 import irlab
 from irlab import tir
 from irlab.errors import CodegenError, IrlabError
-from irlab.ir.dtype import parse_dtype, to_numpy_dtype
+from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.testing.tir_strategies import loop_nests
 from irlab.tir import stmt as S
 from irlab.tir.expr import (Broadcast, FloatImm, IntImm, Let, Ramp, Shuffle, StringImm, Var)

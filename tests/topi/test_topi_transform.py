@@ -11,7 +11,7 @@ import pytest
 
 import irlab
 from irlab import relay
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 from irlab.ir.op import Op
 from irlab.ir.type import TupleType
 from irlab.relay.backend.te_compiler import lower_function

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 
 
 def _nbytes(shape, dtype) -> int:

@@ -18,7 +18,7 @@ from typing import Callable
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import DictAttrs, normalize_attr_value
-from irlab.ir.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype
 from irlab.ir.expr import RelayExpr
 from irlab.ir.node import Node
 from irlab.ir.op import Op

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from irlab.errors import FrontendError, IrlabError
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, TupleWrapper, Var, const

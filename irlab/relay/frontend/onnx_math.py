@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from irlab import relay
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 from irlab.relay.frontend.onnx_common import converter, onnx_dtype
 from irlab.relay.op.op_common import broadcast_shapes
 

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from irlab.ir.attrs import Attrs
-from irlab.ir.dtype import normalize_dtype, parse_dtype, to_numpy_dtype
+from irlab.runtime.dtype import normalize_dtype, parse_dtype, to_numpy_dtype
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.op_common import make_call, out_array

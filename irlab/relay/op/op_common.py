@@ -47,6 +47,6 @@ def identity_rel(ctx):
 
 def out_array(value, out_type: TensorType) -> np.ndarray:
     """A reference result as an array of exactly the output type's dtype."""
-    from irlab.ir.dtype import to_numpy_dtype
+    from irlab.runtime.dtype import to_numpy_dtype
 
     return np.asarray(value).astype(to_numpy_dtype(out_type.dtype), copy=False)

@@ -9,7 +9,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
-from irlab.ir.dtype import normalize_dtype, to_numpy_dtype
+from irlab.runtime.dtype import normalize_dtype, to_numpy_dtype
 from irlab.ir.expr import RelayExpr
 from irlab.ir.op import TYPE_RELATIONS, OpPattern, register_op
 from irlab.ir.type import TensorType

@@ -11,7 +11,7 @@ passes of this package that build broadcastable per-channel vectors.
 
 from __future__ import annotations
 
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.ir.op import Op, OpPattern
 from irlab.relay.expr import Call
 from irlab.relay.expr_functor import ExprMutator

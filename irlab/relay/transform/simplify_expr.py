@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import parse_dtype, to_numpy_dtype
+from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.ir.op import Op, OpPattern
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, const

@@ -29,7 +29,7 @@ import contextlib
 from typing import NamedTuple
 
 from irlab.errors import TIRError
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S

@@ -19,7 +19,7 @@ After::
 from __future__ import annotations
 
 from irlab.arith import Analyzer
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir.buffer import Range

@@ -11,7 +11,7 @@ input, without it the taps inside the input; ceil_mode's extra cells never count
 from __future__ import annotations
 
 from irlab import te
-from irlab.ir.dtype import parse_dtype
+from irlab.runtime.dtype import parse_dtype
 from irlab.tir import op as O
 from irlab.topi.nn.conv2d import _pad4, pad_nd
 from irlab.topi.utils import const_shape

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from irlab.errors import IrlabError
-from irlab.ir.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype
 from irlab.tir.data_layout import split_kernel_layout
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from irlab.ir.attrs import Attrs
-from irlab.ir.dtype import to_numpy_dtype
+from irlab.runtime.dtype import to_numpy_dtype
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
