@@ -100,6 +100,11 @@ class GraphExecutor:
         """The calling thread's view of every graph entry (``node_row_ptr`` order)."""
         return self._state().entries
 
+    @property
+    def storage(self) -> dict:
+        """The calling thread's storage: one aligned byte NDArray per storage id."""
+        return self._state().storage
+
     def entry(self, ref):
         nid, index = ref[0], ref[1]
         return self.entries[self.row_ptr[nid] + index]
