@@ -17,11 +17,13 @@ in the printed program under a caret and the relation's expected-vs-actual messa
 from __future__ import annotations
 
 from irlab.errors import IrlabError, RelayTypeError
+from irlab.instrument import register_module_verifier
 from irlab.ir.dtype import parse_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleType, Type
+from irlab.relay.analysis import check_well_formed
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.expr_functor import ExprMutator, post_order
 from irlab.relay.function import Function
@@ -384,6 +386,18 @@ def infer_module(mod: IRModule) -> IRModule:
     contents = _contents(result)
     _TYPED[tuple(id(x) for x in contents)] = contents
     return result
+
+
+def _verify_module(mod: IRModule) -> None:
+    """``VerifyAfterEach``'s check of the Relay functions: well formed, and the module
+    type-checks (inferred directly, not as a pass: no nested instrument calls)."""
+    for func in mod.functions.values():
+        if isinstance(func, Function):
+            check_well_formed(func)
+    infer_module(mod)
+
+
+register_module_verifier(_verify_module)
 
 
 # The modules infer_module returned lately, by content (global vars, functions and type

@@ -63,6 +63,7 @@ from irlab.target.c_syntax import (ALIGN, INDENT, P_ADD, P_ATOM, P_COND, P_EQ, P
                                    _identifier, _lanes, _paren_if_needed, _simple, _suffix, c_type)
 from irlab.target.codegen_c_calls import CallWriter
 from irlab.target.codegen_c_vector import VectorLanes
+from irlab.target.function_info import bound_vars, function_info
 
 
 class CodegenC:
@@ -91,10 +92,10 @@ class CodegenC:
             raise CodegenError(f"{name!r} is not a valid C function name")
         self.reserve(name)
         self.reserve(name + "_compute")
-        info = abi.function_info(func, name, written=written_buffer_data(func))
+        info = function_info(func, name, written=written_buffer_data(func))
         attrs = func.attrs or {}
         noalias = bool(attrs.get("tir.noalias", False)) if hasattr(attrs, "get") else False
-        bound = abi.bound_vars(func)
+        bound = bound_vars(func)
         writer = _FunctionWriter(self, name, info, noalias)
         params, ctypes_ = [], []
         for p in func.params:

@@ -32,6 +32,7 @@ from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
+from irlab.target.function_info import bound_vars, function_info
 from irlab.target.llvm_calls import CallLowering
 
 
@@ -114,9 +115,9 @@ class CodegenLLVM:
         """Generate the entry ``name`` for a lowered PrimFunc."""
         if name in self.module.globals:
             raise CodegenError(f"two functions are named {name!r} in one module")
-        info = abi.function_info(func, name, written=written_buffer_data(func))
+        info = function_info(func, name, written=written_buffer_data(func))
         noalias = bool((func.attrs or {}).get("tir.noalias", False)) if func.attrs else False
-        bound = abi.bound_vars(func)
+        bound = bound_vars(func)
         params = list(func.params)
         # the compute function takes buffer data pointers, scalars and bound vars
         typed: list = []
