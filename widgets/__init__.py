@@ -9,6 +9,7 @@
 - ``RunPanel(factory_or_mod, params=None, inputs=None)``: run the built module, check it
   against the interpreter, latency and time per kernel node.
 - ``explore(mod_or_expr, params=None, ...)``: all of them as one app (``Explorer``).
+- ``Row(children=[...])``: widgets side by side (an ``HBox`` with a static picture).
 - ``export_html(obj, path)``: one self-contained HTML file (no network, no kernel).
 
 The widget classes import ipywidgets/anywidget on first use; ``export_html`` needs neither.
@@ -25,6 +26,7 @@ _LAZY = {
     "explore": "irlab.widgets.explorer",
     "LoweringExplorer": "irlab.widgets.lowering_explorer",
     "RunPanel": "irlab.widgets.run_panel",
+    "Row": "irlab.widgets.explorer",
 }
 
 
@@ -51,4 +53,4 @@ def _register_reprs():
 _register_reprs()
 
 __all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "Explorer", "explore",
-           "export_html"]
+           "Row", "export_html"]

@@ -24,6 +24,7 @@ from irlab.viz.pass_trace import PassTrace
 from irlab.widgets.assets import css, widget_module
 from irlab.widgets.graph_ops import node_details
 from irlab.widgets.layout import LAYOUT_TIMEOUT
+from irlab.widgets.picture import StaticPicture, diff_pre, esc, graph_svg, titled
 from irlab.widgets.pipeline import (PipelineEntry, available_pass_names, default_passes,
                                     entries_from_passes, find_step, passes_from_entries,
                                     step_key)
@@ -31,7 +32,7 @@ from irlab.widgets.trace_data import (BEFORE, TraceData, first_interesting_step,
                                       visible_steps)
 
 
-class PassStepper(anywidget.AnyWidget):
+class PassStepper(StaticPicture, anywidget.AnyWidget):
     """Step through ``mod`` (IRModule, function or expression; or a ``PassTrace``) run by
     ``passes`` (default relay.optimize's pipeline) under ``opt_level``; ``params`` are bound
     as constants first, as relay.build does. ``target`` (e.g. "llvm") is in scope while the
@@ -293,3 +294,32 @@ class PassStepper(anywidget.AnyWidget):
             lines.append(f"{r['i']:3d} {mark} {'  ' * r['depth']}{r['name']} "
                          f"({r['ms']:.2f} ms){err}{bad}")
         return "\n".join(lines)
+
+    # -- static picture ---------------------------------------------------------------------------
+    def to_html(self) -> str:
+        """The steps that changed the program (a table), and for the selected step its IR
+        diff and its before/after graph (added, removed, changed nodes coloured)."""
+        rows = "".join(
+            f'<tr style="font-weight:{600 if r["i"] == self.step else 400}">'
+            f'<td style="text-align:right">{r["i"]}</td>'
+            f'<td style="padding-left:{r["depth"] * 12 + 4}px">{esc(r["name"])}</td>'
+            f'<td style="text-align:right">{r["ms"]:.2f} ms</td>'
+            f'<td style="text-align:right">{r["ops"]}</td></tr>'
+            for r in self.steps if r["changed"] or r["i"] == self.step)
+        table = ('<details><summary>steps that changed the program</summary>'
+                 '<table style="font-size:12px"><tr><th>#</th><th>pass</th><th>time</th>'
+                 f"<th>ops after</th></tr>{rows}</table></details>")
+        current = self.current or {}
+        if not current:
+            return titled("PassStepper", self.status, table)
+        step = current["step"]
+        stats = current.get("stats", {})
+        nodes = stats.get("nodes", {})
+        heading = (f"step {step}: {current.get('title', '')} (against the "
+                   f"{current.get('base_label', 'input')}): {stats.get('added', 0)} lines "
+                   f"added, {stats.get('removed', 0)} removed, {stats.get('replaced', 0)} "
+                   f"replaced; nodes {nodes.get('added', 0)} added, "
+                   f"{nodes.get('removed', 0)} removed, {nodes.get('changed', 0)} changed")
+        return titled("PassStepper", self.status, table, f"<p>{esc(heading)}</p>",
+                      diff_pre(current["text_a"], current["text_b"], current["rows"]),
+                      graph_svg(current.get("graph")))
