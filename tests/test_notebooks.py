@@ -1,7 +1,9 @@
 """Every notebook in notebooks/ runs top to bottom without an error, is committed without
 outputs, and its self-checking exercises really check: unsolved they print ✗, and with the
-solutions kept in their cell metadata they print ✓."""
+solutions kept in their cell metadata they print ✓. Rendered statically, every widget output
+shows a picture, and the exported page loads nothing from the network."""
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -23,6 +25,16 @@ def _text(cell) -> str:
                    if o.get("output_type") == "stream")
 
 
+_EXECUTED = {}  # path -> the notebook as executed (each notebook runs once per process)
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _executed(path):
+    if path not in _EXECUTED:
+        _EXECUTED[path] = _execute(path, nbformat.read(path, as_version=4))
+    return _EXECUTED[path]
+
+
 def _execute(path, nb):
     NotebookClient(nb, timeout=120, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
@@ -34,9 +46,39 @@ def _execute(path, nb):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs(path):
-    nb = _execute(path, nbformat.read(path, as_version=4))
+    nb = _executed(path)
     for check in _tagged(nb, "check"):  # the placeholders are wrong answers: caught, not fatal
         assert "✗" in _text(check) and "✓" not in _text(check), check.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_widget_output_has_a_static_picture(path):
+    # nbconvert, GitHub and a mailed HTML file cannot run the widget: they show text/html.
+    for cell in _executed(path).cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                picture = data.get("text/html", "")
+                assert re.search(r"<svg|<table|<pre", picture), (
+                    f"a widget output without a static picture: {cell.source[:120]!r}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_exported_notebook_loads_nothing_from_the_network(path):
+    pytest.importorskip("nbconvert")
+    from irlab.widgets.notebook_export import export_notebook
+
+    page = export_notebook(_executed(path))
+    remote = re.findall(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//[^"'\s>]+"""
+                        r"""|url\(\s*["']?(?:https?:)?//[^)]+\)|@import\s+["']https?:[^"']+""",
+                        page)
+    assert not remote, remote[:5]
+    pictures = [o["data"]["text/html"] for cell in _executed(path).cells
+                for o in cell.get("outputs", []) if WIDGET_VIEW in o.get("data", {})
+                and "text/html" in o["data"]]
+    # (nbconvert re-serializes the HTML: count the pictures rather than compare their text)
+    for tag in ("<svg", "<table", "<pre"):
+        assert page.count(tag) >= sum(p.count(tag) for p in pictures), f"{tag} missing"
 
 
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.name for p in WITH_EXERCISES])

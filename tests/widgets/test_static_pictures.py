@@ -95,3 +95,15 @@ def test_diff_pre_shows_only_changed_lines():
     text = diff_pre("a\nb<", "a\nc\nd&", rows)
     assert "- b&lt;" in text and "+ c" in text and "+ d&amp;" in text
     assert "a\n" not in text
+
+
+def test_column_of_controls_and_widgets_pictures_every_level():
+    import ipywidgets
+
+    from irlab.widgets import Column
+
+    label = ipywidgets.Label(value=EVIL)
+    app = Column([Row([ipywidgets.Dropdown(options=["a", "b"], description="Model"), label]),
+                  ipywidgets.VBox([GraphView(evil_module())])])
+    picture = picture_of(app)
+    assert "Model a" in picture and "&lt;img" in picture and picture.count("<svg") == 1
