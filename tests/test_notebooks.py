@@ -91,6 +91,8 @@ def test_exercise_solutions_pass(path):
     _execute(path, nb)
     for check in _tagged(nb, "check"):
         assert "✓" in _text(check) and "✗" not in _text(check), _text(check)
+        if "display(" in check.source:  # a solved exercise shows its picture
+            assert any(o.get("output_type") == "display_data" for o in check.outputs)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
