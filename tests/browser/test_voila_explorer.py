@@ -118,3 +118,10 @@ def test_dashboard_switches_model(page, voila_url):
     ops = page.locator("[data-testid=graph-view] tspan.irlab-label-title", has_text="nn.dense")
     assert ops.count() > 0 and page.locator(GRAPH_READY).count() != before
     assert page.log.page_errors == []
+
+
+def test_served_pages_load_nothing_remote(page, voila_url):
+    # Voila's own "lab" template asks a CDN for Font Awesome: irlab's template leaves it out.
+    open_notebook(page, voila_url, "explorer", GRAPH_READY)
+    page.wait_for_load_state("networkidle")
+    assert page.log.remote_requests == []
