@@ -2,10 +2,11 @@
 
 The module runs through a pipeline (default: relay.optimize's) as a ``PassTrace``. The widget
 lists every pass run, nested ones indented, with its time and a mark when it changed the
-program; "hide unchanged" and a filter shorten the list. For the selected step it shows the IR
-diff (side by side or unified; renumbering ignored; changed characters marked) and the graph
-before and after, laid out once on the union of both so that nodes keep their places, with
-added, removed and changed nodes coloured. The base of the diff is the program the pass
+program; "hide unchanged" and a filter shorten the list, "hide types" leaves the
+``/* ty=... */`` annotations out of the programs and their diff. For the selected step it shows
+the IR diff (side by side or unified; renumbering ignored; changed characters marked) and the
+graph before and after, laid out once on the union of both so that nodes keep their places,
+with added, removed and changed nodes coloured. The base of the diff is the program the pass
 received, or any other step. Arrow keys, j/k and a slider move between steps.
 
 Beyond that: *numerics* (``check_numerics()``, or the button: the interpreter runs after every
@@ -29,7 +30,7 @@ from irlab.widgets.pipeline import (PipelineEntry, available_pass_names, default
                                     entries_from_passes, find_step, passes_from_entries,
                                     step_key)
 from irlab.widgets.trace_data import (BEFORE, TraceData, first_interesting_step,
-                                      visible_steps)
+                                      pair_without_types, visible_steps)
 
 
 class PassStepper(StaticPicture, anywidget.AnyWidget):
@@ -45,6 +46,7 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
     step = t.Int(0).tag(sync=True)
     base = t.Int(BEFORE).tag(sync=True)
     hide_unchanged = t.Bool(False).tag(sync=True)
+    hide_types = t.Bool(False).tag(sync=True)  # diff the programs without /* ty=... */
     pass_search = t.Unicode("").tag(sync=True)
     current = t.Dict().tag(sync=True)
     selected = t.Unicode("").tag(sync=True)
@@ -127,7 +129,7 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
         value = int(proposal["value"])
         return value if 0 <= value < len(self.steps) else BEFORE
 
-    @t.observe("step", "base")
+    @t.observe("step", "base", "hide_types")
     def _on_step(self, change):
         if getattr(self, "data", None) is not None:
             self._update_current()
@@ -145,7 +147,8 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
 
     def _update_current(self):
         try:
-            self.current = self.data.resolve(self.data.pair(self.step, self.base))
+            current = self.data.resolve(self.data.pair(self.step, self.base))
+            self.current = pair_without_types(current) if self.hide_types else current
         except Exception as err:  # noqa: BLE001 - shown in the widget, not lost in a log
             self.status = f"cannot show step {self.step}: {type(err).__name__}: {err}"
             return
