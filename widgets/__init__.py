@@ -29,8 +29,8 @@ _LAZY = {
     "explore": "irlab.widgets.explorer",
     "LoweringExplorer": "irlab.widgets.lowering_explorer",
     "RunPanel": "irlab.widgets.run_panel",
-    "Row": "irlab.widgets.explorer",
-    "Column": "irlab.widgets.explorer",
+    "Row": "irlab.widgets.boxes",
+    "Column": "irlab.widgets.boxes",
 }
 
 
