@@ -70,10 +70,15 @@ def test_exported_notebook_loads_nothing_from_the_network(path):
     from irlab.widgets.notebook_export import export_notebook
 
     page = export_notebook(_executed(path))
-    remote = re.findall(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//[^"'\s>]+"""
+    # what a browser would fetch (scripts, stylesheets, fonts, images), not links to click
+    remote = re.findall(r"""<(?:script|link|img|iframe|source|embed)\b[^>]*\b(?:src|href)\s*=\s*"""
+                        r"""["']?(?:https?:)?//[^"'\s>]+"""
                         r"""|url\(\s*["']?(?:https?:)?//[^)]+\)|@import\s+["']https?:[^"']+""",
                         page)
     assert not remote, remote[:5]
+    # nbconvert's widget loader builds its <script> in JavaScript, from a CDN address
+    cdn = re.findall(r"https?://[^\s\"'<>]*(?:cdn|unpkg|jsdelivr|googleapis)[^\s\"'<>]*", page)
+    assert not cdn, cdn[:5]
     pictures = [o["data"]["text/html"] for cell in _executed(path).cells
                 for o in cell.get("outputs", []) if WIDGET_VIEW in o.get("data", {})
                 and "text/html" in o["data"]]
