@@ -9,7 +9,11 @@
 - ``RunPanel(factory_or_mod, params=None, inputs=None)``: run the built module, check it
   against the interpreter, latency and time per kernel node.
 - ``explore(mod_or_expr, params=None, ...)``: all of them as one app (``Explorer``).
+- ``Row([...])``, ``Column([...])``: widgets side by side / stacked (``HBox`` / ``VBox``)
+  whose static picture holds their pictures.
 - ``export_html(obj, path)``: one self-contained HTML file (no network, no kernel).
+- ``notebook_export.export_notebook(nb, path)``: an executed notebook as HTML that loads
+  nothing from the network (widgets shown by their static pictures).
 
 The widget classes import ipywidgets/anywidget on first use; ``export_html`` needs neither.
 """
@@ -25,6 +29,8 @@ _LAZY = {
     "explore": "irlab.widgets.explorer",
     "LoweringExplorer": "irlab.widgets.lowering_explorer",
     "RunPanel": "irlab.widgets.run_panel",
+    "Row": "irlab.widgets.boxes",
+    "Column": "irlab.widgets.boxes",
 }
 
 
@@ -51,4 +57,4 @@ def _register_reprs():
 _register_reprs()
 
 __all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "Explorer", "explore",
-           "export_html"]
+           "Row", "Column", "export_html"]

@@ -22,12 +22,13 @@ from irlab.widgets.layout import LAYOUT_TIMEOUT
 from irlab.widgets.lowering_data import as_factory
 from irlab.widgets.lowering_explorer import LoweringExplorer
 from irlab.widgets.pass_stepper import PassStepper
+from irlab.widgets.picture import StaticPicture, titled
 from irlab.widgets.run_panel import RunPanel
 
 TAB_TITLES = ("Graph", "Passes", "Lowering", "Run")
 
 
-class Explorer(widgets.VBox):
+class Explorer(StaticPicture, widgets.VBox):
     """Tabs "Graph" (``graph_view``) and "Passes" (``stepper``) over one pipeline run, and
     "Lowering" (``lowering``) and "Run" (``run_panel``) over its ``relay.build``."""
 
@@ -124,6 +125,15 @@ class Explorer(widgets.VBox):
     def _goto_step(self, change):
         if change["new"] >= 0 and change["new"] != self.stepper.step:
             self.stepper.step = change["new"]
+
+    def to_html(self) -> str:
+        """The static pictures of the tabs made so far: graph, passes, and lowering and run
+        once built (building is not started for a picture)."""
+        parts = [self.graph_view.to_html(), self.stepper.to_html()]
+        parts += [view.to_html() for view in (self._lowering, self._run_panel)
+                  if view is not None]
+        return titled("Explorer", " · ".join(TAB_TITLES), *parts)
+
 
 
 def explore(mod_or_expr, params=None, passes=None, opt_level=3, **kwargs) -> Explorer:

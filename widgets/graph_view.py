@@ -22,6 +22,7 @@ from irlab.widgets.assets import css, widget_module
 from irlab.widgets.graph_ops import (cluster_tree, collapse, neighbourhood, node_details,
                                      search_nodes, top_clusters)
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
+from irlab.widgets.picture import StaticPicture, graph_svg, titled
 
 BIG_GRAPH = 1500  # nodes: above this, fused functions start collapsed
 _keys = itertools.count()
@@ -45,7 +46,7 @@ def typed(mod):
         return mod, f"type inference failed: {err}"
 
 
-class GraphView(anywidget.AnyWidget):
+class GraphView(StaticPicture, anywidget.AnyWidget):
     """Interactive graph of ``mod_or_expr`` (an IRModule, a function or an expression).
 
     ``params``: weights (dict or names) drawn as parameters rather than inputs. With
@@ -199,3 +200,18 @@ class GraphView(anywidget.AnyWidget):
     def networkx_graph(self):
         """The graph drawn (``networkx.DiGraph``; collapsed functions as single nodes)."""
         return self._shown
+
+    # -- static picture ---------------------------------------------------------------------------
+    def to_html(self) -> str:
+        """The graph as drawn now (collapsed functions as one node each) as an inline SVG,
+        with its title and node count (every label escaped)."""
+        payload = self.graph or {}
+        nodes = len(payload.get("nodes", []))
+        notes = [f"{nodes} nodes"]
+        if self.collapsed:
+            notes.append(f"{len(self.collapsed)} fused functions collapsed")
+        for problem in (self.status, payload.get("warning", "")):
+            if problem:
+                notes.append(problem)
+        return titled(f"GraphView: {self.title or 'program'}", " · ".join(notes),
+                      graph_svg(payload))

@@ -54,7 +54,7 @@ def _const_preview(data) -> dict:
     flat = array.reshape(-1)[:_PREVIEW]
     more = ", ..." if array.size > _PREVIEW else ""
     return {"shape": _text(list(array.shape)), "dtype": str(array.dtype),
-            "values": "[" + ", ".join(repr(v.item()) for v in flat) + more + "]"}
+            "values": "[" + ", ".join(str(v) for v in flat) + more + "]"}  # 1e-05, not 9.99e-06
 
 
 def node_record(ident, data) -> dict:

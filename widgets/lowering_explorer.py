@@ -22,9 +22,10 @@ import traitlets as t
 from irlab.widgets.assets import css, widget_module
 from irlab.widgets.lowering_data import (PANE_KEYS, PANES, KernelView, ModuleTexts,
                                          as_factory)
+from irlab.widgets.picture import StaticPicture
 
 
-class LoweringExplorer(anywidget.AnyWidget):
+class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
     """Every level of each kernel of ``factory_or_mod`` (a ``relay.build`` result, or a
     module / function / ``(mod, params)`` built here for ``target``)."""
 
@@ -166,6 +167,19 @@ class LoweringExplorer(anywidget.AnyWidget):
         self.send({"event": "done", "action": action})
 
     # -- text fallback ----------------------------------------------------------------------------
+    def _kernel_table(self) -> str:
+        """The kernel list (name, anchor op, time when known) as an HTML table."""
+        rows = "".join(
+            f"<tr><td>{html.escape(str(k.get('name', '')))}</td>"
+            f"<td>{html.escape(str(k.get('op') or ''))}</td>"
+            f"<td>{html.escape(str(k.get('impl') or ''))}</td>"
+            f"<td style=\"text-align:right\">"
+            f"{'' if k.get('ms') is None else format(k['ms'], '.3f') + ' ms'}</td></tr>"
+            for k in self.kernels)
+        return (f"<details><summary>{len(self.kernels)} kernels</summary><table>"
+                "<tr><th>kernel</th><th>op</th><th>implementation</th><th>time</th></tr>"
+                f"{rows}</table></details>")
+
     def to_html(self) -> str:
         """The current kernel's panes as static HTML (every string escaped)."""
         view = self.view
@@ -174,7 +188,8 @@ class LoweringExplorer(anywidget.AnyWidget):
         marks = self.marks
         parts = [f"<div><p><b>LoweringExplorer</b>: {html.escape(view.name)}"
                  f"{' (' + html.escape(view.anchor_op) + ')' if view.anchor_op else ''}"
-                 f"{' · loop ' + html.escape(self.loop) if self.loop else ''}</p>"]
+                 f"{' · loop ' + html.escape(self.loop) if self.loop else ''}</p>",
+                 self._kernel_table()]
         for key, title in PANES:
             pane = self.panes.get(key, {})
             text = pane.get("text", "")
@@ -192,19 +207,6 @@ class LoweringExplorer(anywidget.AnyWidget):
                          f"max-height:300px;overflow:auto\">{chr(10).join(lines)}</pre>"
                          f"</details>")
         return "".join(parts) + "</div>"
-
-    def _repr_html_(self):
-        return self.to_html()
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, tuple):
-            data, meta = bundle
-            data = {**data, "text/html": self.to_html()}
-            return data, meta
-        if isinstance(bundle, dict):
-            bundle = {**bundle, "text/html": self.to_html()}
-        return bundle
 
     def __str__(self):
         view = self.view

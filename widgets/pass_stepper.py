@@ -2,10 +2,11 @@
 
 The module runs through a pipeline (default: relay.optimize's) as a ``PassTrace``. The widget
 lists every pass run, nested ones indented, with its time and a mark when it changed the
-program; "hide unchanged" and a filter shorten the list. For the selected step it shows the IR
-diff (side by side or unified; renumbering ignored; changed characters marked) and the graph
-before and after, laid out once on the union of both so that nodes keep their places, with
-added, removed and changed nodes coloured. The base of the diff is the program the pass
+program; "hide unchanged" and a filter shorten the list, "hide types" leaves the
+``/* ty=... */`` annotations out of the programs and their diff. For the selected step it shows
+the IR diff (side by side or unified; renumbering ignored; changed characters marked) and the
+graph before and after, laid out once on the union of both so that nodes keep their places,
+with added, removed and changed nodes coloured. The base of the diff is the program the pass
 received, or any other step. Arrow keys, j/k and a slider move between steps.
 
 Beyond that: *numerics* (``check_numerics()``, or the button: the interpreter runs after every
@@ -24,14 +25,15 @@ from irlab.viz.pass_trace import PassTrace
 from irlab.widgets.assets import css, widget_module
 from irlab.widgets.graph_ops import node_details
 from irlab.widgets.layout import LAYOUT_TIMEOUT
+from irlab.widgets.picture import StaticPicture, diff_pre, esc, graph_svg, titled
 from irlab.widgets.pipeline import (PipelineEntry, available_pass_names, default_passes,
                                     entries_from_passes, find_step, passes_from_entries,
                                     step_key)
 from irlab.widgets.trace_data import (BEFORE, TraceData, first_interesting_step,
-                                      visible_steps)
+                                      pair_without_types, visible_steps)
 
 
-class PassStepper(anywidget.AnyWidget):
+class PassStepper(StaticPicture, anywidget.AnyWidget):
     """Step through ``mod`` (IRModule, function or expression; or a ``PassTrace``) run by
     ``passes`` (default relay.optimize's pipeline) under ``opt_level``; ``params`` are bound
     as constants first, as relay.build does. ``target`` (e.g. "llvm") is in scope while the
@@ -44,6 +46,7 @@ class PassStepper(anywidget.AnyWidget):
     step = t.Int(0).tag(sync=True)
     base = t.Int(BEFORE).tag(sync=True)
     hide_unchanged = t.Bool(False).tag(sync=True)
+    hide_types = t.Bool(False).tag(sync=True)  # diff the programs without /* ty=... */
     pass_search = t.Unicode("").tag(sync=True)
     current = t.Dict().tag(sync=True)
     selected = t.Unicode("").tag(sync=True)
@@ -126,7 +129,7 @@ class PassStepper(anywidget.AnyWidget):
         value = int(proposal["value"])
         return value if 0 <= value < len(self.steps) else BEFORE
 
-    @t.observe("step", "base")
+    @t.observe("step", "base", "hide_types")
     def _on_step(self, change):
         if getattr(self, "data", None) is not None:
             self._update_current()
@@ -144,7 +147,8 @@ class PassStepper(anywidget.AnyWidget):
 
     def _update_current(self):
         try:
-            self.current = self.data.resolve(self.data.pair(self.step, self.base))
+            current = self.data.resolve(self.data.pair(self.step, self.base))
+            self.current = pair_without_types(current) if self.hide_types else current
         except Exception as err:  # noqa: BLE001 - shown in the widget, not lost in a log
             self.status = f"cannot show step {self.step}: {type(err).__name__}: {err}"
             return
@@ -293,3 +297,32 @@ class PassStepper(anywidget.AnyWidget):
             lines.append(f"{r['i']:3d} {mark} {'  ' * r['depth']}{r['name']} "
                          f"({r['ms']:.2f} ms){err}{bad}")
         return "\n".join(lines)
+
+    # -- static picture ---------------------------------------------------------------------------
+    def to_html(self) -> str:
+        """The steps that changed the program (a table), and for the selected step its IR
+        diff and its before/after graph (added, removed, changed nodes coloured)."""
+        rows = "".join(
+            f'<tr style="font-weight:{600 if r["i"] == self.step else 400}">'
+            f'<td style="text-align:right">{r["i"]}</td>'
+            f'<td style="padding-left:{r["depth"] * 12 + 4}px">{esc(r["name"])}</td>'
+            f'<td style="text-align:right">{r["ms"]:.2f} ms</td>'
+            f'<td style="text-align:right">{r["ops"]}</td></tr>'
+            for r in self.steps if r["changed"] or r["i"] == self.step)
+        table = ('<details><summary>steps that changed the program</summary>'
+                 '<table style="font-size:12px"><tr><th>#</th><th>pass</th><th>time</th>'
+                 f"<th>ops after</th></tr>{rows}</table></details>")
+        current = self.current or {}
+        if not current:
+            return titled("PassStepper", self.status, table)
+        step = current["step"]
+        stats = current.get("stats", {})
+        nodes = stats.get("nodes", {})
+        heading = (f"step {step}: {current.get('title', '')} (against the "
+                   f"{current.get('base_label', 'input')}): {stats.get('added', 0)} lines "
+                   f"added, {stats.get('removed', 0)} removed, {stats.get('replaced', 0)} "
+                   f"replaced; nodes {nodes.get('added', 0)} added, "
+                   f"{nodes.get('removed', 0)} removed, {nodes.get('changed', 0)} changed")
+        return titled("PassStepper", self.status, table, f"<p>{esc(heading)}</p>",
+                      diff_pre(current["text_a"], current["text_b"], current["rows"]),
+                      graph_svg(current.get("graph")))

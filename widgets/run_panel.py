@@ -20,6 +20,7 @@ import traitlets as t
 
 from irlab.widgets.assets import css, widget_module
 from irlab.widgets.lowering_data import as_factory
+from irlab.widgets.picture import StaticPicture
 
 
 def _errors(expected: np.ndarray, got: np.ndarray):
@@ -32,7 +33,7 @@ def _errors(expected: np.ndarray, got: np.ndarray):
     return worst, worst / max(float(np.nanmax(np.abs(expected))), 1e-12)
 
 
-class RunPanel(anywidget.AnyWidget):
+class RunPanel(StaticPicture, anywidget.AnyWidget):
     """Build (if needed), run and time ``factory_or_mod``; compare with the interpreter."""
 
     _esm = widget_module("run_panel.js", "renderRunPanel")
@@ -231,17 +232,6 @@ class RunPanel(anywidget.AnyWidget):
                 "<table><tr><th>output</th><th>shape</th><th>dtype</th><th>max abs</th>"
                 f"<th>max rel</th><th>@{r['tol']:g}</th></tr>{rows}</table>"
                 f"{self.chart_svg()}</div>")
-
-    def _repr_html_(self):
-        return self.to_html()
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, tuple):
-            return {**bundle[0], "text/html": self.to_html()}, bundle[1]
-        if isinstance(bundle, dict):
-            return {**bundle, "text/html": self.to_html()}
-        return bundle
 
     def __str__(self):
         r = self.results

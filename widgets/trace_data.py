@@ -12,6 +12,8 @@ from __future__ import annotations
 from irlab.viz.graph_diff import graph_diff, union_graph
 from irlab.viz.pass_trace import _module_key
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
+import re
+
 from irlab.widgets.text_rows import diff_rows, diff_stats
 
 BEFORE = -1  # base "the program this step received"
@@ -142,6 +144,24 @@ class TraceData:
         graph_a = trace.before_graph(step) if base == BEFORE else trace.graph(base)
         self.layout_key(graph_a, graph_b)
         return self._layout_keys[(id(graph_a), id(graph_b))][4]
+
+
+_ANNOTATION = re.compile(r" ?/\*.*?\*/")
+
+
+def without_types(text: str) -> str:
+    """A printed Relay program without its ``/* ty=... span=... */`` annotations (the
+    signature's types stay). Lines keep their numbers."""
+    return "\n".join(_ANNOTATION.sub("", line) for line in text.split("\n"))
+
+
+def pair_without_types(current: dict) -> dict:
+    """A resolved pair (``TraceData.resolve``) with the annotations left out of both texts and
+    the diff recomputed on them: a step that only changed types shows no changed line."""
+    text_a, text_b = without_types(current["text_a"]), without_types(current["text_b"])
+    rows = diff_rows(text_a, text_b)
+    stats = {**diff_stats(rows), "nodes": current["stats"]["nodes"]}
+    return {**current, "text_a": text_a, "text_b": text_b, "rows": rows, "stats": stats}
 
 
 def visible_steps(rows, hide_unchanged=False, query="") -> list:

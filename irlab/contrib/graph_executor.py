@@ -79,12 +79,14 @@ class GraphExecutor:
                                                            self.row_ptr[nid])]
             func = lib.get_function(node["attrs"]["func_name"], query_imports=True)
             self.kernel_calls.append((nid, func, refs))
-        self._params: dict = {}  # name -> value, copied into each thread's storage
+        # name -> the creating thread's param entry, copied into each other thread's storage
+        # (a view, not a copy: the memory plan never lets a kernel write a param's storage)
+        self._params: dict = {}
         self._threads = threading.local()
         if params:
             self.set_input(**params)
             self._params = {name: self._state().entries[self.row_ptr[self._input_node(name)]]
-                            .copy() for name in params}
+                            for name in params}
 
     def _state(self) -> _Storage:
         """The calling thread's storage (made, params copied in, on its first use)."""
@@ -99,6 +101,11 @@ class GraphExecutor:
     def entries(self) -> list:
         """The calling thread's view of every graph entry (``node_row_ptr`` order)."""
         return self._state().entries
+
+    @property
+    def storage(self) -> dict:
+        """The calling thread's storage: one aligned byte NDArray per storage id."""
+        return self._state().storage
 
     def entry(self, ref):
         nid, index = ref[0], ref[1]

@@ -110,9 +110,10 @@ def _number(text, source, start):
         with np.errstate(over="ignore"):
             rounded = np.array(value, dtype=dtype)
         if np.isinf(rounded):  # 1e39f32 would silently be inf
+            largest = np.finfo(dtype).max
             raise source.error(start, f"{literal} is out of the range of {dtype} (largest "
-                                      f"finite value {np.finfo(dtype).max:g}); write inff{dtype[5:]}"
-                                      f" for infinity")
+                                      f"finite value {largest:g}); write inff{dtype[5:]} "
+                                      f"for infinity")
         return Token("float", (value, dtype), start, start + len(text))
     if kind == "i":
         dtype = "int" + (width or "32")

@@ -8,7 +8,11 @@ functions returning PrimExprs. Statement-level names (``T.grid``, ``T.block``, `
 
 from __future__ import annotations
 
-from irlab.errors import ParseError
+import math
+
+import numpy as np
+
+from irlab.errors import ParseError, TIRError
 from irlab.tir import expr as _e
 from irlab.tir import op as _op
 
@@ -111,10 +115,20 @@ class _DType:
             return _op.cast(value, self.dtype)
         if isinstance(value, str):  # T.float32("inf")
             value = float(value)
+        if self.dtype in ("float16", "float32") and isinstance(value, float) and \
+                math.isfinite(value) and not _fits(value, self.dtype):
+            raise TIRError(f"T.{self.dtype}({value!r}): {value!r} is out of the range of "
+                           f"{self.dtype} (T.{self.dtype}(\"inf\") is infinity)")
         return _op.const(value, self.dtype)
 
     def __repr__(self):
         return f"T.{self.dtype}"
+
+
+def _fits(value: float, dtype: str) -> bool:
+    """Whether a finite ``value`` stays finite once rounded to ``dtype``."""
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(np.array(value, dtype=dtype)))
 
 
 DTYPES = {}

@@ -87,7 +87,9 @@ class RelayGraphBuilder(ExprVisitor):
         data = const.data
         title = f"const {data.dtype}"
         if data.shape == ():
-            title = f"const {data.numpy().item()!r}"
+            # the dtype's shortest round-trip text: float32 1e-5 is "1e-05", not the
+            # "9.999999747378752e-06" of the same value read as a double
+            title = f"const {data.numpy()[()]!s}"
         self.add(const, "const", title, shape=list(data.shape))
 
     def visit_global_var(self, gv):

@@ -21,7 +21,10 @@ import pytest
 
 from voila_support import ARTIFACTS, CHROMIUM_ARGS, chromium_path, free_port, write_notebooks
 
+from irlab.widgets.assets import JUPYTER_DATA, VOILA_TEMPLATE
+
 VOILA_START_TIMEOUT = 60.0
+LOCAL = ("http://127.0.0.1:", "data:", "blob:", "about:")
 
 
 @pytest.fixture(scope="session")
@@ -46,10 +49,13 @@ def voila_url(chromium_executable, tmp_path_factory):
     # The kernel imports irlab from this checkout even when it is not pip-installed.
     repo = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH")) if p)
+    # irlab's Voila template (no CDN stylesheet): the pages load nothing from the network.
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(JUPYTER_DATA),
+                                                      env.get("JUPYTER_PATH")) if p)
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "voila", str(root), "--no-browser", "--Voila.ip=127.0.0.1",
-         f"--port={port}", "--show_tracebacks=True",
+         f"--port={port}", "--show_tracebacks=True", f"--template={VOILA_TEMPLATE}",
          # Each notebook is run in a spare kernel ahead of the next request: a page load
          # then costs no kernel start, no imports and no pipeline run.
          "--preheat_kernel=True", "--pool_size=1"],
@@ -111,6 +117,7 @@ class PageLog:
     def __init__(self):
         self.dialogs: list[str] = []
         self.page_errors: list[str] = []
+        self.remote_requests: list[str] = []  # anything not from the local server
 
 
 @pytest.fixture
@@ -127,6 +134,8 @@ def page(browser, request):
 
     page.on("dialog", on_dialog)
     page.on("pageerror", lambda err: log.page_errors.append(str(err)))
+    page.on("request", lambda req: None if req.url.startswith(LOCAL) else
+            log.remote_requests.append(req.url))
     page.log = log
     yield page
     ARTIFACTS.mkdir(exist_ok=True)

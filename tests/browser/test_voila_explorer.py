@@ -88,6 +88,18 @@ def test_step_to_fuseops_shows_diff(page, voila_url):
     assert page.log.page_errors == []
 
 
+def test_hide_types_checkbox_drops_annotations(page, voila_url):
+    open_notebook(page, voila_url, "stepper", STEPPER_READY)
+    page.locator("[data-testid=pass-item][data-name=FuseOps]").click()
+    diff = page.get_by_test_id("diff-view")
+    diff.filter(has_text="Primitive=1").wait_for()
+    assert "ty=" in diff.inner_text()
+    page.get_by_test_id("hide-types").check()  # Python recomputes the pair without them
+    page.wait_for_function("() => !document.querySelector('[data-testid=diff-view]')"
+                           ".innerText.includes('ty=')")
+    assert "Primitive=1" in diff.inner_text() and page.log.page_errors == []
+
+
 def test_html_in_a_name_is_text(page, voila_url):
     open_notebook(page, voila_url, "graph", GRAPH_READY)
     node = _node(page, XSS_NAME)
@@ -118,3 +130,10 @@ def test_dashboard_switches_model(page, voila_url):
     ops = page.locator("[data-testid=graph-view] tspan.irlab-label-title", has_text="nn.dense")
     assert ops.count() > 0 and page.locator(GRAPH_READY).count() != before
     assert page.log.page_errors == []
+
+
+def test_served_pages_load_nothing_remote(page, voila_url):
+    # Voila's own "lab" template asks a CDN for Font Awesome: irlab's template leaves it out.
+    open_notebook(page, voila_url, "explorer", GRAPH_READY)
+    page.wait_for_load_state("networkidle")
+    assert page.log.remote_requests == []

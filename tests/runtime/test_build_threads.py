@@ -80,6 +80,29 @@ def test_target_scope_is_per_thread():
     assert seen == [None]  # the main thread's ``with Target("c")`` is not the other's
 
 
+def test_pass_context_is_per_thread():
+    """A ``with PassContext(opt_level=0)`` in one thread leaves another thread's builds at
+    their own level (relay.build reads PassContext.current())."""
+    seen, inside, done = [], threading.Event(), threading.Event()
+
+    def other():
+        inside.wait()
+        with irlab.transform.PassContext(opt_level=3, disabled_pass=["FuseOps"]):
+            seen.append((irlab.transform.PassContext.current().opt_level,
+                         irlab.transform.PassContext.current().disabled_pass))
+        done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with irlab.transform.PassContext(opt_level=0):
+        inside.set()
+        done.wait()
+        assert irlab.transform.PassContext.current().opt_level == 0
+        assert irlab.transform.PassContext.current().disabled_pass == []
+    thread.join()
+    assert seen == [(3, ["FuseOps"])]
+
+
 def small_model(seed):
     rng = np.random.default_rng(seed)
     x = relay.var("x", shape=(1, 3, 8, 8))

@@ -46,3 +46,19 @@ def test_function_level_match_buffer_without_arguments():
         from_source('@T.prim_func\ndef f(a: T.handle):\n    A = T.match_buffer()\n'
                     '    A[0] = T.float32(1)\n')
     assert "<script>:3:9:" in str(info.value)
+
+
+@pytest.mark.parametrize("literal, dtype", [("1e39", "float32"), ("-1e39", "float32"),
+                                            ("70000.0", "float16")])
+def test_float_literal_out_of_range(literal, dtype):
+    with pytest.raises(ParseError, match=f"out of the range of {dtype}") as info:
+        from_source(HEADER + f"    B[0] = T.{dtype}({literal})\n"
+                    if dtype == "float32" else
+                    HEADER + f"    B[0] = T.Cast('float32', T.{dtype}({literal}))\n")
+    assert "<script>:3:" in str(info.value)
+
+
+def test_float_literals_in_range_and_infinity():
+    func = from_source(HEADER + '    B[0] = T.float32(3.4028234e38)\n'
+                                '    B[1] = T.float32("inf")\n    B[2] = T.float32(-1e-50)\n')
+    assert func is not None

@@ -142,3 +142,11 @@ def test_layout_time_limit_raises_a_clear_error(monkeypatch):
     monkeypatch.setattr(dot_module.subprocess, "run", too_slow)
     with pytest.raises(IrlabError, match="longer than 1 s"):
         viz.render_svg(viz.build_relay_graph(_conv_block()), timeout=1)
+
+
+def test_constants_print_as_written():
+    x = relay.var("x", shape=(4,))
+    eps = relay.const(np.float32(1e-5))
+    func = relay.Function([x], relay.add(relay.multiply(x, relay.const(np.float32(0.1))), eps))
+    titles = {d["title"] for _, d in viz.build_relay_graph(irlab.IRModule.from_expr(func)).nodes(data=True)}
+    assert {"const 1e-05", "const 0.1"} <= titles

@@ -228,3 +228,20 @@ def test_clusters_created_by_a_pass_are_marked_added():
     from irlab.widgets import assets
 
     assert ".side-a .state-added" in assets.css()
+
+
+def test_hide_types_diffs_the_programs_without_annotations():
+    from irlab.widgets.trace_data import without_types
+
+    x = relay.var("x", shape=(2, 3))
+    stepper = PassStepper(relay.Function([x], relay.nn.relu(relay.add(x, x))))
+    assert "/* ty=" in stepper.current["text_b"]
+    lines = stepper.current["text_b"].count("\n")
+    stepper.hide_types = True
+    assert "/* ty=" not in stepper.current["text_a"] + stepper.current["text_b"]
+    assert stepper.current["text_b"].count("\n") == lines  # line numbers kept for the graph
+    assert "/* ty=" not in stepper.to_html()
+    stepper.hide_types = False
+    assert "/* ty=" in stepper.current["text_b"]
+    assert without_types("  %0 = f(%x) /* ty=T */;\ndef @main(%x: T) {") == \
+        "  %0 = f(%x);\ndef @main(%x: T) {"

@@ -1,6 +1,6 @@
 // pass_stepper.js: the PassStepper widget (needs irlab_core.js in front of it).
-// Synced traits read here: steps, step, base, hide_unchanged, pass_search, current (the
-// resolved pair: texts, diff rows, union layout), selected, first_bad, pipeline,
+// Synced traits read here: steps, step, base, hide_unchanged, hide_types, pass_search, current
+// (the resolved pair: texts, diff rows, union layout), selected, first_bad, pipeline,
 // available_passes, status, view. Actions go to Python as messages ({action: ...}); the HTML
 // export's model shim sets `_static` and answers step/base changes from embedded data.
 
@@ -19,6 +19,9 @@ function renderPassStepper({ model, el }) {
     value: model.get("pass_search") || "" });
   const hideBox = h("input", { type: "checkbox", "data-testid": "hide-unchanged",
     checked: !!model.get("hide_unchanged") });
+  // Python recomputes the diff without type annotations: not on a static page.
+  const typesBox = h("input", { type: "checkbox", "data-testid": "hide-types",
+    checked: !!model.get("hide_types") });
   const prevBtn = h("button", { "data-testid": "step-prev", text: "▲",
     title: "previous step (k, ↑)" });
   const nextBtn = h("button", { "data-testid": "step-next", text: "▼",
@@ -82,6 +85,9 @@ function renderPassStepper({ model, el }) {
     tabIndex: 0 },
     h("div", { class: "irlab-toolbar" }, passSearch,
       h("label", { class: "irlab-check" }, hideBox, "hide unchanged"),
+      isStatic ? null : h("label", { class: "irlab-check",
+        title: "leave the /* ty=... */ annotations out of the programs and the diff" },
+      typesBox, "hide types"),
       prevBtn, nextBtn, slider, stepLabel,
       h("label", { class: "irlab-check" }, "diff vs", baseSelect),
       isStatic ? null : numericsBtn, status),
@@ -309,6 +315,7 @@ function renderPassStepper({ model, el }) {
     save({ hide_unchanged: hideBox.checked });
     markList(false);
   });
+  typesBox.addEventListener("change", () => save({ hide_types: typesBox.checked }));
   prevBtn.addEventListener("click", () => move(-1));
   nextBtn.addEventListener("click", () => move(1));
   slider.addEventListener("input", () => {
@@ -342,6 +349,7 @@ function renderPassStepper({ model, el }) {
       hideBox.checked = !!model.get("hide_unchanged");
       markList(false);
     },
+    "change:hide_types": () => { typesBox.checked = !!model.get("hide_types"); },
     "change:pass_search": () => {
       const q = model.get("pass_search") || "";
       if (passSearch.value !== q) passSearch.value = q;
