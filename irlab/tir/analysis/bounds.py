@@ -20,10 +20,9 @@ Example: loops ``i in [0, 8)`` and ``j in [0, 4)`` with the guard ``i * 4 + j < 
 
 from __future__ import annotations
 
-import contextlib
 import math
 
-from irlab.arith import Analyzer
+from irlab.arith import Analyzer, ConstIntBound
 from irlab.arith.int_set import is_index_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
@@ -163,36 +162,30 @@ def _vars_of(e) -> list:
 
 
 class BoundProver:
-    """Ranges of the variables in scope (``range_scope``/``value_scope`` as a walk goes) and the
-    proofs of ``g <= 0`` under them."""
+    """Ranges of the variables met by a walk (``bind_range``/``bind_value``) and the proofs
+    of ``g <= 0`` under them."""
 
     def __init__(self):
         self.analyzer = Analyzer()
         self.ranges = {}  # Var -> (min, extent), for the symbolic extremes
         self.values = {}  # Var -> the expression a Let binds it to
 
-    @contextlib.contextmanager
-    def range_scope(self, var, min_value, extent):
-        """Within the ``with``: ``var`` ranges over ``[min_value, min_value + extent)``."""
-        self.ranges[var] = (E.convert(min_value), E.convert(extent))
-        try:
-            with self.analyzer.binding(var, Range.from_min_extent(min_value, extent)):
-                yield
-        finally:
-            self.ranges.pop(var, None)
-
-    @contextlib.contextmanager
-    def value_scope(self, var, value):
-        """Within the ``with``: ``var`` equals ``value`` (a Let)."""
-        if not is_index_dtype(var.dtype):
-            yield
+    def bind_range(self, var, min_value, extent):
+        """``var`` ranges over ``[min_value, min_value + extent)``. A TIR variable is bound
+        once (a loop, a block), so the fact is never withdrawn."""
+        self.ranges[var] = (min_value, extent)
+        if isinstance(min_value, E.IntImm) and isinstance(extent, E.IntImm):
+            if extent.value >= 1:
+                self.analyzer.update(var, ConstIntBound(
+                    min_value.value, min_value.value + extent.value - 1))
             return
-        self.values[var] = value
-        try:
-            with self.analyzer.binding(var, value):
-                yield
-        finally:
-            self.values.pop(var, None)
+        self.analyzer.bind(var, Range.from_min_extent(min_value, extent))
+
+    def bind_value(self, var, value):
+        """``var`` equals ``value`` (a Let)."""
+        if is_index_dtype(var.dtype):
+            self.values[var] = value
+            self.analyzer.bind(var, value)
 
     # -- proofs -----------------------------------------------------------------------------
     def prove_nonpositive(self, goal, facts=(), splits=4) -> bool:
