@@ -372,9 +372,9 @@ class _Verifier:
     def check_bindings(self, realize):
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
             lo, ext = iv.dom.min, iv.dom.extent
-            end = O.add(lo, ext)
-            if self.within(value, lo, end):
+            if self.within(value, lo, ext):
                 continue
+            end = O.add(lo, ext)
             if (self.prover.prove_le(lo, value, self.facts)
                     and self.prover.prove_lt(value, end, self.facts)):
                 continue
@@ -404,13 +404,13 @@ class _Verifier:
         for frame in self.frames[level:]:
             frame.uses.add(buffer.data)
 
-    def within(self, index, lo, end) -> bool:
-        """The quick proof of ``lo <= index < end``: constant bounds, no simplification (what
-        almost every access of a schedule's result needs)."""
-        if not (isinstance(lo, E.IntImm) and isinstance(end, E.IntImm)):
+    def within(self, index, lo, extent) -> bool:
+        """The quick proof of ``lo <= index < lo + extent``: constant bounds, no
+        simplification (what almost every access of a schedule's result needs)."""
+        if not (isinstance(lo, E.IntImm) and isinstance(extent, E.IntImm)):
             return False
         bound = self.prover.analyzer.const_int_bound(index)
-        return lo.value <= bound.min_value and bound.max_value < end.value
+        return lo.value <= bound.min_value and bound.max_value < lo.value + extent.value
 
     def check_access(self, buffer, indices, what, node):
         for k, (index, extent) in enumerate(zip(indices, buffer.shape)):
