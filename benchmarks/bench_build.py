@@ -63,7 +63,8 @@ def _install(clock):
     import irlab.relay.pipeline as pipeline
     import irlab.relay.backend.lower_te_pass as lte
     import irlab.target.llvm_jit as jit
-    import irlab.tir.schedule.schedule as schedule_module
+    import irlab.tir.analysis.well_formed as well_formed
+    import irlab.tir.transform.insert_bounds_checks as bounds_checks
     from irlab.relay.backend.graph_codegen import GraphCodegen
     from irlab.target.codegen_llvm import CodegenLLVM
 
@@ -88,8 +89,8 @@ def _install(clock):
     clock.wrap(CodegenLLVM, "add_function", "codegen")
     clock.wrap(jit, "compile_ir", "LLVM")
     clock.wrap(jit.LLVMModule, "__init__", "LLVM load")
-    clock.wrap(bm, "verify_well_formed", "verify")
-    clock.wrap(schedule_module, "verify_well_formed", "verify")
+    clock.wrap(well_formed, "memory_safety_checks", "verify")
+    clock.wrap(bounds_checks, "memory_safety_checks", "verify")
     result = concurrent.futures.Future.result
 
     def waited(self, *args, **kwargs):  # the build's wall time blocked on LLVM
