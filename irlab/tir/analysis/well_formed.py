@@ -142,6 +142,7 @@ class _Verifier:
         self.prover = BoundProver()
         self.defined = {}  # Var -> how many blocks enclose its definition
         self.frames = []  # one _BlockFrame per block the walk is in
+        self.function_vars = set()  # params and what the buffer_map defines
         self.facts = ()
         self.blocks = []
         self.spans = []
@@ -179,10 +180,10 @@ class _Verifier:
         if level is None:
             self.fail(f"variable {var.name_hint} is used where it is not defined", node)
         for frame in self.frames[level:]:
-            if level:  # an outer loop or iter var: the block's proofs depend on its range
-                frame.cacheable = False
-            else:
+            if var in self.function_vars:
                 frame.uses.add(var)
+            else:  # an outer loop, let or iter var: the block's proofs depend on its range
+                frame.cacheable = False
 
     def define_buffer(self, buffer):
         self.define(buffer.data)
@@ -195,6 +196,7 @@ class _Verifier:
             self.define(p)
         for _, buffer in func.buffer_map.items():
             self.define_buffer(buffer)
+        self.function_vars = set(self.defined)
         self.visit_stmt(func.body)
 
     # -- statements -------------------------------------------------------------------------
@@ -340,7 +342,7 @@ class _Verifier:
         if cached is not None and cached[0] is block:
             if all(var in self.defined for var in cached[1]):
                 for var in cached[1]:
-                    self.use(var, block)
+                    self.mark_used(var)
                 return
         frame = _BlockFrame()
         self.frames.append(frame)
@@ -400,9 +402,13 @@ class _Verifier:
             self.fail(f"buffer {buffer.name} is used where it is not defined (its data "
                       f"{buffer.data.name_hint} is not a parameter, allocation or block "
                       "buffer in scope)", node)
-        level = self.defined[buffer.data]
-        for frame in self.frames[level:]:
-            frame.uses.add(buffer.data)
+        self.mark_used(buffer.data)
+
+    def mark_used(self, var):
+        """The blocks ``var`` (a parameter or a buffer's data) comes from outside of need it
+        defined wherever they are."""
+        for frame in self.frames[self.defined[var]:]:
+            frame.uses.add(var)
 
     def within(self, index, lo, extent) -> bool:
         """The quick proof of ``lo <= index < lo + extent``: constant bounds, no

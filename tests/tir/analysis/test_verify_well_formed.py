@@ -247,3 +247,27 @@ def test_proven_programs_get_no_run_time_check():
     assert insert_bounds_checks(func) is func
     guarded = from_source(GATHER)
     assert "assert" in insert_bounds_checks(guarded).script()
+
+
+def test_remembered_blocks_are_checked_in_their_new_place():
+    """Verified blocks are remembered (a schedule primitive keeps most of them); one moved
+    out of the scope of its buffer is still refused."""
+    func = from_source('''@T.prim_func
+def f(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+''')
+    assert verify_well_formed(func)
+    root = func.body.block
+    moved = func.with_fields(body=func.body.with_fields(
+        block=root.with_fields(alloc_buffers=())))
+    with pytest.raises(WellFormedError, match=r"block B \(<script>:7:13\): buffer B is used "
+                                              "where it is not defined"):
+        verify_well_formed(moved)
