@@ -8,10 +8,13 @@ inside its iter domain). It knows
 * the guards on the way to the access (``if``, ``T.where``, ``T.if_then_else``, ``Select``),
   each normalized to facts ``f <= 0``.
 
-``prove_nonpositive(g)`` holds when ``g <= 0`` follows from the ranges alone, or from the
-ranges and one fact ``f <= 0`` through ``g - f <= 0``. That covers what schedules and TOPI
-produce: a split's ``T.where(i0 * 4 + i1 < 30)`` guarding ``A[i0 * 4 + i1]``, a padded conv's
-``T.if_then_else(1 <= y + ry and y + ry < 9, X[y + ry - 1], 0)``.
+``prove_nonpositive(g)`` holds when ``g <= 0`` follows from the ranges alone; or from the
+ranges and one fact ``f <= 0`` through ``a * g - b * f <= 0`` (``a, b > 0`` chosen to cancel
+a variable); or once the fact bounds a sub-expression of ``g`` (``(i0 * 12 + i1) // 16``
+under ``i0 * 12 + i1 < 256``); a ``Select`` in ``g`` is proven case by case. That covers what
+schedules and TOPI produce: a split's ``T.where(i0 * 4 + i1 < 30)`` guarding
+``A[i0 * 4 + i1]``, a padded conv's ``T.if_then_else(1 <= y + ry and y + ry < 9,
+X[y + ry - 1], 0)``, a reflect pad's selects.
 
 Example: loops ``i in [0, 8)`` and ``j in [0, 4)`` with the guard ``i * 4 + j < 30``;
 ``prove_lt(i * 4 + j, 30)`` subtracts the fact ``i * 4 + j - 29 <= 0`` from the goal
@@ -244,7 +247,7 @@ class BoundProver:
         """``a <= b``."""
         return self.prove_nonpositive(difference(a, b), facts)
 
-    def _nonpositive(self, goal, facts=()) -> bool:
+    def _nonpositive(self, goal) -> bool:
         simple = self.analyzer.simplify(goal)
         if isinstance(simple, E.IntImm):
             return simple.value <= 0
@@ -285,8 +288,10 @@ class BoundProver:
         if isinstance(e, E.Mul) and isinstance(e.a, E.IntImm):
             return self._extreme_op(E.Mul(e.b, e.a), upper, depth)
         if isinstance(e, (E.FloorDiv, E.Div)) and isinstance(e.b, E.IntImm) and e.b.value > 0:
-            a = ext(e.a, upper, depth)
-            return None if a is None else O.floordiv(a, e.b)
+            a = ext(e.a, upper, depth)  # both divisions are monotone in the dividend
+            if a is None:
+                return None
+            return O.floordiv(a, e.b) if isinstance(e, E.FloorDiv) else O.truncdiv(a, e.b)
         if isinstance(e, E.FloorMod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
             return E.IntImm(e.dtype, e.b.value - 1 if upper else 0)
         if isinstance(e, (E.Min, E.Max)):
