@@ -275,6 +275,7 @@ class _Verifier:
             self.visit_expr(e)
         self.define(s.buffer_var)
         self.visit_stmt(s.body)
+        self.defined.pop(s.buffer_var, None)
 
     def visit_decl_buffer(self, s):
         self.check_buffer_defined(s.buffer, s)
