@@ -115,9 +115,9 @@ class _BlockFrame:
 
 class _VerifiedBlocks:
     """Blocks verified on their own (id -> (block, function-level variables they read)),
-    the newest few thousand; shared by the threads that build."""
+    the newest thousand; shared by the threads that build."""
 
-    def __init__(self, capacity=4096):
+    def __init__(self, capacity=1024):
         self.entries = LRUCache(capacity)
         self.lock = threading.Lock()
 
