@@ -2,8 +2,10 @@
 
 Each primitive is a function PrimFunc -> PrimFunc (``primitives_*``); the Schedule holds the
 current module and the trace. A primitive that fails raises ``ScheduleError`` before anything
-is committed, so the schedule is left exactly as it was. Block handles resolve by block name,
-loop handles by loop variable, against the current IR.
+is committed, so the schedule is left exactly as it was. Every result is verified
+(``tir.analysis.verify_well_formed``: bindings inside their domains, accesses in bounds...)
+before it is committed, in one place (``_commit``). Block handles resolve by block name, loop
+handles by loop variable, against the current IR.
 """
 
 from __future__ import annotations
