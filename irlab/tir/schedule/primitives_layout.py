@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from irlab.arith import Analyzer
+from irlab.errors import IrlabError
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir import op as O
@@ -237,7 +238,10 @@ def transform_layout(func, realize, buffer, index_map, pad_value=None):
 def _write_padding(func, buf, inverse, vs, extents, pad_value):
     """``func`` with a block ``<buf>_pad`` writing ``pad_value`` into the holes of ``buf``,
     placed right after the loop nest of the last block writing ``buf``."""
-    value = E.convert(pad_value)
+    try:
+        value = E.convert(pad_value)
+    except IrlabError:
+        value = None
     if not isinstance(value, (E.IntImm, E.FloatImm)):
         raise ScheduleError(f"pad_value must be a constant number, got {pad_value!r}")
     writers = [n for n, _ in walk(func.body) if isinstance(n, S.BlockRealize)
