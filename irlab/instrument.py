@@ -151,48 +151,35 @@ class PassPrintingInstrument(PassInstrument):
 
 # ---------------------------------------------------------------------------------------------
 # ours
+# What the IR layers (above this one) tell the instruments about their functions: a node
+# counter per function class, and module verifiers. Relay and TIR register theirs on import.
+_NODE_COUNTERS: dict = {}
+_MODULE_VERIFIERS: list = []
+
+
+def register_node_counter(func_class, counter):
+    """``counter(func, ops: Counter) -> int``: the distinct nodes of ``func``; adds what it
+    calls or holds (op names; loops, blocks...) to ``ops``."""
+    _NODE_COUNTERS[func_class] = counter
+
+
+def register_module_verifier(verifier):
+    """``verifier(mod)`` raises a DiagnosticError naming the node when ``mod`` is invalid."""
+    _MODULE_VERIFIERS.append(verifier)
+
+
 def module_counts(mod: IRModule):
-    """(distinct node count, op call counts) over every Relay function of ``mod``; for a
-    PrimFunc, its statements and expressions, and its loops/blocks/stores/allocates."""
-    from irlab.relay.expr import Call
-    from irlab.relay.expr_functor import post_order
-    from irlab.relay.function import Function
-    from irlab.ir.op import Op
-
-    from irlab.tir.function import PrimFunc
-
+    """(distinct node count, op call counts) over every function of ``mod``: for a Relay
+    function its nodes and op calls; for a PrimFunc its statements and expressions, and its
+    loops/blocks/stores/allocates."""
     nodes = 0
     ops = Counter()
     for func in mod.functions.values():
-        if isinstance(func, PrimFunc):
-            nodes += _tir_counts(func, ops)
-            continue
-        if not isinstance(func, Function):
-            continue
-        for node in post_order(func):
-            nodes += 1
-            if isinstance(node, Call) and isinstance(node.op, Op):
-                ops[node.op.name] += 1
+        counter = next((_NODE_COUNTERS[c] for c in type(func).__mro__ if c in _NODE_COUNTERS),
+                       None)
+        if counter is not None:
+            nodes += counter(func, ops)
     return nodes, ops
-
-
-_TIR_COUNTED = {"For": "loops", "Block": "blocks", "BufferStore": "stores",
-                "Allocate": "allocates"}
-
-
-def _tir_counts(func, ops: Counter) -> int:
-    """Statements and expressions of a PrimFunc; adds its loops, blocks... to ``ops``."""
-    from irlab.tir.functor import post_order_visit
-
-    count = [0]
-
-    def visit(node):
-        count[0] += 1
-        kind = _TIR_COUNTED.get(type(node).__name__)
-        if kind is not None:
-            ops[kind] += 1
-    post_order_visit(func.body, visit)
-    return count[0]
 
 
 def modules_identical(a: IRModule, b: IRModule) -> bool:
@@ -295,19 +282,13 @@ class IRSnapshot(PassInstrument):
 
 
 class VerifyAfterEach(PassInstrument):
-    """After every pass: the module is well formed and type-checks. A failure names the pass
-    and the offending node."""
+    """After every pass: the module is well formed and type-checks (the verifiers the IRs
+    registered). A failure names the pass and the offending node."""
 
     def run_after_pass(self, mod, info):
-        from irlab.relay.analysis import check_well_formed
-        from irlab.relay.function import Function
-        from irlab.relay.ty_infer import infer_module
-
         try:
-            for gv, func in mod.functions.items():
-                if isinstance(func, Function):
-                    check_well_formed(func)
-            infer_module(mod)  # directly, not as a pass: no nested instrument calls
+            for verify in _MODULE_VERIFIERS:
+                verify(mod)
         except DiagnosticError as err:
             raise VerificationError(
                 f"after pass {info.name}: the module is invalid: {err}", err.node) from err
@@ -319,4 +300,5 @@ class VerificationError(DiagnosticError):
 
 __all__ = ["PassInstrument", "pass_instrument", "PassTimingInstrument", "PrintBeforeAll",
            "PrintAfterAll", "PassPrintingInstrument", "IRSnapshot", "PassRecord",
-           "VerifyAfterEach", "VerificationError", "module_counts"]
+           "VerifyAfterEach", "VerificationError", "module_counts", "register_node_counter",
+           "register_module_verifier"]

@@ -221,28 +221,31 @@ class ModulePass(Pass):
 
 
 def get_pass(name: str) -> Pass:
-    """Look up a pass by its PassInfo name, as Sequential does for ``required`` lists."""
-    import importlib
+    """Look up a pass by its PassInfo name, as Sequential does for ``required`` lists.
 
-    from irlab.relay import transform as relay_transform
-
-    factory = _PASS_FACTORIES.get(name) or getattr(relay_transform, name, None)
-    if factory is None:
-        # Some PassInfo names differ from the factory's (InlineGlobals is Inline()): their
-        # modules register them when imported.
-        for module in set(relay_transform._PASS_MODULES.values()):
-            importlib.import_module(f"irlab.relay.transform.{module}")
-        factory = _PASS_FACTORIES.get(name)
+    Passes register a factory under their name (``register_pass_factory``); IR layers that
+    load their pass modules lazily (Relay) register a finder that loads them on demand."""
+    factory = _PASS_FACTORIES.get(name)
+    for finder in _PASS_FINDERS:
+        if factory is not None:
+            break
+        factory = finder(name) or _PASS_FACTORIES.get(name)
     if factory is None:
         raise IrlabError(f"cannot find a pass named {name!r}")
     return factory()
 
 
 _PASS_FACTORIES: dict = {}
+_PASS_FINDERS: list = []
 
 
 def register_pass_factory(name, factory):
     _PASS_FACTORIES[name] = factory
+
+
+def register_pass_finder(finder):
+    """``finder(name)`` returns a pass factory or None (it may also register factories)."""
+    _PASS_FINDERS.append(finder)
 
 
 class Sequential(Pass):

@@ -6,11 +6,22 @@ the graph is a view into its storage. ``run()`` calls each ``tvm_op`` node's ker
 views of its inputs and outputs, in order; ``__nop`` nodes cost nothing (the output already
 shares the input's storage). ``set_input`` copies into the input's storage; ``get_output``
 returns a view of the output (the next ``run`` overwrites it, as in TVM).
+
+**Threads.** Inputs, outputs and intermediate storage are *per thread*: the first call from a
+thread allocates that thread's own storage (the params are copied in), and ``set_input`` /
+``run`` / ``get_output`` act on the calling thread's copy. So several threads may share one
+module and run at once, each getting the outputs of its own inputs (TVM's executor has one
+storage: threads interleaving ``set_input`` and ``run`` there get each other's results). A
+thread sees only what it set: ``run()`` raises naming the inputs this thread has not set, and
+``get_output`` raises before this thread's first ``run()``, so handing a module to another
+thread halfway (inputs set here, ``run`` there) fails loudly instead of computing on
+uninitialised memory. One GraphModule per thread works as well and costs the same memory.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import numpy as np
@@ -18,6 +29,30 @@ import numpy as np
 from irlab.errors import IrlabError
 from irlab.ir.dtype import to_numpy_dtype
 from irlab.runtime.ndarray import NDArray, cpu, empty
+from irlab.runtime.registry import register_func
+
+
+class _Storage:
+    """One thread's storage: a view per graph entry, the kernel calls bound to those views,
+    the inputs not set yet and whether ``run()`` has been called."""
+
+    def __init__(self, executor):
+        shapes, dtypes, sids = executor.entry_layout
+        need: dict[int, int] = {}
+        for sid, shape, dtype in zip(sids, shapes, dtypes):
+            nbytes = int(np.prod(shape, dtype=np.int64)) * to_numpy_dtype(dtype).itemsize
+            need[sid] = max(need.get(sid, 0), nbytes)
+        self.storage = {sid: empty((max(n, 1),), "uint8") for sid, n in need.items()}
+        self.entries = []
+        for sid, shape, dtype in zip(sids, shapes, dtypes):
+            np_dtype = to_numpy_dtype(dtype)
+            count = int(np.prod(shape, dtype=np.int64))
+            raw = self.storage[sid]._data[:count * np_dtype.itemsize]
+            self.entries.append(raw.view(np_dtype).reshape(shape))
+        self.steps = [(nid, func, [self.entries[e] for e in refs])
+                      for nid, func, refs in executor.kernel_calls]
+        self.unset = set(executor.input_nodes)
+        self.ran = False
 
 
 class GraphExecutor:
@@ -31,34 +66,39 @@ class GraphExecutor:
         self.nodes = g["nodes"]
         self.row_ptr = g["node_row_ptr"]
         attrs = g["attrs"]
-        shapes = attrs["shape"][1]
-        dtypes = attrs["dltype"][1]
-        sids = attrs["storage_id"][1]
-        need: dict[int, int] = {}
-        for sid, shape, dtype in zip(sids, shapes, dtypes):
-            nbytes = int(np.prod(shape, dtype=np.int64)) * to_numpy_dtype(dtype).itemsize
-            need[sid] = max(need.get(sid, 0), nbytes)
-        self.storage = {sid: empty((max(n, 1),), "uint8") for sid, n in need.items()}
-        self.entries = []
-        for sid, shape, dtype in zip(sids, shapes, dtypes):
-            np_dtype = to_numpy_dtype(dtype)
-            count = int(np.prod(shape, dtype=np.int64))
-            raw = self.storage[sid]._data[:count * np_dtype.itemsize]
-            self.entries.append(raw.view(np_dtype).reshape(shape))
+        self.entry_layout = (attrs["shape"][1], attrs["dltype"][1], attrs["storage_id"][1])
         self.input_nodes = {n["name"]: i for i, n in enumerate(self.nodes)
                             if n["op"] == "null"}
         self.heads = g["heads"]
-        self._steps = []
+        self.kernel_calls = []  # (node id, kernel, entry indexes of its arguments)
         for nid, node in enumerate(self.nodes):
             if node["op"] != "tvm_op" or node["attrs"]["func_name"] == "__nop":
                 continue
-            args = [self.entry(e) for e in node["inputs"]]
-            args += [self.entries[self.row_ptr[nid] + k]
-                     for k in range(self.row_ptr[nid + 1] - self.row_ptr[nid])]
+            refs = [self.row_ptr[e[0]] + e[1] for e in node["inputs"]]
+            refs += [self.row_ptr[nid] + k for k in range(self.row_ptr[nid + 1] -
+                                                           self.row_ptr[nid])]
             func = lib.get_function(node["attrs"]["func_name"], query_imports=True)
-            self._steps.append((nid, func, args))
+            self.kernel_calls.append((nid, func, refs))
+        self._params: dict = {}  # name -> value, copied into each thread's storage
+        self._threads = threading.local()
         if params:
             self.set_input(**params)
+            self._params = {name: self._state().entries[self.row_ptr[self._input_node(name)]]
+                            .copy() for name in params}
+
+    def _state(self) -> _Storage:
+        """The calling thread's storage (made, params copied in, on its first use)."""
+        state = getattr(self._threads, "state", None)
+        if state is None:
+            state = self._threads.state = _Storage(self)
+            for name, value in self._params.items():
+                self._copy_in(state, self._input_node(name), value)
+        return state
+
+    @property
+    def entries(self) -> list:
+        """The calling thread's view of every graph entry (``node_row_ptr`` order)."""
+        return self._state().entries
 
     def entry(self, ref):
         nid, index = ref[0], ref[1]
@@ -82,13 +122,21 @@ class GraphExecutor:
         return args[int(key)]
 
     def set_input(self, key=None, value=None, **params):
+        if key is None and value is not None:
+            raise IrlabError("set_input: a value without a key: name the input "
+                             "(set_input('data', value)) or give its index")
+        if key is not None and value is None:
+            raise IrlabError(f"set_input: no value for input {key!r}")
+        state = self._state()
         if key is not None:
-            self._copy_in(self._input_node(key), value)
+            self._copy_in(state, self._input_node(key), value)
         for name, v in params.items():
-            self._copy_in(self._input_node(name), v)
+            if v is None:
+                raise IrlabError(f"set_input: no value for input {name!r}")
+            self._copy_in(state, self._input_node(name), v)
 
-    def _copy_in(self, nid, value):
-        target = self.entries[self.row_ptr[nid]]
+    def _copy_in(self, state, nid, value):
+        target = state.entries[self.row_ptr[nid]]
         src = value.numpy() if isinstance(value, NDArray) else np.asarray(value)
         if src.shape != target.shape:
             raise IrlabError(f"input {self.nodes[nid]['name']}: expected shape "
@@ -97,6 +145,7 @@ class GraphExecutor:
             raise IrlabError(f"input {self.nodes[nid]['name']}: expected dtype "
                              f"{target.dtype}, got {src.dtype}")
         target[...] = src
+        state.unset.discard(self.nodes[nid]["name"])
 
     def get_input(self, index):
         return NDArray(self.entries[self.row_ptr[self._input_node(index)]])
@@ -105,14 +154,26 @@ class GraphExecutor:
         return len(self.graph["arg_nodes"])
 
     # -- running --------------------------------------------------------------------------
+    def _ready(self) -> _Storage:
+        """The calling thread's storage, checked to hold every input."""
+        state = self._state()
+        if state.unset:
+            missing = ", ".join(sorted(state.unset))
+            raise IrlabError(f"run(): input(s) not set: {missing}; call set_input first "
+                             f"(inputs are per thread: set them in the thread that runs)")
+        return state
+
     def run(self):
-        for _, func, args in self._steps:
+        state = self._ready()
+        for _, func, args in state.steps:
             func(*args)
+        state.ran = True
 
     def run_individual(self, number=10, repeat=1):
         """Seconds per kernel node (the mean over ``number`` calls, best of ``repeat``)."""
+        state = self._ready()
         times = {}
-        for nid, func, args in self._steps:
+        for nid, func, args in state.steps:
             best = float("inf")
             for _ in range(repeat):
                 start = time.perf_counter()
@@ -120,16 +181,34 @@ class GraphExecutor:
                     func(*args)
                 best = min(best, (time.perf_counter() - start) / number)
             times[self.nodes[nid]["name"]] = times.get(self.nodes[nid]["name"], 0.0) + best
+        state.ran = True
         return times
 
     def get_output(self, index, out=None):
+        """Output ``index`` of this thread's last ``run()``: a view (overwritten by the next
+        run), or copied into ``out`` (an NDArray or a writeable numpy array)."""
         if not 0 <= index < len(self.heads):
             raise IrlabError(f"output index {index} out of range (0..{len(self.heads) - 1})")
-        view = self.entry(self.heads[index])
-        if out is not None:
-            out.copyfrom(view)
-            return out
-        return NDArray(view)
+        state = self._state()
+        if not state.ran:
+            raise IrlabError("get_output: run() has not been called yet (in this thread: "
+                             "outputs are per thread)")
+        view = state.entries[self.row_ptr[self.heads[index][0]] + self.heads[index][1]]
+        if out is None:
+            return NDArray(view)
+        array = out._data if isinstance(out, NDArray) else out
+        if not isinstance(array, np.ndarray):
+            raise IrlabError(f"get_output: out must be an NDArray or a numpy array, got "
+                             f"{type(out).__name__}")
+        if not array.flags.writeable:
+            raise IrlabError(f"get_output({index}, out): out is read-only")
+        if isinstance(out, NDArray):
+            return out.copyfrom(view)
+        if array.shape != view.shape or array.dtype != view.dtype:
+            raise IrlabError(f"get_output({index}, out): out is {array.dtype}{list(array.shape)}"
+                             f", the output is {view.dtype}{list(view.shape)}")
+        np.copyto(array, view)
+        return out
 
     def get_num_outputs(self) -> int:
         return len(self.heads)
@@ -204,6 +283,12 @@ class GraphModule:
         """Seconds per kernel (TVM's debug executor), slowest first."""
         times = self.module.run_individual(number, repeat)
         return dict(sorted(times.items(), key=lambda kv: -kv[1]))
+
+
+@register_func("tvm.graph_executor.create_executor")
+def _create_executor(graph_json_str, libmod, device, params):
+    """A GraphExecutor with ``params`` bound: what ``relay.build``'s factory module hands out."""
+    return GraphExecutor(graph_json_str, libmod, device, params)
 
 
 def create(graph_json_str, libmod, device=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from irlab.errors import IrlabError
 from irlab.ir.node import Node
+from irlab.runtime.registry import get_global_func
 
 
 class BaseExpr(Node):
@@ -48,6 +49,4 @@ class GlobalVar(RelayExpr):
         super().__init__(span, str(name_hint), type_annot)
 
     def __call__(self, *args):
-        from irlab.relay.expr import Call
-
-        return Call(self, args)
+        return get_global_func("relay.ir.Call")(self, args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from irlab.errors import IrlabError
 from irlab.ir.attrs import DictAttrs
 from irlab.ir.expr import GlobalVar
+from irlab.runtime.registry import get_global_func
 
 
 class IRModule:
@@ -27,16 +28,9 @@ class IRModule:
     def from_expr(expr, functions=None, type_defs=None) -> "IRModule":
         """A module whose ``main`` is ``expr`` (a bare expression is wrapped in a function of
         its free variables)."""
-        from irlab.relay.analysis import free_vars
-        from irlab.relay.function import Function
-
         mod = IRModule(functions, type_defs)
-        if not isinstance(expr, Function):
-            if type(expr).__name__ == "PrimFunc":
-                mod["main"] = expr
-                return mod
-            expr = Function(free_vars(expr), expr)
-        mod["main"] = expr
+        as_function = get_global_func("relay.ir.as_function", allow_missing=True)
+        mod["main"] = as_function(expr) if as_function is not None else expr
         return mod
 
     def copy(self) -> "IRModule":
@@ -81,11 +75,8 @@ class IRModule:
         is_prim_func = type(func).__name__ == "PrimFunc"
         if not is_prim_func and not isinstance(func, RelayExpr):
             raise IrlabError(f"module entries must be functions, got {type(func).__name__}")
-        if not is_prim_func and type(func).__name__ != "Function":
-            from irlab.relay.analysis import free_vars
-            from irlab.relay.function import Function
-
-            func = Function(free_vars(func), func)
+        if not is_prim_func:
+            func = get_global_func("relay.ir.as_function")(func)
         gv = self._resolve(key, create=True)
         if not update and gv in self._functions:
             raise IrlabError(f"@{gv.name_hint} is already defined in the module")
@@ -148,23 +139,17 @@ class IRModule:
     # -- printing ---------------------------------------------------------------------------
     def script(self, *args, **kwargs) -> str:
         """TVMScript text of the module's PrimFuncs (``irlab.script.printer``)."""
-        from irlab.script.printer import print_module
-
-        return print_module(self)
+        return get_global_func("script.print_module")(self)
 
     def astext(self, show_meta_data=True, annotate=None) -> str:
-        from irlab.relay.printer import astext
-
-        return astext(self, show_meta_data=show_meta_data)
+        return get_global_func("relay.ir.astext")(self, show_meta_data)
 
     def __str__(self):
-        from irlab.relay.printer import pretty_print
-
         # As TVM: a module with no Relay function (PrimFuncs only) prints as TVMScript.
         if self._functions and all(type(f).__name__ == "PrimFunc"
                                    for f in self._functions.values()):
             return self.script()
-        return pretty_print(self)
+        return get_global_func("relay.ir.pretty_print")(self)
 
     def __repr__(self):
         return str(self)

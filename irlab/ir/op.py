@@ -14,6 +14,7 @@ from typing import Any, Callable
 from irlab.errors import IrlabError, OpNotRegisteredError
 from irlab.ir.attrs import get_attrs_type
 from irlab.ir.expr import RelayExpr
+from irlab.runtime.registry import get_global_func
 
 
 class OpPattern(enum.IntEnum):
@@ -182,9 +183,7 @@ class Op(RelayExpr):
         return self.get_attr("FReference")
 
     def __call__(self, *args, attrs=None):
-        from irlab.relay.expr import Call
-
-        return Call(self, list(args), attrs)
+        return get_global_func("relay.ir.Call")(self, list(args), attrs)
 
     def astext(self) -> str:
         return self.name

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 from irlab.errors import DiagnosticError
+from irlab.instrument import register_node_counter
+from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.op import Op
 from irlab.relay.expr import Call, Let, Var
 from irlab.relay.expr_functor import post_order
 from irlab.relay.function import Function
+from irlab.runtime.registry import register_func
 
 
 def post_order_visit(expr, fvisit):
@@ -53,6 +56,15 @@ def free_vars(expr) -> list:
     return [v for v in post_order(expr) if isinstance(v, Var) and v not in bound]
 
 
+@register_func("relay.ir.as_function")
+def as_function(expr):
+    """``IRModule.from_expr``'s main: a Relay expression that is not a function becomes one
+    of its free variables; functions (Relay or not) stay as they are."""
+    if isinstance(expr, RelayExpr) and not isinstance(expr, (Function, GlobalVar)):
+        return Function(free_vars(expr), expr)
+    return expr
+
+
 def well_formed(expr) -> bool:
     """True when every variable is bound at most once (no shadowing of a bound variable)."""
     try:
@@ -84,3 +96,15 @@ def count_ops(expr) -> Counter:
 def count_nodes(expr) -> int:
     """The number of distinct nodes in ``expr`` (shared sub-expressions count once)."""
     return len(post_order(expr))
+
+
+def _count_for_instruments(func: Function, ops: Counter) -> int:
+    """``count_nodes(func)``, adding ``count_ops(func)`` to ``ops`` in the same walk (for the
+    instruments' ``module_counts``)."""
+    nodes = post_order(func)
+    ops.update(node.op.name for node in nodes
+               if isinstance(node, Call) and isinstance(node.op, Op))
+    return len(nodes)
+
+
+register_node_counter(Function, _count_for_instruments)

@@ -13,6 +13,7 @@ import warnings
 
 from irlab.errors import IrlabError
 from irlab.runtime.lru import LRUCache
+from irlab.runtime.registry import get_global_func
 from irlab.relay.expr import bind, const
 
 
@@ -69,9 +70,10 @@ class GraphExecutorFactoryModule:
         return self._create
 
     def _create(self, device=None):
-        from irlab.contrib.graph_executor import GraphExecutor
-
-        executor = GraphExecutor(self.graph_json, self.lib, device, self.get_params())
+        # The graph executor lives in a higher layer (contrib): reach it through the registry,
+        # as TVM's factory module does.
+        create_executor = get_global_func("tvm.graph_executor.create_executor")
+        executor = create_executor(self.graph_json, self.lib, device, self.get_params())
         executor.param_names = list(self.params)
         return executor
 

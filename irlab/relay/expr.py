@@ -16,6 +16,7 @@ from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, Type
 from irlab.runtime.ndarray import NDArray, array as nd_array
+from irlab.runtime.registry import register_func
 
 Expr = RelayExpr
 
@@ -298,6 +299,8 @@ def bind(expr, binds: dict):
         return Function(params, body, expr.ret_type, expr.type_params, expr.attrs, expr.span)
     return _Binder().visit(expr)
 
+
+register_func("relay.ir.Call", lambda op, args, attrs=None: Call(op, args, attrs))
 
 __all__ = ["Expr", "ExprWithOp", "Var", "Constant", "Call", "Tuple", "TupleGetItem", "Let",
            "If", "TupleWrapper", "var", "const", "bind", "GlobalVar", "Op"]

@@ -101,15 +101,27 @@ class _Source:
 def _number(text, source, start):
     match = _NUMBER.fullmatch(text)
     literal, kind, width = match.group(1), match.group(2), match.group(3)
-    if kind == "f" or (kind is None and ("." in literal or "e" in literal or "E" in literal)):
+    is_real = "." in literal or "e" in literal or "E" in literal
+    if kind == "f" or (kind is None and is_real):
         dtype = "float" + (width or "32")
         if dtype not in ("float16", "float32", "float64"):
             raise source.error(start, f"invalid numeric suffix in '{text}'")
-        return Token("float", (float(literal), dtype), start, start + len(text))
+        value = float(literal)
+        with np.errstate(over="ignore"):
+            rounded = np.array(value, dtype=dtype)
+        if np.isinf(rounded):  # 1e39f32 would silently be inf
+            raise source.error(start, f"{literal} is out of the range of {dtype} (largest "
+                                      f"finite value {np.finfo(dtype).max:g}); write inff{dtype[5:]}"
+                                      f" for infinity")
+        return Token("float", (value, dtype), start, start + len(text))
     if kind == "i":
         dtype = "int" + (width or "32")
         if dtype not in _INT_RANGES:
             raise source.error(start, f"invalid numeric suffix in '{text}'")
+        if is_real:
+            raise source.error(start, f"'{text}': an integer suffix on a number with a "
+                                      f"fraction or exponent (write {literal}f{width or '32'} "
+                                      f"for a float)")
     else:
         dtype = "int32"
     value = int(literal)
@@ -777,6 +789,14 @@ def _run(text, source_name, init_module, init_meta_table, want_module):
         raise
     except IrlabError as err:  # a node constructor refused what was written
         raise parser.error(parser.tokens[max(parser.pos - 1, 0)], str(err)) from None
+    except _UNEXPECTED as err:  # a check the parser lacks: still say where, never a bare error
+        raise parser.error(parser.tokens[max(parser.pos - 1, 0)],
+                           f"{type(err).__name__}: {err}") from err
+
+
+# What a parsing step may raise besides ParseError/IrlabError (a value Python or numpy refused)
+_UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, OverflowError, ZeroDivisionError,
+               AttributeError)
 
 
 def parse(text, source_name="from_string", init_module=None, init_meta_table=None) -> IRModule:

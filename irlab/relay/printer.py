@@ -38,6 +38,7 @@ from irlab.ir.dtype import to_numpy_dtype
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
+from irlab.runtime.registry import register_func
 from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleType, Type
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.function import Function
@@ -531,6 +532,9 @@ def pretty_print_located(node):
     the first occurrence, i.e. the definition, for nodes printed several times)."""
     return render(_print(node, False, False, False), track=True)
 
+
+register_func("relay.ir.pretty_print", pretty_print)
+register_func("relay.ir.astext", astext)
 
 __all__ = ["pretty_print", "astext", "pretty_print_located", "type_text", "format_float",
            "read_metadata", "VERSION"]

@@ -17,10 +17,13 @@ in the printed program under a caret and the relation's expected-vs-actual messa
 from __future__ import annotations
 
 from irlab.errors import IrlabError, RelayTypeError
+from irlab.instrument import register_module_verifier
+from irlab.ir.dtype import parse_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleType, Type
+from irlab.relay.analysis import check_well_formed
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.expr_functor import ExprMutator, post_order
 from irlab.relay.function import Function
@@ -303,8 +306,34 @@ class TypeInferencer:
             ty = self.solver.resolve(self.types[node])
             if not isinstance(node, Op) and not _is_complete(ty):
                 self.error(node, f"cannot infer the type of this expression (got {ty})")
+            if not isinstance(node, (Op, Function)):
+                self._check_size(node, ty)
             resolved[node] = ty
         return _Annotator(resolved).visit(func)
+
+    def _check_size(self, node, ty):
+        """Refuse a tensor no 64-bit address space can hold (it would fail much later, inside
+        numpy or the memory planner, with nothing saying which tensor)."""
+        for tensor in _tensor_types(ty):
+            nbytes = tensor.size * max(1, parse_dtype(tensor.dtype).bits
+                                       * parse_dtype(tensor.dtype).lanes // 8)
+            if nbytes >= ADDRESS_SPACE_BYTES:
+                self.error(node, f"tensor type {tensor} has {tensor.size} elements "
+                                 f"({nbytes} bytes): more than a 64-bit address space holds "
+                                 f"(2^63 bytes)")
+
+
+# The largest size in bytes a tensor may have: what a signed 64-bit offset can address.
+ADDRESS_SPACE_BYTES = 1 << 63
+
+
+def _tensor_types(ty) -> list:
+    """The TensorTypes in ``ty`` (itself, or the fields of a tuple type, nested)."""
+    if isinstance(ty, TensorType):
+        return [ty]
+    if isinstance(ty, TupleType):
+        return [t for field in ty.fields for t in _tensor_types(field)]
+    return []
 
 
 def _prim_func_type(func) -> FuncType:
@@ -359,6 +388,18 @@ def infer_module(mod: IRModule) -> IRModule:
     return result
 
 
+def _verify_module(mod: IRModule) -> None:
+    """``VerifyAfterEach``'s check of the Relay functions: well formed, and the module
+    type-checks (inferred directly, not as a pass: no nested instrument calls)."""
+    for func in mod.functions.values():
+        if isinstance(func, Function):
+            check_well_formed(func)
+    infer_module(mod)
+
+
+register_module_verifier(_verify_module)
+
+
 # The modules infer_module returned lately, by content (global vars, functions and type
 # definitions, all immutable). Most passes of the pipeline change nothing, and every function
 # pass ends with InferType: a module holding exactly what an inference returned is typed
@@ -394,6 +435,8 @@ def _describe(node) -> str:
         if isinstance(op, GlobalVar):
             return f"call of @{op.name_hint}"
         return "function call"
+    if isinstance(node, Var):
+        return f"%{node.name_hint}"
     return type(node).__name__
 
 

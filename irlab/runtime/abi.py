@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 
 from irlab.errors import IrlabError
 from irlab.ir.dtype import parse_dtype
-from irlab.tir import expr as E
 
 ERR_CALLBACK = -1
 ERR_ALLOC = -2
@@ -75,6 +74,7 @@ class ParamInfo:
     ``kind`` is "buffer" (an array), "scalar" (a number) or "handle" (an opaque pointer).
     For buffers, ``shape``/``strides`` entries are ints or the name of a bound var;
     ``strides`` is None for compact row-major; ``elem_offset`` is 0 or a bound var name.
+    ``written``: the function may write the buffer (a read-only array is refused for it).
     """
 
     name: str
@@ -83,6 +83,7 @@ class ParamInfo:
     shape: list = field(default_factory=list)
     strides: list | None = None
     elem_offset: int | str = 0
+    written: bool = False
 
     def describe(self) -> str:
         if self.kind == "buffer":
@@ -118,70 +119,6 @@ class FunctionInfo:
                             list(data["bound_vars"]), list(data["asserts"]))
 
 
-def bound_vars(func) -> list:
-    """The Vars of the parameter buffers' shapes/strides/offsets that are not parameters,
-    in order of first appearance: they follow the parameters in the argument slots."""
-    params = set(func.params)
-    found: list = []
-    for param in func.params:
-        buffer = func.buffer_map.get(param)
-        if buffer is None:
-            continue
-        for e in (*buffer.shape, *buffer.strides, buffer.elem_offset):
-            if isinstance(e, E.Var):
-                if e not in params and e not in found:
-                    found.append(e)
-            elif not isinstance(e, E.IntImm):
-                raise IrlabError(f"buffer {buffer.name} of {_func_name(func)}: the compiled "
-                                 f"entry binds only constant or variable dimensions, got {e}")
-    return found
-
-
-def _func_name(func) -> str:
-    attrs = func.attrs or {}
-    return str(attrs.get("global_symbol", "<PrimFunc>")) if hasattr(attrs, "get") else "<PrimFunc>"
-
-
-def function_info(func, name: str, asserts: list[str] | None = None) -> FunctionInfo:
-    """The FunctionInfo of a PrimFunc (as given to ``build``, before flattening)."""
-    extra = bound_vars(func)
-    # a dimension may also be a scalar parameter (``A: (n,)`` with ``n: int32``): it is named
-    # by the parameter, and the runtime checks the scalar passed against the array
-    param_names = {p: p.name_hint for p in func.params if p not in func.buffer_map}
-    names = _unique_names(extra, set(param_names.values()))
-    var_name = {**param_names, **dict(zip(extra, names))}
-
-    def dim(e):
-        return int(e.value) if isinstance(e, E.IntImm) else var_name[e]
-
-    params = []
-    for param in func.params:
-        buffer = func.buffer_map.get(param)
-        if buffer is not None:
-            params.append(ParamInfo(
-                buffer.name, "buffer", buffer.dtype, [dim(s) for s in buffer.shape],
-                [dim(s) for s in buffer.strides] if buffer.strides else None,
-                dim(buffer.elem_offset)))
-        else:
-            kind = "handle" if parse_dtype(param.dtype).code == "handle" else "scalar"
-            params.append(ParamInfo(param.name_hint, kind, param.dtype))
-    return FunctionInfo(name, params, names, list(asserts or []))
-
-
-def _unique_names(variables, reserved=()) -> list[str]:
-    taken = set(reserved)
-    out = []
-    for v in variables:
-        base = name = v.name_hint
-        n = 0
-        while name in taken:
-            n += 1
-            name = f"{base}_{n}"
-        taken.add(name)
-        out.append(name)
-    return out
-
-
 def metadata_json(infos, target: str) -> str:
     return json.dumps({"version": ABI_VERSION, "target": target,
                        "functions": [i.to_json() for i in infos]}, sort_keys=True)
@@ -195,6 +132,6 @@ def parse_metadata(text: str) -> tuple[str, list[FunctionInfo]]:
     return data["target"], [FunctionInfo.from_json(f) for f in data["functions"]]
 
 
-__all__ = ["FunctionInfo", "ParamInfo", "function_info", "bound_vars", "metadata_json",
+__all__ = ["FunctionInfo", "ParamInfo", "metadata_json",
            "parse_metadata", "ERR_CALLBACK", "ERR_ALLOC", "PARALLEL_HOOK", "PACKED_HOOK",
            "METADATA_SYMBOL"]

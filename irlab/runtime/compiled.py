@@ -289,7 +289,10 @@ class CompiledFunction:
             if isinstance(param.elem_offset, str):
                 bind(call, param.elem_offset, 0, "elem_offset")
             if not array.flags.writeable and array.size:
-                # generated code may write any buffer; the copy keeps the strides bound above
+                if param.written:  # the results would go to a copy and be lost
+                    raise ArgumentError(f"{where}: the array is read-only, but the function "
+                                        f"writes {param.name}: pass a writeable array")
+                # a buffer only read: the copy keeps the strides bound above
                 array = _writable_copy(array)
             pointer = array.ctypes.data
             if pointer % ALIGNMENT and array.size and param.strides is None:

@@ -150,6 +150,9 @@ class NDArray:
                                  f"{src.dtype} (cannot cast safely)")
         if src.shape != self._data.shape:
             raise IrlabError(f"copyfrom: shape mismatch: expected {self.shape}, got {src.shape}")
+        if not self._data.flags.writeable:
+            raise IrlabError("copyfrom: this array is read-only (it wraps a read-only numpy "
+                             "array)")
         np.copyto(self._data, src, casting="same_kind")
         return self
 

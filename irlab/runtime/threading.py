@@ -39,15 +39,18 @@ _pool_size = 0
 _pool_lock = threading.Lock()
 
 
-def _executor(workers: int) -> ThreadPoolExecutor:
+def _submit_all(workers: int, calls) -> list:
+    """Futures of ``calls`` (``(fn, *args)`` tuples) on the shared pool of at least
+    ``workers`` threads. Under the lock: a thread wanting a bigger pool shuts the old one
+    down, and a pool that is shut down refuses new work."""
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < workers:
             if _pool is not None:
-                _pool.shutdown(wait=False)
+                _pool.shutdown(wait=False)  # the chunks already queued still run
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="irlab-worker")
             _pool_size = workers
-        return _pool
+        return [_pool.submit(*call) for call in calls]
 
 
 def current_num_threads() -> int:
@@ -503,9 +506,9 @@ def parallel_for(body, closure, extent: int) -> int:
         end = begin + step + (1 if t < extra else 0)
         bounds.append((begin, end))
         begin = end
-    executor = _executor(threads - 1)
     errors: list = []
-    futures = [executor.submit(_run_chunk, body, b, e, closure, errors) for b, e in bounds[1:]]
+    futures = _submit_all(threads - 1, [(_run_chunk, body, b, e, closure, errors)
+                                        for b, e in bounds[1:]])
     first = _run_chunk(body, *bounds[0], closure)
     codes = [first] + [f.result() for f in futures]
     code = next((c for c in codes if c), 0)

@@ -198,14 +198,14 @@ class _Parser:
             callee = self.callee(call) if isinstance(call, ast.Call) else None
             if callee is M["func_attr"]:  # T.bool(True) must stay a bool, not become 1
                 attrs = {k: bool(v.value) if isinstance(v, E.IntImm) and v.dtype == "bool"
-                         else v for k, v in self.eval(call.args[0]).items()}
+                         else v for k, v in self.func_attrs(call).items()}
             elif isinstance(callee, T._DType) and isinstance(st, ast.Assign) and not \
                     call.args and isinstance(st.targets[0], ast.Name):
                 # ``n = T.int32()``: a symbolic shape variable used by the match_buffers below
                 name = st.targets[0].id
                 self.bind(name, type(self.eval(call))(name, callee.dtype))
             elif callee is M["match_buffer"] and isinstance(st, ast.Assign):
-                src = self.eval(call.args[0])
+                src = self.eval(call.args[0]) if call.args else None
                 if not (isinstance(src, E.Var) and any(src is p for p in params)):
                     self.fail(call, "T.match_buffer at function level takes a handle parameter")
                 buf = self.buffer_decl(call, 1, st.targets[0])
@@ -225,6 +225,14 @@ class _Parser:
             return PrimFunc(params, body, None, bmap, attrs)
         except IrlabError as err:
             self.fail(node, str(err))
+
+    def func_attrs(self, call) -> dict:
+        """The dict of ``T.func_attr({...})``."""
+        value = self.eval(call.args[0]) if len(call.args) == 1 and not call.keywords else None
+        if not isinstance(value, dict):
+            self.fail(call, 'T.func_attr takes one dict, e.g. T.func_attr({"global_symbol": '
+                            '"main", "tir.noalias": True})')
+        return value
 
     def annotation(self, node):
         value = self.eval(node)
@@ -674,7 +682,13 @@ class _Parser:
         for e in elts:
             if isinstance(e, ast.Slice):
                 self.fail(e, "slices are only allowed in T.reads/T.writes/T.match_buffer")
-            out.append(self.eval(e))
+            index = self.eval(e)
+            dtype = getattr(index, "dtype", None)
+            if isinstance(index, float) or (isinstance(dtype, str) and parse_dtype(
+                    dtype).code not in ("int", "uint")):
+                self.fail(e, f"a buffer index must be an integer, got {ast.unparse(e)} "
+                             f"({dtype or 'a Python float'})")
+            out.append(index)
         return out
 
     def eval(self, node):

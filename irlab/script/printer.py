@@ -17,6 +17,7 @@ from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
 from irlab.tir.functor import post_order_visit
 from irlab.script.tir_builtins import UNARY_NAMES
+from irlab.runtime.registry import register_func
 
 HEADER_T = "# from tvm.script import tir as T"
 HEADER_I = "# from tvm.script import ir as I"
@@ -558,3 +559,6 @@ class _FuncPrinter:
 
 def _is_buffer(x):
     return isinstance(x, Buffer)
+
+
+register_func("script.print_module", print_module)

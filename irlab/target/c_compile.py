@@ -32,14 +32,19 @@ def compile_source(source: str, target=None) -> str:
     if os.path.exists(so_path):
         return so_path
     os.makedirs(folder, exist_ok=True)
-    c_path = os.path.join(folder, key + ".c")
-    with open(c_path, "w") as out:
+    # Unique names for the source and the library being linked: threads (and processes)
+    # compiling the same source at once never write each other's files; the finished library
+    # is renamed into place atomically, so a reader sees it whole or not at all.
+    fd, c_path = tempfile.mkstemp(prefix=key[:16] + ".", suffix=".c", dir=folder)
+    with os.fdopen(fd, "w") as out:
         out.write(source)
-    tmp = f"{so_path}.{os.getpid()}.tmp"
+    tmp = c_path[:-2] + ".so.tmp"
     try:
         link_shared([c_path], tmp, flags)
     except CompileError as err:
+        os.unlink(c_path)
         raise CompileError(_explain(str(err), source)) from None
+    os.replace(c_path, os.path.join(folder, key + ".c"))  # kept next to its library
     os.replace(tmp, so_path)
     return so_path
 

@@ -54,14 +54,16 @@ from irlab.errors import CodegenError
 from irlab.ir.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
+from irlab.tir import op as O
 from irlab.tir import stmt as S
-from irlab.tir.analysis import vars_used
+from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.target.c_syntax import (ALIGN, INDENT, P_ADD, P_ATOM, P_COND, P_EQ, P_LAND, P_LOR,
                                    P_MUL, P_REL, P_UNARY, STACK_LIMIT, _BINOPS, _C_KEYWORDS,
                                    _DOUBLE_TO_BITS, _c_string, _call_name, _comment, _elem,
                                    _identifier, _lanes, _paren_if_needed, _simple, _suffix, c_type)
 from irlab.target.codegen_c_calls import CallWriter
 from irlab.target.codegen_c_vector import VectorLanes
+from irlab.target.function_info import bound_vars, function_info
 
 
 class CodegenC:
@@ -90,10 +92,10 @@ class CodegenC:
             raise CodegenError(f"{name!r} is not a valid C function name")
         self.reserve(name)
         self.reserve(name + "_compute")
-        info = abi.function_info(func, name)
+        info = function_info(func, name, written=written_buffer_data(func))
         attrs = func.attrs or {}
         noalias = bool(attrs.get("tir.noalias", False)) if hasattr(attrs, "get") else False
-        bound = abi.bound_vars(func)
+        bound = bound_vars(func)
         writer = _FunctionWriter(self, name, info, noalias)
         params, ctypes_ = [], []
         for p in func.params:
@@ -678,12 +680,22 @@ class _FunctionWriter(VectorLanes, CallWriter):
         return self._checked(e, "floormod")
 
     def _minmax(self, e, kind):
+        """A call of a ``static inline`` helper. Floats propagate NaN as ``np.maximum`` does:
+        the helper tests its second operand, ``(b > a || b != b) ? b : a``, so that with a
+        constant there (relu's 0) the compiler drops the NaN test: one ``maxps``."""
         ct = c_type(e.dtype)
         name = f"irlab_{kind}_{_suffix(e.dtype)}"
         op = "<" if kind == "min" else ">"
+        a, b = e.a, e.b
+        if parse_dtype(e.dtype).is_float:
+            body = f"(b {op} a || b != b) ? b : a"
+            if O.never_nan(a) and not O.never_nan(b):
+                a, b = b, a
+        else:
+            body = f"a {op} b ? a : b"
         self.cg.helper(name, f"static inline {ct} {name}({ct} a, {ct} b) {{\n"
-                             f"  return a {op} b ? a : b;\n}}")
-        return f"{name}({self.expr(e.a)}, {self.expr(e.b)})", P_ATOM
+                             f"  return {body};\n}}")
+        return f"{name}({self.expr(a)}, {self.expr(b)})", P_ATOM
 
     def e_Min(self, e):
         return self._minmax(e, "min")

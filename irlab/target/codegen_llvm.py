@@ -26,11 +26,13 @@ from irlab.errors import CodegenError
 from irlab.ir.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
+from irlab.tir import op as O
 from irlab.tir import stmt as S
-from irlab.tir.analysis import vars_used
+from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
+from irlab.target.function_info import bound_vars, function_info
 from irlab.target.llvm_calls import CallLowering
 
 
@@ -113,9 +115,9 @@ class CodegenLLVM:
         """Generate the entry ``name`` for a lowered PrimFunc."""
         if name in self.module.globals:
             raise CodegenError(f"two functions are named {name!r} in one module")
-        info = abi.function_info(func, name)
+        info = function_info(func, name, written=written_buffer_data(func))
         noalias = bool((func.attrs or {}).get("tir.noalias", False)) if func.attrs else False
-        bound = abi.bound_vars(func)
+        bound = bound_vars(func)
         params = list(func.params)
         # the compute function takes buffer data pointers, scalars and bound vars
         typed: list = []
@@ -345,11 +347,20 @@ class _FunctionBuilder(CallLowering):
         return b.select(adjust, b.add(r, c), r)
 
     def _minmax(self, e, op):
-        a, c = self.expr(e.a), self.expr(e.b)
+        """``a op c ? a : c`` for integers. Floats propagate NaN as ``np.maximum`` does:
+        ``(p op q || p != p) ? p : q`` (a NaN ``q`` fails the test and is picked), ``p`` being
+        the constant operand if there is one, whose NaN test LLVM drops: relu ``max(x, 0)``
+        becomes ``0 > x ? 0 : x``, one ``maxps`` on x86. (TVM picks ``c`` when ``a`` is NaN.)
+        Under ``-fast-math`` (no NaNs assumed) the NaN test is left out."""
         t = parse_dtype(e.dtype)
+        a, c = self.expr(e.a), self.expr(e.b)
         if t.is_float:
-            cond = self.b.fcmp_ordered(op, a, c)
-        elif t.code == "int":
+            p, q = (a, c) if O.never_nan(e.a) and not O.never_nan(e.b) else (c, a)
+            cond = self.b.fcmp_ordered(op, p, q)
+            if not self.cg.target.fast_math:
+                cond = self.b.or_(cond, self.b.fcmp_unordered("uno", p, p))
+            return self.b.select(cond, p, q)
+        if t.code == "int":
             cond = self.b.icmp_signed(op, a, c)
         else:
             cond = self.b.icmp_unsigned(op, a, c)

@@ -37,6 +37,16 @@ class CPUInfo:
     def cache_sizes(self) -> dict:
         return {"L1d": self.l1d, "L2": self.l2, "L3": self.l3}
 
+    def __repr__(self) -> str:
+        isa = next((f for f in ("avx512f", "avx2", "avx", "sse4.2", "sse2")
+                    if f in self.features), "scalar")
+        return (f"CPUInfo({self.name}: {isa}, {len(self.features)} features, "
+                f"L1d {_size(self.l1d)}, L2 {_size(self.l2)}, L3 {_size(self.l3)})")
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes // MIB} MiB" if nbytes >= MIB else f"{nbytes // KIB} KiB"
+
 
 def _cpu(name, features, l1d=32 * KIB, l2=256 * KIB, l3=8 * MIB):
     return CPUInfo(name, frozenset(features), l1d, l2, l3)
@@ -61,6 +71,10 @@ NAMED_CPUS = {cpu.name: cpu for cpu in [
     _cpu("icelake-server", _AVX512_VNNI, l1d=48 * KIB, l2=1280 * KIB, l3=48 * MIB),
     _cpu("sapphirerapids", _AVX512_VNNI + ("avx512bf16", "amx-tile"), l1d=48 * KIB,
          l2=2 * MIB, l3=64 * MIB),
+    _cpu("emeraldrapids", _AVX512_VNNI + ("avx512bf16", "amx-tile"), l1d=48 * KIB,
+         l2=2 * MIB, l3=160 * MIB),
+    _cpu("graniterapids", _AVX512_VNNI + ("avx512bf16", "avx512fp16", "amx-tile"),
+         l1d=48 * KIB, l2=2 * MIB, l3=256 * MIB),
     _cpu("znver1", _AVX2, l2=512 * KIB),
     _cpu("znver2", _AVX2, l2=512 * KIB, l3=16 * MIB),
     _cpu("znver3", _AVX2, l2=512 * KIB, l3=32 * MIB),

@@ -46,14 +46,17 @@ def compile_threads() -> int:
     return max(1, min(4, (os.cpu_count() or 1) - 1))
 
 
-def _pool(threads) -> ThreadPoolExecutor:
+def _submit(threads, fn):
+    """``fn`` queued on the shared compile pool of ``threads`` threads. Under the lock: a
+    build in another thread asking for another size shuts the old pool down, and a pool
+    refuses work once shut down."""
     global _executor
     with _executor_lock:
         if _executor is None or _executor._max_workers != threads:
             if _executor is not None:
                 _executor.shutdown(wait=False)  # its queued parts still run
             _executor = ThreadPoolExecutor(threads, thread_name_prefix="irlab-llvm")
-        return _executor
+        return _executor.submit(fn)
 
 
 class _Compiler:
@@ -73,7 +76,7 @@ class _Compiler:
         with self.lock:
             self.todo.append(len(self.texts))
             self.texts.append(text)
-        self.futures.append(_pool(self.threads).submit(self._run_one))
+        self.futures.append(_submit(self.threads, self._run_one))
 
     def _run_one(self) -> bool:
         from irlab.target.llvm_jit import compile_ir

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+import threading
 
 from irlab.errors import IrlabError
 from irlab.ir.dtype import parse_dtype
@@ -53,10 +54,19 @@ def default_num_threads() -> int:
         return os.cpu_count() or 1
 
 
+class _TargetScopes(threading.local):
+    """The ``with Target(...)`` stack, one per thread: a build in one thread never sees
+    another thread's target."""
+
+    def __init__(self):
+        self.stack = []
+
+
+_SCOPES = _TargetScopes()
+
+
 class Target:
     """A compilation target: ``kind`` ("llvm" or "c") plus options."""
-
-    _stack: list["Target"] = []
 
     def __init__(self, target, host=None):
         if isinstance(target, Target):
@@ -183,18 +193,19 @@ class Target:
     # -- TVM's context-manager protocol -----------------------------------------------------
     @staticmethod
     def current(allow_none=True):
-        if Target._stack:
-            return Target._stack[-1]
+        """The innermost ``with Target(...)`` of this thread (each thread has its own)."""
+        if _SCOPES.stack:
+            return _SCOPES.stack[-1]
         if allow_none:
             return None
         raise IrlabError("no target is set: use `with irlab.target.Target('llvm'):`")
 
     def __enter__(self):
-        Target._stack.append(self)
+        _SCOPES.stack.append(self)
         return self
 
     def __exit__(self, *exc):
-        Target._stack.pop()
+        _SCOPES.stack.pop()
 
     def __str__(self):
         parts = [self.kind]

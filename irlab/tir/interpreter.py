@@ -90,6 +90,11 @@ _FLOAT = {E.Add: lambda a, b: a + b, E.Sub: lambda a, b: a - b, E.Mul: lambda a,
           E.Div: lambda a, b: a / b, E.Mod: np.fmod,
           E.FloorDiv: lambda a, b: np.floor(a / b),
           E.FloorMod: lambda a, b: a - np.floor(a / b) * b}
+# scalar min/max, by (node, is_float): a float NaN in either operand propagates, as in
+# np.minimum / np.maximum (Python's min/max would return whichever operand came first)
+_PICK = {(E.Min, False): min, (E.Max, False): max,
+         (E.Min, True): lambda a, b: a if a <= b or a != a else b,
+         (E.Max, True): lambda a, b: a if a >= b or a != a else b}
 _COMPARE = {E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b, E.LT: lambda a, b: a < b,
             E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b, E.GE: lambda a, b: a >= b}
 
@@ -246,7 +251,7 @@ class TIRInterpreter:
             if t.lanes > 1:
                 op = np.minimum if kind is E.Min else np.maximum
                 return lambda env: op(fa(env), fb(env))
-            pick = min if kind is E.Min else max
+            pick = _PICK[kind, t.is_float]
             return lambda env: pick(fa(env), fb(env))
         if t.is_float:
             op = _FLOAT[kind]

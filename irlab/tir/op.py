@@ -190,11 +190,15 @@ def multiply(a, b, span=None):
         return b
     if _is(b, 1):
         return a
-    if _is(a, 0):
+    if _is(a, 0) and not _is_float(b):  # a float x * 0 is NaN when x is NaN or inf
         return a
-    if _is(b, 0):
+    if _is(b, 0) and not _is_float(a):
         return b
     return _e.Mul(a, b, span)
+
+
+def _is_float(x):
+    return parse_dtype(x.dtype).is_float
 
 
 def _check_nonzero(b):
@@ -269,19 +273,31 @@ def _is_int_like(x):
 
 
 def min(a, b, span=None):  # noqa: A001  (TVM's name)
+    """The smaller of ``a`` and ``b``; a float NaN in either propagates (``np.minimum``)."""
     a, b = _match_types(a, b)
     ca, cb = _const_value(a), _const_value(b)
     if ca is not None and cb is not None:
-        return _fold_const(ca if ca <= cb else cb, a.dtype)
+        return _fold_const(ca if ca <= cb or ca != ca else cb, a.dtype)
     return _e.Min(a, b, span)
 
 
 def max(a, b, span=None):  # noqa: A001
+    """The larger of ``a`` and ``b``; a float NaN in either propagates (``np.maximum``;
+    TVM's compiled max returns ``b`` when ``a`` is NaN)."""
     a, b = _match_types(a, b)
     ca, cb = _const_value(a), _const_value(b)
     if ca is not None and cb is not None:
-        return _fold_const(ca if ca >= cb else cb, a.dtype)
+        return _fold_const(ca if ca >= cb or ca != ca else cb, a.dtype)
     return _e.Max(a, b, span)
+
+
+def never_nan(e) -> bool:
+    """True when ``e`` is a number or a broadcast number other than NaN: a NaN-propagating
+    min/max against it needs no NaN test on its side (codegens put it first: ``0 > x ? 0 : x``
+    is relu in one ``maxps``)."""
+    if isinstance(e, _e.Broadcast):
+        e = e.value
+    return isinstance(e, (_e.IntImm, _e.FloatImm)) and e.value == e.value
 
 
 def negate(a, span=None):

@@ -164,7 +164,7 @@ def resize2d(data, size, roi=(0.0, 0.0, 0.0, 0.0), layout="NCHW", method="linear
              cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None,
              name="T_resize2d"):
     """``data`` resampled to ``size`` = (height, width) on the H and W axes of ``layout``."""
-    from irlab.relay.op.nn._utils import spatial_axes_of
+    from irlab.tir.data_layout import spatial_axes_of
 
     ishape = const_shape(data)
     h_axis, w_axis = spatial_axes_of(layout)

@@ -12,6 +12,7 @@ import math as _math
 
 from irlab import te
 from irlab.errors import IrlabError
+from irlab.ir.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.topi.utils import const_shape
@@ -153,9 +154,14 @@ def variance(data, mean_, axis=None, keepdims=False, exclude=False, unbiased=Fal
 
 def _arg_reducer(is_max, select_last):
     def fcombine(x, y):
-        # x: accumulator (index, value), y: new (index, value)
+        # x: accumulator (index, value), y: new (index, value). A float NaN wins over any
+        # number and ties with another NaN, as in np.argmax / np.argmin (first NaN's index).
         better = (x[1] > y[1]) if is_max else (x[1] < y[1])
         same = E.EQ(x[1], y[1])
+        if parse_dtype(x[1].dtype).is_float:
+            x_nan, y_nan = E.NE(x[1], x[1]), E.NE(y[1], y[1])
+            better = O.logical_or(better, O.logical_and(x_nan, O.logical_not(y_nan)))
+            same = O.logical_or(same, O.logical_and(x_nan, y_nan))
         idx_pick = (x[0] > y[0]) if select_last else (x[0] < y[0])
         keep = O.logical_or(better, O.logical_and(same, idx_pick))
         return E.Select(keep, x[0], y[0]), E.Select(keep, x[1], y[1])

@@ -411,7 +411,7 @@ def pad(a, pad_width, pad_value=0.0, pad_mode="constant", name="T_pad"):
 # -- layout_transform --------------------------------------------------------------------------
 
 def _parse_layout(name):
-    from irlab.relay.op.transform import parse_layout
+    from irlab.tir.data_layout import parse_layout
 
     return parse_layout(name)
 

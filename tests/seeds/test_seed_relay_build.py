@@ -18,9 +18,9 @@ def _numpy_simplenet(np_data, p):
         scale = p["graph_bn_gamma"] / np.sqrt(p["graph_bn_moving_var"] + 1e-5)
     bn = (conv - p["graph_bn_moving_mean"][:, None, None]) * scale[:, None, None] \
         + p["graph_bn_beta"][:, None, None]
-    # relu is max(x, 0) = select(x > 0, x, 0) as in TVM's codegen: NaN (the seed's negative
-    # variances) becomes 0, where numpy's maximum would keep it
-    return np.where(bn > 0, bn, 0)
+    # relu keeps NaN (the seed's negative variances) as numpy's maximum and onnxruntime do;
+    # TVM's codegen, select(x > 0, x, 0), turns it into 0 (docs/semantics.md)
+    return np.maximum(bn, 0)
 
 
 def test_seed_001_simplenet_relay_build_graph_executor():

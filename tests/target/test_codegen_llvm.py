@@ -410,7 +410,10 @@ def test_float64_to_float16_rounds_once():
 def test_float16_buffers_arith():
     a = RNG.uniform(-4, 4, N).astype("float16")
     b = RNG.uniform(-4, 4, N).astype("float16")
-    run_elementwise(lambda x, y: x * y + x - y, [a, b], "float16", rtol=1e-3, atol=1e-3)
+    # On a CPU with native half arithmetic (avx512fp16) LLVM contracts x * y + x into one FMA,
+    # as TVM allows (FPOpFusion::Fast), skipping the rounding of x * y (|x * y| <= 16, whose
+    # half-precision ulp is 2**-6): numpy rounds after every op, so allow a few such ulps.
+    run_elementwise(lambda x, y: x * y + x - y, [a, b], "float16", rtol=1e-3, atol=2e-2)
     run_elementwise(lambda x, y: tir.Cast(x.dtype, tir.Cast(vt(x, "float32"), x) / tir.Cast(
         vt(y, "float32"), y)), [a, b], "float16", rtol=1e-3, atol=1e-3)
 

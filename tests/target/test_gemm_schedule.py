@@ -86,6 +86,6 @@ def test_gemm_one_and_two_threads_identical():
 
 def test_gemm_schedule_rejects_untiled_sizes():
     with pytest.raises(ValueError, match="multiple of bm"):
-        gemm_schedule(130, 128, 128)
+        gemm_schedule(130, 128, 128, bm=4, bn=64)
     with pytest.raises(ValueError, match="multiple of kb"):
         gemm_schedule(128, 128, 128, kb=48)

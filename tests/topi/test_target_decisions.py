@@ -145,3 +145,10 @@ def test_conv_kernel_assembly_per_isa(target, register):
     assert lowered.anchor[0].name == "conv2d_nchw.x86"
     asm = irlab.build(lowered.prim_func, target=target).get_source("s")
     assert re.search(rf"vfmadd\w+ps\s+[^\n]*%{register}", asm)
+
+
+def test_cpu_info_repr_is_short():
+    from irlab.target import Target
+    text = repr(Target("llvm -mcpu=skylake-avx512").cpu_info)
+    assert text.startswith("CPUInfo(skylake-avx512: avx512f,") and "L2 1 MiB" in text
+    assert len(text) < 120

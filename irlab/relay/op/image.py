@@ -9,7 +9,8 @@ from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
-from irlab.relay.op.nn._utils import acc_dtype, dtype_or_empty, spatial_axes, spatial_axes_of
+from irlab.relay.op.nn._utils import acc_dtype, dtype_or_empty, spatial_axes
+from irlab.tir.data_layout import spatial_axes_of
 from irlab.relay.op.op_common import make_call, out_array
 
 METHODS = ("nearest_neighbor", "linear", "cubic")

@@ -8,8 +8,6 @@ BijectiveLayout shape rule.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from irlab.errors import IrlabError
@@ -18,6 +16,7 @@ from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.op_common import make_call, out_array
 from irlab.relay.op.transform import _DATA, _RaiseCtx
+from irlab.tir.data_layout import parse_layout
 
 
 class LayoutTransformAttrs(Attrs):
@@ -26,40 +25,6 @@ class LayoutTransformAttrs(Attrs):
     dst_layout: str
 
 
-_LAYOUT_TOKEN = re.compile(r"(\d*)([A-Za-z])")
-
-
-def parse_layout(name: str):
-    """A layout string (``NCHW``, ``NCHW16c``) as a list of ``(axis letter, factor)``;
-    primal axes are upper case with factor None, sub-axes lower case with their factor."""
-    if not isinstance(name, str) or not name:
-        raise IrlabError(f"invalid layout {name!r}: expected a non-empty string like 'NCHW16c'")
-    pos, axes = 0, []
-    for m in _LAYOUT_TOKEN.finditer(name):
-        if m.start() != pos:
-            break
-        pos = m.end()
-        digits, letter = m.groups()
-        if letter.isupper():
-            if digits:
-                raise IrlabError(f"invalid layout {name!r}: primal axis {letter} cannot have "
-                                 f"a factor ({digits})")
-            axes.append((letter, None))
-        else:
-            if not digits or int(digits) <= 0:
-                raise IrlabError(f"invalid layout {name!r}: sub-axis {letter} needs a positive "
-                                 f"factor, e.g. 16{letter}")
-            axes.append((letter, int(digits)))
-    if pos != len(name):
-        raise IrlabError(f"invalid layout {name!r}: cannot parse {name[pos:]!r}")
-    letters = [a for a, _ in axes]
-    for a in letters:
-        if letters.count(a) > 1:
-            raise IrlabError(f"invalid layout {name!r}: duplicate axis {a}")
-        if a.islower() and a.upper() not in letters:
-            raise IrlabError(f"invalid layout {name!r}: sub-axis {a} without primal axis "
-                             f"{a.upper()}")
-    return axes
 
 
 def _layout_factors(axes):

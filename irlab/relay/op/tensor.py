@@ -266,7 +266,8 @@ register_op("clip", num_inputs=1, arguments=[("data", "Tensor", "The input tenso
 
 
 def clip(a, a_min, a_max):
-    """Clip the values of ``a`` into ``[a_min, a_max]`` (ReLU6 is ``clip(x, 0, 6)``)."""
+    """Clip the values of ``a`` into ``[a_min, a_max]`` (ReLU6 is ``clip(x, 0, 6)``); NaN stays
+    NaN, as in ``np.clip`` (TVM's compiled clip returns a bound: docs/semantics.md)."""
     if a_min > a_max:
         raise IrlabError(f"clip: a_min ({a_min}) is greater than a_max ({a_max})")
     return make_call("clip", [a], ClipAttrs(a_min=float(a_min), a_max=float(a_max)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from irlab.errors import IrlabError
 from irlab.ir.module import IRModule
 from irlab.transform import (Pass, PassContext, PassInfo, Sequential, module_pass, _wrap_pass,
-                             ModulePass, PrintIR)
+                             ModulePass, PrintIR, register_pass_finder)
 from irlab.relay.function import Function
 
 # Functions carrying one of these attrs are left alone by function passes
@@ -109,6 +109,24 @@ def __getattr__(name):
     value = getattr(importlib.import_module(f"irlab.relay.transform.{module}"), name)
     globals()[name] = value
     return value
+
+
+def _find_pass(name):
+    """A Relay pass factory by name: an exported factory, or one its module registers when
+    loaded (PassInfo names that differ from the factory's: InlineGlobals is Inline())."""
+    if name in _PASS_MODULES:
+        return __getattr__(name)
+    if name in _PASS_FACTORY_NAMES:
+        return globals()[name]
+    import importlib
+
+    for module in set(_PASS_MODULES.values()):
+        importlib.import_module(f"irlab.relay.transform.{module}")
+    return None
+
+
+_PASS_FACTORY_NAMES = ("InferType",)
+register_pass_finder(_find_pass)
 
 
 def __dir__():

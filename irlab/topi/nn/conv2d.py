@@ -30,7 +30,7 @@ def _pad4(padding):
 def _axes(layout):
     """``[(letter, block)]`` of ``layout``: block None for a primal axis (``N``), the factor of
     a sub-axis (``16o`` -> ``("o", 16)``)."""
-    from irlab.relay.op.transform import parse_layout
+    from irlab.tir.data_layout import parse_layout
 
     return parse_layout(layout)
 

@@ -284,7 +284,7 @@ def _nchw_packed(attrs, sch, outs, conv, target):
 def _nchw_prepacked(attrs, sch, outs, conv, target):
     """NCHW conv2d whose weight comes packed (``OIHW{oc_bn}o``, by AlterOpLayout + FoldConstant
     or a ``layout_transform`` kernel): the tile of ``_nchw_packed`` with no packing stage."""
-    from irlab.relay.op.nn._utils import split_kernel_layout
+    from irlab.tir.data_layout import split_kernel_layout
 
     primal, oc_bn = split_kernel_layout(attrs.kernel_layout)
     if primal != "OIHW" or oc_bn is None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.dtype import normalize_dtype
+from irlab.tir.data_layout import split_kernel_layout
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,28 +76,6 @@ def layout_axes(layout: str, letters: str, what: str, ctx) -> dict:
     return {c: layout.index(c) for c in letters}
 
 
-def split_kernel_layout(layout: str) -> tuple:
-    """``(primal, block)`` of a conv2d kernel layout: a permutation of OIHW, optionally with the
-    output channels split by a trailing ``{block}o`` (``"OIHW64o"`` -> ``("OIHW", 64)``: weight
-    shape ``(O // 64, I, KH, KW, 64)``); ``block`` is None when unsplit. The primal letters keep
-    their positions, so ``layout.index("H")`` is the H axis either way. Other splits raise."""
-    if not isinstance(layout, str):
-        raise IrlabError(f"kernel_layout must be a string, got {layout!r}")
-    primal = layout.rstrip("0123456789o") if layout.endswith("o") else layout
-    suffix = layout[len(primal):]
-    if sorted(primal) != sorted("OIHW"):
-        raise IrlabError(f"kernel_layout {layout!r} is not supported: expected a permutation "
-                         f"of 'OIHW', optionally followed by an output-channel block such as "
-                         f"'16o' (e.g. 'OIHW16o')")
-    if not suffix:
-        return primal, None
-    digits = suffix[:-1]
-    if not digits.isdigit() or int(digits) <= 0:
-        raise IrlabError(f"kernel_layout {layout!r} is not supported: the output-channel block "
-                         f"must be a positive number followed by 'o' (e.g. 'OIHW16o')")
-    return primal, int(digits)
-
-
 def kernel_out_channels(weight_shape, layout: str) -> int:
     """Output channels of a conv2d weight of ``weight_shape`` in ``layout`` (split or not)."""
     primal, block = split_kernel_layout(layout)
@@ -126,12 +105,6 @@ def spatial_axes(layout: str, ndim: int, ctx) -> tuple:
     ctx.expect(len(set(dims)) == len(dims), f"layout {layout!r} repeats a dimension")
     ctx.expect(len(dims) == ndim,
                f"layout {layout!r} has {len(dims)} dimensions but the data has rank {ndim}")
-    return dims.index("H"), dims.index("W")
-
-
-def spatial_axes_of(layout: str) -> tuple:
-    """(H axis, W axis) of an already type-checked layout (for the references)."""
-    dims = [c for c in layout if c.isalpha()]
     return dims.index("H"), dims.index("W")
 
 

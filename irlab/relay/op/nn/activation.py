@@ -117,7 +117,8 @@ Op.get("nn.dropout").set_attr("TOpIsStateful", True)
 
 
 def relu(data):
-    """Rectified linear unit, ``max(data, 0)``."""
+    """Rectified linear unit, ``max(data, 0)``; NaN stays NaN as in ``np.maximum`` and
+    onnxruntime (TVM's compiled relu turns NaN into 0: docs/semantics.md)."""
     return make_call("nn.relu", [data])
 
 

@@ -13,9 +13,9 @@ from irlab.ir.dtype import to_numpy_dtype
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
-                                      int_pair, layout_axes, padding4, split_kernel_layout,
-                                      unpack_kernel)
+                                      int_pair, layout_axes, padding4, unpack_kernel)
 from irlab.relay.op.op_common import make_call, out_array
+from irlab.tir.data_layout import split_kernel_layout
 
 
 class Conv2DAttrs(Attrs):

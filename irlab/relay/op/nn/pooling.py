@@ -12,8 +12,9 @@ from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
-from irlab.relay.op.nn._utils import (acc_dtype, check_pair, get_pad_tuple2d, int_pair,
-                                      padding4, spatial_axes, spatial_axes_of, trunc_div)
+from irlab.relay.op.nn._utils import (acc_dtype, check_pair, get_pad_tuple2d, int_pair, padding4,
+                                      spatial_axes, trunc_div)
+from irlab.tir.data_layout import spatial_axes_of
 from irlab.relay.op.op_common import make_call, out_array
 
 

@@ -138,7 +138,8 @@ def conv2d_strategy(attrs, inputs, out_type, target):
 def conv2d_kind(attrs, inputs):
     """"depthwise", "nchw", "nchw_prepacked" (NCHW data, ``OIHW{n}o`` kernel), "nhwc" or
     "other" for a conv2d call (``inputs``: tensors or types with a shape)."""
-    from irlab.relay.op.nn._utils import kernel_out_channels, split_kernel_layout
+    from irlab.relay.op.nn._utils import kernel_out_channels
+    from irlab.tir.data_layout import split_kernel_layout
 
     data_layout, kernel_layout = attrs.data_layout, attrs.kernel_layout
     in_ch = int(inputs[0].shape[data_layout.index("C")])
