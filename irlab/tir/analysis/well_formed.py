@@ -26,7 +26,6 @@ index, with the TVMScript line where the function came from TVMScript.
 from __future__ import annotations
 
 import contextlib
-import threading
 from typing import NamedTuple
 
 from irlab.errors import TIRError
@@ -113,24 +112,9 @@ class _BlockFrame:
         self.cacheable = True
 
 
-class _VerifiedBlocks:
-    """Blocks verified on their own (id -> (block, function-level variables they read)),
-    the newest thousand; shared by the threads that build."""
-
-    def __init__(self, capacity=1024):
-        self.entries = LRUCache(capacity)
-        self.lock = threading.Lock()
-
-    def get(self, key):
-        with self.lock:
-            return self.entries.get(key)
-
-    def put(self, key, value):
-        with self.lock:
-            self.entries[key] = value
-
-
-_verified_blocks = _VerifiedBlocks()
+# Blocks verified on their own: id -> (block, the function-level variables they read); the
+# newest thousand, shared by the threads that build (LRUCache is locked).
+_verified_blocks = LRUCache(1024)
 
 
 class _Verifier:
@@ -358,7 +342,7 @@ class _Verifier:
         finally:
             self.frames.pop()
         if frame.cacheable and not self.facts and len(self.runtime_checks) == checks:
-            _verified_blocks.put(id(block), (block, frozenset(frame.uses)))
+            _verified_blocks[id(block)] = (block, frozenset(frame.uses))
 
     def visit_block(self, block):
         for buffer in block.alloc_buffers:
