@@ -8,8 +8,8 @@ graph codegen), ``TIR lowering`` (``lower_for_codegen``: the TIR passes + LowerI
 ``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its CPU seconds (all
 threads); ``verify`` is ``tir.analysis.verify_well_formed`` (in ``irlab.build`` and after
 each schedule primitive; also counted in the stage that called it); ``wait`` is the wall time
-the build spent waiting for LLVM after Python had finished. Prints figures; asserts nothing. The disk cache is turned off (``IRLAB_CACHE=0``)
-unless ``--disk-cache``.
+the build spent waiting for LLVM after Python had finished. Prints figures; asserts nothing.
+The disk cache is turned off (``IRLAB_CACHE=0``) unless ``--disk-cache``.
 
 Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--disk-cache]
      (IRLAB_COMPILE_THREADS=0 compiles in one part, in the calling thread)
@@ -63,7 +63,8 @@ def _install(clock):
     import irlab.relay.pipeline as pipeline
     import irlab.relay.backend.lower_te_pass as lte
     import irlab.target.llvm_jit as jit
-    import irlab.tir.schedule.schedule as schedule_module
+    import irlab.tir.analysis.well_formed as well_formed
+    import irlab.tir.transform.insert_bounds_checks as bounds_checks
     from irlab.relay.backend.graph_codegen import GraphCodegen
     from irlab.target.codegen_llvm import CodegenLLVM
 
@@ -88,8 +89,8 @@ def _install(clock):
     clock.wrap(CodegenLLVM, "add_function", "codegen")
     clock.wrap(jit, "compile_ir", "LLVM")
     clock.wrap(jit.LLVMModule, "__init__", "LLVM load")
-    clock.wrap(bm, "verify_well_formed", "verify")
-    clock.wrap(schedule_module, "verify_well_formed", "verify")
+    clock.wrap(well_formed, "memory_safety_checks", "verify")
+    clock.wrap(bounds_checks, "memory_safety_checks", "verify")
     result = concurrent.futures.Future.result
 
     def waited(self, *args, **kwargs):  # the build's wall time blocked on LLVM

@@ -8,10 +8,13 @@ inside its iter domain). It knows
 * the guards on the way to the access (``if``, ``T.where``, ``T.if_then_else``, ``Select``),
   each normalized to facts ``f <= 0``.
 
-``prove_nonpositive(g)`` holds when ``g <= 0`` follows from the ranges alone, or from the
-ranges and one fact ``f <= 0`` through ``g - f <= 0``. That covers what schedules and TOPI
-produce: a split's ``T.where(i0 * 4 + i1 < 30)`` guarding ``A[i0 * 4 + i1]``, a padded conv's
-``T.if_then_else(1 <= y + ry and y + ry < 9, X[y + ry - 1], 0)``.
+``prove_nonpositive(g)`` holds when ``g <= 0`` follows from the ranges alone; or from the
+ranges and one fact ``f <= 0`` through ``a * g - b * f <= 0`` (``a, b > 0`` chosen to cancel
+a variable); or once the fact bounds a sub-expression of ``g`` (``(i0 * 12 + i1) // 16``
+under ``i0 * 12 + i1 < 256``); a ``Select`` in ``g`` is proven case by case. That covers what
+schedules and TOPI produce: a split's ``T.where(i0 * 4 + i1 < 30)`` guarding
+``A[i0 * 4 + i1]``, a padded conv's ``T.if_then_else(1 <= y + ry and y + ry < 9,
+X[y + ry - 1], 0)``, a reflect pad's selects.
 
 Example: loops ``i in [0, 8)`` and ``j in [0, 4)`` with the guard ``i * 4 + j < 30``;
 ``prove_lt(i * 4 + j, 30)`` subtracts the fact ``i * 4 + j - 29 <= 0`` from the goal
@@ -20,10 +23,9 @@ Example: loops ``i in [0, 8)`` and ``j in [0, 4)`` with the guard ``i * 4 + j < 
 
 from __future__ import annotations
 
-import contextlib
 import math
 
-from irlab.arith import Analyzer
+from irlab.arith import Analyzer, ConstIntBound
 from irlab.arith.int_set import is_index_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
@@ -163,36 +165,30 @@ def _vars_of(e) -> list:
 
 
 class BoundProver:
-    """Ranges of the variables in scope (``range_scope``/``value_scope`` as a walk goes) and the
-    proofs of ``g <= 0`` under them."""
+    """Ranges of the variables met by a walk (``bind_range``/``bind_value``) and the proofs
+    of ``g <= 0`` under them."""
 
     def __init__(self):
         self.analyzer = Analyzer()
         self.ranges = {}  # Var -> (min, extent), for the symbolic extremes
         self.values = {}  # Var -> the expression a Let binds it to
 
-    @contextlib.contextmanager
-    def range_scope(self, var, min_value, extent):
-        """Within the ``with``: ``var`` ranges over ``[min_value, min_value + extent)``."""
-        self.ranges[var] = (E.convert(min_value), E.convert(extent))
-        try:
-            with self.analyzer.binding(var, Range.from_min_extent(min_value, extent)):
-                yield
-        finally:
-            self.ranges.pop(var, None)
-
-    @contextlib.contextmanager
-    def value_scope(self, var, value):
-        """Within the ``with``: ``var`` equals ``value`` (a Let)."""
-        if not is_index_dtype(var.dtype):
-            yield
+    def bind_range(self, var, min_value, extent):
+        """``var`` ranges over ``[min_value, min_value + extent)``. A TIR variable is bound
+        once (a loop, a block), so the fact is never withdrawn."""
+        self.ranges[var] = (min_value, extent)
+        if isinstance(min_value, E.IntImm) and isinstance(extent, E.IntImm):
+            if extent.value >= 1:
+                self.analyzer.update(var, ConstIntBound(
+                    min_value.value, min_value.value + extent.value - 1))
             return
-        self.values[var] = value
-        try:
-            with self.analyzer.binding(var, value):
-                yield
-        finally:
-            self.values.pop(var, None)
+        self.analyzer.bind(var, Range.from_min_extent(min_value, extent))
+
+    def bind_value(self, var, value):
+        """``var`` equals ``value`` (a Let)."""
+        if is_index_dtype(var.dtype):
+            self.values[var] = value
+            self.analyzer.bind(var, value)
 
     # -- proofs -----------------------------------------------------------------------------
     def prove_nonpositive(self, goal, facts=(), splits=4) -> bool:
@@ -251,7 +247,7 @@ class BoundProver:
         """``a <= b``."""
         return self.prove_nonpositive(difference(a, b), facts)
 
-    def _nonpositive(self, goal, facts=()) -> bool:
+    def _nonpositive(self, goal) -> bool:
         simple = self.analyzer.simplify(goal)
         if isinstance(simple, E.IntImm):
             return simple.value <= 0
@@ -292,8 +288,10 @@ class BoundProver:
         if isinstance(e, E.Mul) and isinstance(e.a, E.IntImm):
             return self._extreme_op(E.Mul(e.b, e.a), upper, depth)
         if isinstance(e, (E.FloorDiv, E.Div)) and isinstance(e.b, E.IntImm) and e.b.value > 0:
-            a = ext(e.a, upper, depth)
-            return None if a is None else O.floordiv(a, e.b)
+            a = ext(e.a, upper, depth)  # both divisions are monotone in the dividend
+            if a is None:
+                return None
+            return O.floordiv(a, e.b) if isinstance(e, E.FloorDiv) else O.truncdiv(a, e.b)
         if isinstance(e, E.FloorMod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
             return E.IntImm(e.dtype, e.b.value - 1 if upper else 0)
         if isinstance(e, (E.Min, E.Max)):

@@ -8,11 +8,14 @@ import math
 import numpy as np
 
 from irlab.arith import Analyzer
+from irlab.errors import IrlabError
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.buffer import Range, decl_buffer
+from irlab.tir import op as O
+from irlab.tir.buffer import BufferRegion, Range, decl_buffer
 from irlab.tir.functor import StmtExprMutator
 from irlab.tir.schedule.errors import ScheduleError
+from irlab.tir.schedule.primitives_getters import replace, scope_of, walk
 
 
 class IndexMap:
@@ -84,18 +87,36 @@ class _Rewrite(StmtExprMutator):
 ENUMERATE_LIMIT = 1 << 22
 
 
-def _check_bijective(index_map, vs, extents, new_shape, buf):
+def _check_bijective(index_map, vs, extents, new_shape, buf, pad):
     """Raise unless ``index_map`` maps the points of ``buf``'s shape one-to-one onto the new
-    shape: a map folding two elements together (``i // 2``) would make one store overwrite
-    another, and one leaving holes would need a ``pad_value`` (not supported)."""
+    shape (or, with a ``pad`` value, into it): a map folding two elements together
+    (``i // 2``) would make one store overwrite another, and one leaving holes needs a
+    ``pad_value``. Returns whether the new shape has holes to pad."""
     outputs = index_map.apply(vs)
-    if _is_split_permutation(outputs, vs, extents):
-        return
     size, new_size = math.prod(extents), math.prod(new_shape)
-    if size > ENUMERATE_LIMIT:
+    if _split_inverse(outputs, vs) is not None:  # one-to-one by its form
+        if new_size != size and pad:
+            return True
+    elif size > ENUMERATE_LIMIT:
         raise ScheduleError(f"cannot check that index_map {index_map} is bijective over the "
                             f"{tuple(extents)} buffer {buf.name}: write it with splits "
                             "(i // c, i % c) and permutations only")
+    else:
+        _check_injective(index_map, outputs, vs, extents, new_shape, buf)
+    if new_size != size and not pad:
+        raise ScheduleError(f"index_map {index_map} is not bijective over the "
+                            f"{tuple(extents)} buffer {buf.name}: the new shape "
+                            f"{tuple(new_shape)} has {new_size - size} elements no old one "
+                            "maps to (padding: give a pad_value)")
+    if new_size != size:
+        raise ScheduleError(f"pad_value: index_map {index_map} must be made of splits "
+                            "(i // c, i % c) and permutations to pad the buffer")
+    return False
+
+
+def _check_injective(index_map, outputs, vs, extents, new_shape, buf):
+    """Enumerate the old shape: no two points may map to the same new one."""
+    size = math.prod(extents)
     grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in extents], indexing="ij")
     env = {v: g.reshape(-1) for v, g in zip(vs, grids)}
     try:
@@ -109,36 +130,45 @@ def _check_bijective(index_map, vs, extents, new_shape, buf):
         raise ScheduleError(f"index_map {index_map} is not bijective over the "
                             f"{tuple(extents)} buffer {buf.name}: it maps {size} elements to "
                             f"{distinct} places (two elements would share one)")
-    if new_size != size:
-        raise ScheduleError(f"index_map {index_map} is not bijective over the "
-                            f"{tuple(extents)} buffer {buf.name}: the new shape "
-                            f"{tuple(new_shape)} has {new_size - size} elements no old one "
-                            "maps to (padding; pad_value is not supported)")
 
 
-def _is_split_permutation(outputs, vs, extents) -> bool:
-    """Every input var appears once as ``v``, or as ``v // c`` and ``v % c`` with ``c``
-    dividing its extent; constant outputs are 0."""
-    uses = {v: [] for v in vs}
-    for e in outputs:
+def _split_inverse(outputs, vs):
+    """When every input var appears once as ``v``, or as ``v // c`` and ``v % c`` (constant
+    outputs being 0) -- a one-to-one map, onto the new shape when each ``c`` divides its
+    extent --: a function of the output indices giving each input var back. Else None."""
+    uses = {v: {} for v in vs}
+    for k, e in enumerate(outputs):
         if isinstance(e, E.IntImm) and e.value == 0:
             continue
         if isinstance(e, E.Var) and e in uses:
-            uses[e].append(("whole", 1))
+            var, kind, c = e, "whole", 1
         elif (isinstance(e, (E.FloorDiv, E.FloorMod)) and e.a in uses
               and isinstance(e.b, E.IntImm) and e.b.value > 0):
-            uses[e.a].append(("div" if isinstance(e, E.FloorDiv) else "mod", e.b.value))
+            var, kind, c = e.a, ("div" if isinstance(e, E.FloorDiv) else "mod"), e.b.value
         else:
-            return False
-    for v, n in zip(vs, extents):
-        found = sorted(uses[v])
-        if found == [("whole", 1)]:
+            return None
+        if kind in uses[var]:
+            return None
+        uses[var][kind] = (k, c)
+    for v in vs:
+        kinds = uses[v]
+        if set(kinds) == {"whole"}:
             continue
-        if len(found) == 2 and found[0][0] == "div" and found[1][0] == "mod" \
-                and found[0][1] == found[1][1] and n % found[0][1] == 0:
-            continue
-        return False
-    return True
+        if set(kinds) != {"div", "mod"} or kinds["div"][1] != kinds["mod"][1]:
+            return None
+
+    def inverse(out):
+        values = {}
+        for v in vs:
+            kinds = uses[v]
+            if "whole" in kinds:
+                values[v] = out[kinds["whole"][0]]
+            else:
+                (kd, c), (km, _) = kinds["div"], kinds["mod"]
+                values[v] = out[kd] * c + out[km]
+        return values
+
+    return inverse
 
 
 _NUMPY_OPS = {E.Add: np.add, E.Sub: np.subtract, E.Mul: np.multiply,
@@ -160,9 +190,11 @@ def _evaluate(e, env):
     return op(_evaluate(e.a, env), _evaluate(e.b, env))
 
 
-def transform_layout(func, realize, buffer, index_map):
+def transform_layout(func, realize, buffer, index_map, pad_value=None):
     """``func`` with ``buffer`` (``("read"|"write", i)`` of the block, or a name) laid out
-    as ``index_map`` says."""
+    as ``index_map`` says; elements of the new shape no old one maps to are set to
+    ``pad_value`` after the block writing the buffer (a map of splits may leave such holes:
+    ``lambda i: (i // 4, i % 4)`` over 14 elements)."""
     block = realize.block
     if isinstance(buffer, str) and buffer not in ("read", "write"):
         found = [r.buffer for r in block.reads + block.writes if r.buffer.name == buffer]
@@ -191,9 +223,64 @@ def transform_layout(func, realize, buffer, index_map):
         if b.min_value < 0 or b.max_value >= (1 << 31):
             raise ScheduleError(f"index_map output {e} is not a bounded non-negative index")
         shape.append(b.max_value + 1)
-    _check_bijective(index_map, vs, [int(analyzer.const_int_bound(s).max_value)
-                                     for s in buf.shape], shape, buf)
+    extents = [int(analyzer.const_int_bound(s).max_value) for s in buf.shape]
+    padded = _check_bijective(index_map, vs, extents, shape, buf, pad_value is not None)
     new = decl_buffer(shape, buf.dtype, buf.name, scope=buf.scope)
     body = _Rewrite(buf, new, index_map).visit_stmt(func.body)
     buffer_map = [(p, new if b is buf else b) for p, b in func.buffer_map.items()]
-    return func.with_fields(body=body, buffer_map=type(func.buffer_map)(buffer_map)), index_map
+    func = func.with_fields(body=body, buffer_map=type(func.buffer_map)(buffer_map))
+    if padded:
+        inverse = _split_inverse(index_map.apply(vs), vs)
+        func = _write_padding(func, new, inverse, vs, extents, pad_value)
+    return func, index_map
+
+
+def _write_padding(func, buf, inverse, vs, extents, pad_value):
+    """``func`` with a block ``<buf>_pad`` writing ``pad_value`` into the holes of ``buf``,
+    placed right after the loop nest of the last block writing ``buf``."""
+    try:
+        value = E.convert(pad_value)
+    except IrlabError:
+        value = None
+    if not isinstance(value, (E.IntImm, E.FloatImm)):
+        raise ScheduleError(f"pad_value must be a constant number, got {pad_value!r}")
+    writers = [n for n, _ in walk(func.body) if isinstance(n, S.BlockRealize)
+               and any(w.buffer is buf for w in n.block.writes)]
+    if not writers:
+        raise ScheduleError(f"pad_value: no block writes {buf.name} (an input buffer): "
+                            "padding an input is not supported")
+    producer = writers[-1]
+    scope = scope_of(func, producer)
+    if scope is None:
+        raise ScheduleError(f"pad_value: block {producer.block.name_hint} has no scope block")
+    children = list(scope.body.seq) if isinstance(scope.body, S.SeqStmt) else [scope.body]
+    pos = max(k for k, c in enumerate(children)
+              if any(n is producer for n, _ in walk(c))) + 1
+    nest = _pad_nest(func, buf, inverse, vs, extents, O.cast(value, buf.dtype))
+    body = S.SeqStmt.flatten(*(children[:pos] + [nest] + children[pos:]))
+    return replace(func, scope, scope.with_fields(body=body))
+
+
+def _pad_nest(func, buf, inverse, vs, extents, value):
+    """Loops over ``buf``'s shape and a block storing ``value`` where no old index maps."""
+    taken = {n.block.name_hint for n, _ in walk(func.body) if isinstance(n, S.BlockRealize)}
+    name, k = f"{buf.name}_pad", 0
+    while name in taken:
+        k += 1
+        name = f"{buf.name}_pad_{k}"
+    axes = [E.Var(f"ax{d}", s.dtype) for d, s in enumerate(buf.shape)]
+    ivars = [E.Var(f"v{d}", s.dtype) for d, s in enumerate(buf.shape)]
+    olds = inverse(axes)
+    holes = [O.greater_equal(olds[v], n) for v, n in zip(vs, extents)
+             if not isinstance(olds[v], E.Var)]
+    predicate = holes[0]
+    for hole in holes[1:]:
+        predicate = O.logical_or(predicate, hole)
+    point = tuple(Range.from_min_extent(v, 1) for v in ivars)
+    block = S.Block([S.IterVar(Range.from_min_extent(0, s), v, S.IterVar.DataPar)
+                     for v, s in zip(ivars, buf.shape)], [], [BufferRegion(buf, point)],
+                    name, S.BufferStore(buf, value, ivars))
+    stmt = S.BlockRealize(axes, predicate, block)
+    for ax, s in reversed(list(zip(axes, buf.shape))):
+        stmt = S.For(ax, 0, s, S.ForKind.SERIAL, stmt)
+    return stmt

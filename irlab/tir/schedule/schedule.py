@@ -2,8 +2,10 @@
 
 Each primitive is a function PrimFunc -> PrimFunc (``primitives_*``); the Schedule holds the
 current module and the trace. A primitive that fails raises ``ScheduleError`` before anything
-is committed, so the schedule is left exactly as it was. Block handles resolve by block name,
-loop handles by loop variable, against the current IR.
+is committed, so the schedule is left exactly as it was. Every result is verified
+(``tir.analysis.verify_well_formed``: bindings inside their domains, accesses in bounds...)
+before it is committed, in one place (``_commit``). Block handles resolve by block name, loop
+handles by loop variable, against the current IR.
 """
 
 from __future__ import annotations
@@ -350,14 +352,15 @@ class Schedule:
     def transform_layout(self, block, buffer, index_map, pad_value=None,
                          assume_injective_transform=False) -> None:
         """Lay ``buffer`` (``("read"|"write", i)`` of ``block``, or a name) out as
-        ``index_map`` (a Python function of the old indices) says; every access follows."""
-        if pad_value is not None:
-            raise ScheduleError("transform_layout: pad_value is not supported")
+        ``index_map`` (a Python function of the old indices) says; every access follows.
+        The map must be one-to-one over the buffer's shape; one leaving holes in the new
+        shape (a split by a factor not dividing the extent) needs a constant ``pad_value``,
+        written into the holes after the block producing the buffer."""
         func, imap = PLay.transform_layout(self._func(block.func_name), self._realize(block),
-                                           buffer, index_map)
+                                           buffer, index_map, pad_value)
         self._commit(block.func_name, func, "transform_layout",
                      [("block", block), ("buffer", buffer), ("index_map", imap)],
-                     [("pad_value", None),
+                     [("pad_value", pad_value),
                       ("assume_injective_transform", bool(assume_injective_transform))])
 
 

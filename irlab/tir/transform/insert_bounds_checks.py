@@ -20,7 +20,7 @@ check, so the compiled code of a verified program is unchanged.
 from __future__ import annotations
 
 from irlab.tir import stmt as S
-from irlab.tir.analysis.verify_well_formed import memory_safety_checks
+from irlab.tir.analysis.well_formed import memory_safety_checks
 from irlab.tir.functor import StmtExprMutator
 
 

@@ -64,8 +64,11 @@ def test_transform_non_bijective_map_is_refused():
     y = sch.get_block("Y")
     check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i, j: (i // 2, j)),
                 r"not bijective over the \(16, 16\) buffer Y: it maps 256 elements to 128")
+    check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i, j: (i + j, j),
+                                                  pad_value=0.0),
+                "must be made of splits")
     check_fails(sch, lambda: sch.transform_layout(y, ("write", 0), lambda i, j: (i + j, j)),
-                r"\(31, 16\) has 240 elements no old one maps to .*pad_value is not supported")
+                r"\(31, 16\) has 240 elements no old one maps to \(padding: give a pad_value\)")
     check_fails(sch, lambda: sch.transform_layout(y, ("write", 0),
                                                   lambda i, j: (i, j // 3, j % 3)),
                 "not bijective")
@@ -85,3 +88,46 @@ def test_transform_split_permutation_is_accepted_without_enumeration(monkeypatch
     check_fails(sch, lambda: sch.transform_layout(sch.get_block("Y"), ("write", 0),
                                                   lambda a, b, c: (a * 4 + c, b)),
                 "cannot check that index_map")
+
+
+PADDED = """@T.prim_func
+def f(A: T.Buffer((14,), "float32"), C: T.Buffer((14,), "float32")):
+    B = T.alloc_buffer((14,), "float32")
+    for i in range(14):
+        with T.block("B"):
+            vi = T.axis.spatial(14, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(14):
+        with T.block("C"):
+            vi = T.axis.spatial(14, i)
+            C[vi] = B[vi] + T.float32(1)
+"""
+
+
+def test_transform_with_pad_value():
+    """A split by 4 of 14 elements leaves 2 holes in the (4, 4) layout: ``pad_value`` fills
+    them after the producer (TVM's semantics), the values are unchanged."""
+    import irlab
+    from irlab.script import from_source
+    from irlab.tir.schedule.testing import verify_trace_roundtrip
+
+    func = from_source(PADDED)
+    a = np.arange(14, dtype="float32")
+    sch = Schedule(func)
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i: (i // 4, i % 4),
+                         pad_value=0.0)
+    text = sch.mod.script()
+    assert 'with T.block("B_pad")' in text and "T.where(ax0 * 4 + ax1 >= 14)" in text
+    check_same(func, sch)
+    verify_trace_roundtrip(sch, mod=func)
+    out = Schedule(func)
+    out.transform_layout(out.get_block("C"), ("write", 0), lambda i: (i // 4, i % 4),
+                         pad_value=-1.0)
+    c = np.zeros((4, 4), "float32")
+    irlab.build(out.mod)["main"](a, c)
+    expected = np.full(16, -1.0, "float32")
+    expected[:14] = a * 2 + 1
+    np.testing.assert_array_equal(c, expected.reshape(4, 4))
+    check_fails(out, lambda: out.transform_layout(out.get_block("B"), ("read", 0),
+                                                  lambda i: (i // 4, i % 4), pad_value=0.0),
+                "no block writes A .*padding an input is not supported")

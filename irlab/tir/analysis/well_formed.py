@@ -29,12 +29,17 @@ import contextlib
 from typing import NamedTuple
 
 from irlab.errors import TIRError
+from irlab.runtime.lru import LRUCache
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
 from irlab.tir.analysis.bounds import BoundProver, facts_of, negated_facts, same_dtype
 from irlab.tir.functor import expr_children
+
+
+_ZERO = E.IntImm("int32", 0)
+_CONSTANTS = (E.IntImm, E.FloatImm, E.StringImm)
 
 
 class WellFormedError(TIRError):
@@ -95,6 +100,23 @@ def _text(node) -> str:
         return repr(node)
 
 
+class _BlockFrame:
+    """What a block being verified reads from outside: the function-level variables
+    (``uses``), or an outer loop or iter var (then its result depends on their ranges and
+    is not remembered)."""
+
+    __slots__ = ("uses", "cacheable")
+
+    def __init__(self):
+        self.uses = set()
+        self.cacheable = True
+
+
+# Blocks verified on their own: id -> (block, the function-level variables they read); the
+# newest thousand, shared by the threads that build (LRUCache is locked).
+_verified_blocks = LRUCache(1024)
+
+
 class _Verifier:
     """One walk over a PrimFunc: the defined variables, the ranges and guards in scope, and
     where the walk is (block, statement with a span) for the messages."""
@@ -102,7 +124,9 @@ class _Verifier:
     def __init__(self, func_name):
         self.func_name = func_name
         self.prover = BoundProver()
-        self.defined = set()
+        self.defined = {}  # Var -> how many blocks enclose its definition
+        self.frames = []  # one _BlockFrame per block the walk is in
+        self.function_vars = set()  # params and what the buffer_map defines
         self.facts = ()
         self.blocks = []
         self.spans = []
@@ -131,7 +155,19 @@ class _Verifier:
 
     # -- definitions ------------------------------------------------------------------------
     def define(self, var):
-        self.defined.add(var)
+        self.defined[var] = len(self.frames)
+
+    def use(self, var, node):
+        """``var`` is read here: it must be defined; the blocks it comes from outside of
+        depend on it."""
+        level = self.defined.get(var)
+        if level is None:
+            self.fail(f"variable {var.name_hint} is used where it is not defined", node)
+        for frame in self.frames[level:]:
+            if var in self.function_vars:
+                frame.uses.add(var)
+            else:  # an outer loop, let or iter var: the block's proofs depend on its range
+                frame.cacheable = False
 
     def define_buffer(self, buffer):
         self.define(buffer.data)
@@ -144,6 +180,7 @@ class _Verifier:
             self.define(p)
         for _, buffer in func.buffer_map.items():
             self.define_buffer(buffer)
+        self.function_vars = set(self.defined)
         self.visit_stmt(func.body)
 
     # -- statements -------------------------------------------------------------------------
@@ -187,11 +224,12 @@ class _Verifier:
             and s.extent.value >= 1
         if exact:
             self.loop_vars.add(s.loop_var)
+        self.prover.bind_range(s.loop_var, s.min, s.extent)
         try:
-            with self.prover.range_scope(s.loop_var, s.min, s.extent):
-                self.visit_stmt(s.body)
+            self.visit_stmt(s.body)
         finally:
             self.loop_vars.discard(s.loop_var)
+            self.defined.pop(s.loop_var, None)
 
     def visit_while(self, s):
         self.visit_expr(s.condition)
@@ -212,14 +250,16 @@ class _Verifier:
     def visit_let(self, s):
         self.visit_expr(s.value)
         self.define(s.var)
-        with self.prover.value_scope(s.var, s.value):
-            self.visit_stmt(s.body)
+        self.prover.bind_value(s.var, s.value)
+        self.visit_stmt(s.body)
+        self.defined.pop(s.var, None)
 
     def visit_allocate(self, s):
         for e in (*s.extents, s.condition):
             self.visit_expr(e)
         self.define(s.buffer_var)
         self.visit_stmt(s.body)
+        self.defined.pop(s.buffer_var, None)
 
     def visit_decl_buffer(self, s):
         self.check_buffer_defined(s.buffer, s)
@@ -232,8 +272,8 @@ class _Verifier:
         node = s.node
         if s.attr_key == "thread_extent" and isinstance(node, S.IterVar):
             self.define(node.var)
-            with self.prover.range_scope(node.var, 0, s.value):
-                self.visit_stmt(s.body)
+            self.prover.bind_range(node.var, E.IntImm(s.value.dtype, 0), s.value)
+            self.visit_stmt(s.body)
             return
         if isinstance(node, E.PrimExpr):
             self.visit_expr(node)
@@ -274,14 +314,35 @@ class _Verifier:
             with contextlib.ExitStack() as scopes:
                 if predicated:
                     scopes.enter_context(self.guarded(()))
-                for iv in block.iter_vars:
-                    self.define(iv.var)
-                    scopes.enter_context(self.prover.range_scope(iv.var, iv.dom.min,
-                                                                 iv.dom.extent))
-                self.visit_block(block)
+                self.visit_block_once(block)
         finally:
             self.blocks.pop()
             self.spans.pop()
+
+    def visit_block_once(self, block):
+        """Visit ``block`` unless the same block was verified before and depends on nothing
+        but the function's parameters (then only check that its buffers are defined here):
+        a schedule primitive leaves most blocks of its input as they were."""
+        cached = _verified_blocks.get(id(block)) if not self.facts else None
+        if cached is not None and cached[0] is block:
+            if all(var in self.defined for var in cached[1]):
+                for var in cached[1]:
+                    self.mark_used(var)
+                return
+        frame = _BlockFrame()
+        self.frames.append(frame)
+        checks = len(self.runtime_checks)
+        try:
+            for iv in block.iter_vars:
+                self.define(iv.var)
+                self.prover.bind_range(iv.var, iv.dom.min, iv.dom.extent)
+            self.visit_block(block)
+            for iv in block.iter_vars:
+                self.defined.pop(iv.var, None)
+        finally:
+            self.frames.pop()
+        if frame.cacheable and not self.facts and len(self.runtime_checks) == checks:
+            _verified_blocks[id(block)] = (block, frozenset(frame.uses))
 
     def visit_block(self, block):
         for buffer in block.alloc_buffers:
@@ -298,6 +359,8 @@ class _Verifier:
     def check_bindings(self, realize):
         for iv, value in zip(realize.block.iter_vars, realize.iter_values):
             lo, ext = iv.dom.min, iv.dom.extent
+            if self.within(value, lo, ext):
+                continue
             end = O.add(lo, ext)
             if (self.prover.prove_le(lo, value, self.facts)
                     and self.prover.prove_lt(value, end, self.facts)):
@@ -324,9 +387,26 @@ class _Verifier:
             self.fail(f"buffer {buffer.name} is used where it is not defined (its data "
                       f"{buffer.data.name_hint} is not a parameter, allocation or block "
                       "buffer in scope)", node)
+        self.mark_used(buffer.data)
+
+    def mark_used(self, var):
+        """The blocks ``var`` (a parameter or a buffer's data) comes from outside of need it
+        defined wherever they are."""
+        for frame in self.frames[self.defined[var]:]:
+            frame.uses.add(var)
+
+    def within(self, index, lo, extent) -> bool:
+        """The quick proof of ``lo <= index < lo + extent``: constant bounds, no
+        simplification (what almost every access of a schedule's result needs)."""
+        if not (isinstance(lo, E.IntImm) and isinstance(extent, E.IntImm)):
+            return False
+        bound = self.prover.analyzer.const_int_bound(index)
+        return lo.value <= bound.min_value and bound.max_value < lo.value + extent.value
 
     def check_access(self, buffer, indices, what, node):
         for k, (index, extent) in enumerate(zip(indices, buffer.shape)):
+            if parse_dtype(index.dtype).lanes == 1 and self.within(index, _ZERO, extent):
+                continue
             for lo, hi in _lane_extremes(index):
                 if (self.prover.prove_le(0, lo, self.facts)
                         and self.prover.prove_lt(hi, extent, self.facts)):
@@ -378,21 +458,23 @@ class _Verifier:
     def visit_expr(self, root):
         """Checks every variable use and buffer load under ``root``, each with the guards
         that hold there (iterative: expression depth is unbounded)."""
+        if isinstance(root, _CONSTANTS):
+            return
         seen = {}
         stack = [(root, self.facts, ())]
-        with contextlib.ExitStack() as scopes:
-            while stack:
-                e, facts, guards = stack.pop()
-                key = (id(e), id(facts), id(guards))
-                if key in seen:
-                    continue
-                seen[key] = (facts, guards)  # keeps them alive: their ids stay theirs
-                stack += self.expr_children(e, facts, guards, scopes)
+        while stack:
+            e, facts, guards = stack.pop()
+            key = (id(e), id(facts), id(guards))
+            if key in seen:
+                continue
+            seen[key] = (facts, guards)  # keeps them alive: their ids stay theirs
+            stack += self.expr_children(e, facts, guards)
 
-    def expr_children(self, e, facts, guards, scopes):
+    def expr_children(self, e, facts, guards):
+        if isinstance(e, _CONSTANTS):
+            return []
         if isinstance(e, E.Var):
-            if e not in self.defined:
-                self.fail(f"variable {e.name_hint} is used where it is not defined", e)
+            self.use(e, e)
             return []
         if isinstance(e, E.BufferLoad):
             self.check_buffer_defined(e.buffer, e)
@@ -415,7 +497,7 @@ class _Verifier:
                      guards + (O.logical_not(cond),))]
         if isinstance(e, E.Let):
             self.define(e.var)
-            scopes.enter_context(self.prover.value_scope(e.var, e.value))
+            self.prover.bind_value(e.var, e.value)
         return [(c, facts, guards) for c in expr_children(e) if isinstance(c, E.PrimExpr)]
 
 
