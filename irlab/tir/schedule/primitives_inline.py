@@ -6,7 +6,7 @@ from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import BufferRegion, Range
-from irlab.tir.functor import StmtExprMutator, post_order_visit, substitute
+from irlab.tir.functor import StmtExprMutator, _child_fields, post_order_visit, substitute
 from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.primitives_getters import (check_sole_writer, consumers, producers,
                                                    replace, walk)
@@ -43,14 +43,18 @@ def add_point_regions(regions, node, skip, writes=()):
     """``regions`` plus a point region for each load in ``node`` not already listed (loads of
     ``skip`` and of the written buffers are left out, as te's blocks do)."""
     out = list(regions)
+    by_buffer = {}  # id(buffer) -> its regions in ``out`` (a consumer may read hundreds)
+    for r in out:
+        by_buffer.setdefault(id(r.buffer), []).append(r.region)
+    written = {id(w.buffer) for w in writes}
     for load in loads_of(node):
-        if load.buffer is skip or any(w.buffer is load.buffer for w in writes):
+        if load.buffer is skip or id(load.buffer) in written:
             continue
-        region = BufferRegion(load.buffer, tuple(Range.from_min_extent(i, 1)
-                                                  for i in load.indices))
-        if not any(r.buffer is load.buffer and structural_equal(r.region, region.region)
-                   for r in out):
-            out.append(region)
+        region = tuple(Range.from_min_extent(i, 1) for i in load.indices)
+        known = by_buffer.setdefault(id(load.buffer), [])
+        if not any(structural_equal(r, region) for r in known):
+            out.append(BufferRegion(load.buffer, region))
+            known.append(region)
     return tuple(out)
 
 
@@ -97,17 +101,75 @@ def compute_inline(func, realize):
     users = consumers(func, realize)
     func = replace(func, realize, None)
     mutator = _ReplaceLoads(buffer, inline)
+    rewritten = set()  # ids of the new consumer blocks: they load the buffer no more
     for user in users:
         ublock = user.block
         new = mutator.visit_stmt(ublock)
         reads = tuple(r for r in ublock.reads if r.buffer is not buffer)
         reads = add_point_regions(reads, new.body, buffer, ublock.writes)
-        func = replace(func, ublock, new.with_fields(reads=reads))
-    for node, _ in walk(func.body):
-        if isinstance(node, S.Block) and loads_of(node.body, buffer):
-            raise ScheduleError(f"buffer {buffer.name} is read by block {node.name_hint} "
-                                "outside the scope of the inlined block")
+        new = new.with_fields(reads=reads)
+        rewritten.add(id(new))
+        func = replace(func, ublock, new)
+    reader = _block_loading(func.body, buffer, rewritten)
+    if reader is not None:
+        raise ScheduleError(f"buffer {buffer.name} is read by block {reader.name_hint} "
+                            "outside the scope of the inlined block")
     return _drop_alloc(func, buffer)
+
+
+def _block_loading(body, buffer, skip):
+    """A block (the outermost first) that itself loads ``buffer`` -- not counting what its
+    nested blocks load -- other than the blocks whose ids are in ``skip`` and what is inside
+    them; None if there is none. Inlining a chain stage by stage calls this once per stage:
+    the consumer that grows with each stage is skipped, and the other blocks, unchanged
+    objects, are summarized once."""
+    stack = [body] if isinstance(body, S.Block) else list(_block_summary(body)[1][::-1])
+    while stack:
+        block = stack.pop()
+        if id(block) in skip:
+            continue
+        loaded, nested = _block_summary(block)
+        if id(buffer) in loaded:
+            return block
+        stack.extend(reversed(nested))
+    return None
+
+
+# id(block) -> (block, its summary). A block is immutable; the entry keeps it alive so that
+# its id is not reused. A plain dict (get/set are atomic), emptied when full.
+_SUMMARIES: dict = {}
+_SUMMARIES_CAPACITY = 1 << 14
+
+
+def _block_summary(node):
+    """``(ids of the buffers loaded, blocks nested)`` of a block's own statements and
+    expressions (or of any statement), not looking into the nested blocks."""
+    hit = _SUMMARIES.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    loaded, nested = set(), []
+    stack = [node.body if isinstance(node, S.Block) else node]
+    if isinstance(node, S.Block) and node.init is not None:
+        stack.append(node.init)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, S.Block):
+            nested.append(item)
+            continue
+        if isinstance(item, E.BufferLoad):
+            loaded.add(id(item.buffer))
+        for name in _child_fields(type(item)):
+            value = getattr(item, name)
+            if isinstance(value, (S.Stmt, E.PrimExpr)):
+                stack.append(value)
+            elif isinstance(value, tuple):
+                stack.extend(v for v in reversed(value) if isinstance(v, (S.Stmt, E.PrimExpr)))
+    summary = (frozenset(loaded), tuple(nested))
+    if isinstance(node, S.Block):
+        if len(_SUMMARIES) >= _SUMMARIES_CAPACITY:
+            _SUMMARIES.clear()
+        _SUMMARIES[id(node)] = (node, summary)
+    return summary
 
 
 def reverse_compute_inline(func, realize):
