@@ -108,3 +108,19 @@ def test_analyzer_on_deep_index_and_float_chains():
     for _ in range(3000):
         value = E.Max(E.Add(value, f), E.FloatImm("float32", 0.0))
     assert Analyzer().simplify(value).dtype == "float32"
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_deep_expression_prints_and_compiles(target):
+    # before: RecursionError in the TVMScript printer (the build's program key), then in
+    # the code generators
+    func = _deep_float_func(1500).with_attr("global_symbol", "deep")
+    assert func.script().count("T.max(") == 1500
+    lib = tvm.build(func, target=target)
+    x = np.random.default_rng(2).standard_normal(8).astype("float32")
+    y = np.zeros(8, "float32")
+    lib["deep"](x, y)
+    want = x
+    for k in range(1500):
+        want = np.maximum(want + np.float32(k % 3 + 1), np.float32(0))
+    np.testing.assert_allclose(y, want, rtol=1e-5)
