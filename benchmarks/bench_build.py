@@ -8,8 +8,9 @@ graph codegen), ``TIR lowering`` (``lower_for_codegen``: the TIR passes + LowerI
 ``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its CPU seconds (all
 threads); ``verify`` is ``tir.analysis.verify_well_formed`` (in ``irlab.build`` and after
 each schedule primitive; also counted in the stage that called it); ``wait`` is the wall time
-the build spent waiting for LLVM after Python had finished. Prints figures; asserts nothing.
-The disk cache is turned off (``IRLAB_CACHE=0``) unless ``--disk-cache``.
+the build spent waiting for LLVM after Python had finished. The head names the machine
+(``machine.describe()``). Prints figures; asserts nothing. The disk cache is turned off
+(``IRLAB_CACHE=0``) unless ``--disk-cache``.
 
 Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--disk-cache]
      (IRLAB_COMPILE_THREADS=0 compiles in one part, in the calling thread)
@@ -123,6 +124,13 @@ def main():
     from irlab import relay
     from irlab.relay.testing import MODELS
 
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from machine import describe
+
+    print(describe())
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("PYTHONDONTWRITEBYTECODE is set: modules the build imports lazily are compiled "
+              "from source inside the cold build (~0.3 s)")
     clock = _Clock()
     _install(clock)
     for name in args.models.split(","):

@@ -19,6 +19,7 @@ from irlab.arith.rewrite_rules import rewrite
 from irlab.tir.functor import _child_fields
 
 _LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
+_COMPARISONS = (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE)
 _MAX_KEY_DEPTH = 64  # deeper expressions are not memoized (no recursion limit trouble)
 
 
@@ -271,6 +272,12 @@ class Analyzer:
         """can_prove without touching ``rules_fired`` (used by rule guards)."""
         if isinstance(cond, E.IntImm):
             return cond.value != 0
+        if type(cond) in _COMPARISONS and not int_set.is_index_dtype(cond.a.dtype):
+            # bounds are about integers: a comparison of floats (whose operands the rules
+            # have simplified already) is proved only by folding to a constant, which the
+            # builders did. Canonicalizing the operands again would cost their size per
+            # guard, the square of the depth on a deep float expression.
+            return False
         cached = self._cache_key(cond)
         if cached is not None:
             hit = self._prove_cache.get(cached[0])

@@ -20,7 +20,7 @@ import math
 
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.tir.functor import ExprMutator, _child_fields
+from irlab.tir.functor import _DEEP, ExprMutator, _child_fields, post_order_below
 from irlab.arith.int_set import is_index_dtype
 
 # Node class -> the op builder, so that rebuilt nodes get the builders' constant folding.
@@ -78,10 +78,14 @@ class Canonicalizer(ExprMutator):
         memo = self.memo_map
         if e in memo:
             return memo[e]
-        if isinstance(e, E.PrimExpr) and is_index_dtype(e.dtype):
-            result = self.to_expr(self.linear(e))
-        else:
-            result = self._other(e)
+        self._enter(e)
+        try:
+            if isinstance(e, E.PrimExpr) and is_index_dtype(e.dtype):
+                result = self.to_expr(self.linear(e))
+            else:
+                result = self._other(e)
+        finally:
+            self._depth -= 1
         memo[e] = result
         return result
 
@@ -89,9 +93,26 @@ class Canonicalizer(ExprMutator):
         """The Linear form of an index expression (memoized by identity)."""
         lin = self._lin.get(e)
         if lin is None:
-            lin = self._linear(e)
+            self._enter(e)
+            try:
+                lin = self._linear(e)
+            finally:
+                self._depth -= 1
             self._lin[e] = lin
         return lin
+
+    def _enter(self, e):
+        """One level deeper; past ``_DEEP`` levels, the sub-expressions of ``e`` are done
+        first, children before parents, so that the recursion on ``e`` stops at them."""
+        depth = self._depth
+        if depth > _DEEP:
+            self._depth = 0
+            for node in post_order_below(e, self.memo_map):
+                if isinstance(node, E.PrimExpr) and is_index_dtype(node.dtype):
+                    self.linear(node)
+                else:
+                    self.visit_expr(node)
+        self._depth = depth + 1
 
     def to_expr(self, lin: Linear):
         lin = self._merge_divmod(lin)

@@ -21,7 +21,7 @@ import re
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.tir.functor import ExprMutator
+from irlab.tir.functor import _DEEP, ExprMutator, post_order_below
 
 _BINOPS = {ast.Add: (E.Add, O.add), ast.Sub: (E.Sub, O.subtract), ast.Mult: (E.Mul, O.multiply),
            ast.FloorDiv: (E.FloorDiv, O.floordiv), ast.Mod: (E.FloorMod, O.floormod)}
@@ -339,12 +339,21 @@ class Rewriter(ExprMutator):
         hit = memo.get(e)
         if hit is not None:
             return hit
-        result = e
-        for _ in range(self.MAX_STEPS):
-            new = self._step(result)
-            if new is result:
-                break
-            result = new
+        depth = self._depth
+        if depth > _DEEP:  # rewrite what is below first, so that recursion stops here
+            self._depth = 0
+            for node in post_order_below(e, memo):
+                self.visit_expr(node)
+        self._depth = depth + 1
+        try:
+            result = e
+            for _ in range(self.MAX_STEPS):
+                new = self._step(result)
+                if new is result:
+                    break
+                result = new
+        finally:
+            self._depth = depth
         memo[e] = memo[result] = result
         return result
 

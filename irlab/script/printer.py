@@ -15,7 +15,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
-from irlab.tir.functor import post_order_visit
+from irlab.tir.functor import post_order_below, post_order_visit
 from irlab.script.tir_builtins import UNARY_NAMES
 from irlab.runtime.registry import register_func
 
@@ -71,6 +71,19 @@ def _float_text(value) -> str:
     if value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return repr(value)
+
+
+_DEEP = 100  # expression depth past which what is below is printed iteratively first
+
+
+class _IdSet:
+    """``node in _IdSet(memo)``: whether a memo keyed by ``id`` holds the node."""
+
+    def __init__(self, memo):
+        self.memo = memo
+
+    def __contains__(self, node):
+        return id(node) in self.memo
 
 
 class _FuncPrinter:
@@ -482,7 +495,30 @@ class _FuncPrinter:
     def expr(self, e, prec=0) -> str:
         if isinstance(e, str):
             return json.dumps(e)
-        text, p = self._expr(e)
+        memo = self.__dict__.get("_memo")
+        if memo is None:  # the outermost call: texts are shared within this expression only
+            self._memo, self._depth = {}, 0
+            try:
+                return self.expr(e, prec)
+            finally:
+                self._memo = None
+        hit = memo.get(id(e))
+        if hit is None:
+            if self._depth > _DEEP:  # print what is below first, so that recursion stops there
+                saved, self._depth = self._depth, 0
+                for node in post_order_below(e, _IdSet(memo)):
+                    self.expr(node)
+                self._depth = saved
+            self._depth += 1
+            try:
+                text, p = self._expr(e)
+            finally:
+                self._depth -= 1
+            if not isinstance(e, E.Let):  # a Let defines its variable where it is printed
+                memo[id(e)] = hit = (e, text, p)
+            else:
+                hit = (e, text, p)
+        _, text, p = hit
         return f"({text})" if p < prec else text
 
     def _expr(self, e):

@@ -61,6 +61,7 @@ from irlab.target.c_syntax import (ALIGN, INDENT, P_ADD, P_ATOM, P_COND, P_EQ, P
                                    P_MUL, P_REL, P_UNARY, STACK_LIMIT, _BINOPS, _C_KEYWORDS,
                                    _DOUBLE_TO_BITS, _c_string, _call_name, _comment, _elem,
                                    _identifier, _lanes, _paren_if_needed, _simple, _suffix, c_type)
+from irlab.target import deep_expr
 from irlab.target.codegen_c_calls import CallWriter
 from irlab.target.codegen_c_vector import VectorLanes
 from irlab.target.function_info import bound_vars, function_info
@@ -503,12 +504,31 @@ class _FunctionWriter(VectorLanes, CallWriter):
         return self.wrap(self.prec(e), need)
 
     def prec(self, e):
+        ahead = self.__dict__.get("_ahead")
+        if ahead is None:  # the outermost call: a statement's expression
+            self._ahead, self._depth = {}, 0
+            try:
+                return self.prec(e)
+            finally:
+                self._ahead = None
+        hit = ahead.get(id(e))
+        if hit is not None:
+            return hit[1]
+        if self._depth > deep_expr.DEEP:  # translate the pure parts below first (deep_expr)
+            saved, self._depth = self._depth, 0
+            for node in deep_expr.evaluation_order(e, ahead):
+                ahead[id(node)] = (node, self.prec(node))
+            self._depth = saved
         method = getattr(self, "e_" + type(e).__name__, None)
         if method is None:
             raise CodegenError(f"C codegen cannot translate {type(e).__name__}: {e}", e)
         if _lanes(e) != 1 and not isinstance(e, E.StringImm):
             raise CodegenError(f"C codegen: vector expression {e} was not scalarized", e)
-        return method(e)
+        self._depth += 1
+        try:
+            return method(e)
+        finally:
+            self._depth -= 1
 
     def e_Var(self, e):
         name = self.names.get(e)

@@ -32,6 +32,7 @@ from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
+from irlab.target import deep_expr
 from irlab.target.function_info import bound_vars, function_info
 from irlab.target.llvm_calls import CallLowering
 
@@ -203,10 +204,36 @@ class _FunctionBuilder(CallLowering):
         method(s)
 
     def expr(self, e) -> ir.Value:
+        ahead = self.__dict__.get("_ahead")
+        if ahead is None:  # the outermost call: a statement's expression
+            self._ahead, self._depth = {}, 0
+            try:
+                return self.expr(e)
+            finally:
+                self._ahead = None
+        hit = ahead.get(id(e))
+        if hit is not None and hit[2] is self.b.block:  # defined earlier in this block
+            return hit[1]
+        if self._depth > deep_expr.DEEP:
+            self._translate_below(e, ahead)
         method = getattr(self, "e_" + type(e).__name__, None)
         if method is None:
             raise CodegenError(f"LLVM codegen cannot translate {type(e).__name__}: {e}", e)
-        return method(e)
+        self._depth += 1
+        try:
+            return method(e)
+        finally:
+            self._depth -= 1
+
+    def _translate_below(self, e, ahead):
+        """A deep expression: translate its pure parts below ``e`` first (see deep_expr)."""
+        saved, self._depth = self._depth, 0
+        try:
+            for node in deep_expr.evaluation_order(e, ahead):
+                value = self.expr(node)
+                ahead[id(node)] = (node, value, self.b.block)
+        finally:
+            self._depth = saved
 
     # -- expressions ---------------------------------------------------------------------
     def e_Var(self, e):

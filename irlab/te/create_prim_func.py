@@ -21,7 +21,7 @@ from irlab.tir import op as _op
 from irlab.tir.buffer import BufferRegion, Range, decl_buffer
 from irlab.tir.expr import Add, BufferLoad, IntImm, PrimExpr, Sub, Var, convert
 from irlab.tir.function import PrimFunc
-from irlab.tir.functor import substitute
+from irlab.tir.functor import _DEEP, post_order_below, substitute
 from irlab.tir.stmt import (Block, BlockRealize, BufferStore, For, IfThenElse, IterVar, LetStmt,
                             SeqStmt)
 from irlab.te.reduction import Reduce
@@ -62,11 +62,27 @@ class _Info:
 def _rewrite(expr, var_map, info):
     """``expr`` with tensor reads turned into buffer loads and variables substituted."""
     memo = {}
+    depth = [0]
 
     def visit(e):
         key = id(e)
         if key in memo:
             return memo[key]
+        if depth[0] > _DEEP:  # deep: rewrite what is below first, children before parents
+            saved, depth[0] = depth[0], 0
+            for node in post_order_below(e):
+                if id(node) not in memo:
+                    visit(node)
+            depth[0] = saved
+        depth[0] += 1
+        try:
+            out = _visit_node(e)
+        finally:
+            depth[0] -= 1
+        memo[key] = out
+        return out
+
+    def _visit_node(e):
         if isinstance(e, ProducerLoad):
             buffer = info.tensor2buffer.get(e.producer)
             if buffer is None:
@@ -92,7 +108,6 @@ def _rewrite(expr, var_map, info):
             out = e.with_fields(**changes) if changes else e
         else:
             out = e
-        memo[key] = out
         return out
 
     return visit(convert(expr))
@@ -104,15 +119,25 @@ def _collect_accesses(stmt, loop_vars):
     met inside are added to ``loop_vars``."""
     reads, writes = [], []
 
-    def expr(e):
-        if isinstance(e, BufferLoad):
-            reads.append((e.buffer, e.indices))
-        if isinstance(e, Node):
-            for name in e._fields:
-                value = getattr(e, name)
-                for v in value if isinstance(value, tuple) else (value,):
-                    if isinstance(v, PrimExpr):
-                        expr(v)
+    def expr(root):
+        # pre-order with an explicit stack (a body may be a deep expression); a shared
+        # sub-expression is looked at once (its loads are the same accesses)
+        stack, seen = [root], set()
+        while stack:
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            if isinstance(e, BufferLoad):
+                reads.append((e.buffer, e.indices))
+            if isinstance(e, Node):
+                children = []
+                for name in e._fields:
+                    value = getattr(e, name)
+                    for v in value if isinstance(value, tuple) else (value,):
+                        if isinstance(v, PrimExpr):
+                            children.append(v)
+                stack.extend(reversed(children))
 
     def stmt_(s):
         if isinstance(s, BufferStore):

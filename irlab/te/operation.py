@@ -85,19 +85,24 @@ def make_compute_op(name, tag, attrs, axis, body) -> ComputeOp:
 
 
 def _check_no_nested_reduce(expr, top, name):
-    if isinstance(expr, Reduce):
-        if not top:
+    """Raise if a Reduce appears below the top of ``expr``. Iterative, and each shared
+    sub-expression is looked at once: a compute body may be a deep expression DAG."""
+    stack = list(expr.source) if top and isinstance(expr, Reduce) else [expr]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Reduce):
             raise TIRError(f"compute {name}: reductions are only allowed at the top level of "
                            "compute; create another tensor for further composition")
-        for s in expr.source:
-            _check_no_nested_reduce(s, False, name)
-        return
-    if isinstance(expr, Node) and not isinstance(expr, Tensor):
-        for f in expr._fields:
-            value = getattr(expr, f)
-            for v in value if isinstance(value, tuple) else (value,):
-                if isinstance(v, PrimExpr):
-                    _check_no_nested_reduce(v, False, name)
+        if isinstance(node, Node) and not isinstance(node, Tensor):
+            for f in node._fields:
+                value = getattr(node, f)
+                for v in value if isinstance(value, tuple) else (value,):
+                    if isinstance(v, PrimExpr):
+                        stack.append(v)
 
 
 def reduce_axis(dom, name="rv", thread_tag="", span=None) -> IterVar:

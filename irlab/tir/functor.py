@@ -68,6 +68,28 @@ def expr_children(e):
     return out
 
 
+def post_order_below(root, done=()):
+    """The sub-expressions strictly below ``root``, children before parents, each once,
+    without those in ``done`` (a memo) and without entering Let scopes (a visitor enters
+    those itself). Computed with an explicit stack: a visitor that visits these first, in
+    order, then ``root`` recurses only one level deep however deep the expression is."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen or node in done:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        if isinstance(node, E.Let):
+            continue
+        for child in reversed(expr_children(node)):
+            stack.append((child, False))
+    return order[:-1] if order and order[-1] is root else order
+
+
 class _Dispatch:
     _table: dict
 
@@ -121,24 +143,10 @@ class ExprFunctor(_Dispatch):
 
     def _visit_below_iteratively(self, root):
         memo = self.memo_map
-        order, seen, stack = [], set(), [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if node in seen or node in memo:
-                continue
-            seen.add(node)
-            stack.append((node, True))
-            if isinstance(node, E.Let):  # a scope: entered by the visitor itself
-                continue
-            for child in reversed(expr_children(node)):
-                stack.append((child, False))
         saved = self._depth
         self._depth = 0
         try:
-            for node in order[:-1]:
+            for node in post_order_below(root, memo):
                 if node not in memo:
                     self.visit_expr(node)
         finally:

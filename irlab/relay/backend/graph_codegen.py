@@ -22,8 +22,11 @@ from irlab.ir.type import TensorType, TupleType
 from irlab.relay import expr as R
 from irlab.relay.backend.graph_plan_memory import plan_memory
 from irlab.relay.backend.te_compiler import TECompiler
+from irlab.relay.expr_functor import post_order
 from irlab.relay.function import Function
 
+_DATAFLOW = (R.Call, R.Tuple, R.TupleGetItem)
+_DEEP = 64  # visit depth past which what is below is visited iteratively first
 _RESHAPE_ONLY = {"reshape", "squeeze", "expand_dims", "nn.batch_flatten", "reshape_like"}
 
 
@@ -60,6 +63,7 @@ class GraphCodegen:
         self.params: dict = {}
         self.memo: dict = {}
         self.node_exprs: list = []  # per node: the Relay expression it came from
+        self._depth = 0
 
     def _add(self, node, types, expr=None):
         self.nodes.append(node)
@@ -71,8 +75,26 @@ class GraphCodegen:
     def visit(self, e):
         hit = self.memo.get(e)
         if hit is None:
-            hit = self.memo[e] = self._visit(e)
+            if self._depth > _DEEP and isinstance(e, _DATAFLOW):
+                self._visit_below(e)
+            self._depth += 1
+            try:
+                hit = self.memo[e] = self._visit(e)
+            finally:
+                self._depth -= 1
         return hit
+
+    def _visit_below(self, e):
+        """Visit the calls and tuples below ``e`` first, children before parents (the order
+        the recursion takes, so node ids are the same): the recursion on ``e`` then stops at
+        them, however long the chain of calls."""
+        saved, self._depth = self._depth, 0
+        try:
+            for node in post_order(e, dataflow_only=True, stop=self.memo.keys()):
+                if node is not e and isinstance(node, _DATAFLOW):
+                    self.visit(node)
+        finally:
+            self._depth = saved
 
     def _visit(self, e):
         if isinstance(e, R.Var):

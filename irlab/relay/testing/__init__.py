@@ -8,7 +8,7 @@ Every model module has ``get_workload(batch_size=1, ..., dtype="float32") -> (mo
 
 from __future__ import annotations
 
-from irlab.relay.testing import bert, layers, mlp, mobilenet, resnet, simplenet
+from irlab.relay.testing import bert, chain, layers, mlp, mobilenet, resnet, simplenet
 from irlab.relay.testing.init import Initializer, Xavier, create_workload
 
 
@@ -46,5 +46,5 @@ MODELS = {
                                       intermediate_size=64),
 }
 
-__all__ = ["bert", "layers", "mlp", "mobilenet", "resnet", "simplenet", "Initializer", "Xavier",
+__all__ = ["bert", "chain", "layers", "mlp", "mobilenet", "resnet", "simplenet", "Initializer", "Xavier",
            "create_workload", "run_opt_pass", "run_infer_type", "MODELS"]

@@ -6,7 +6,8 @@ from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import BufferRegion, Range
-from irlab.tir.functor import StmtExprMutator, post_order_visit, substitute
+from irlab.tir.functor import (StmtExprMutator, _child_fields, expr_children, post_order_visit,
+                               substitute)
 from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.primitives_getters import (check_sole_writer, consumers, producers,
                                                    replace, walk)
@@ -43,15 +44,47 @@ def add_point_regions(regions, node, skip, writes=()):
     """``regions`` plus a point region for each load in ``node`` not already listed (loads of
     ``skip`` and of the written buffers are left out, as te's blocks do)."""
     out = list(regions)
+    by_buffer = {}  # id(buffer) -> its regions in ``out`` (a consumer may read hundreds)
+    simple = set()  # (id(buffer), _region_key) of the regions that have one
+    for r in out:
+        by_buffer.setdefault(id(r.buffer), []).append(r.region)
+        key = _region_key(r.region)
+        if key is not None:
+            simple.add((id(r.buffer), key))
+    written = {id(w.buffer) for w in writes}
     for load in loads_of(node):
-        if load.buffer is skip or any(w.buffer is load.buffer for w in writes):
+        if load.buffer is skip or id(load.buffer) in written:
             continue
-        region = BufferRegion(load.buffer, tuple(Range.from_min_extent(i, 1)
-                                                  for i in load.indices))
-        if not any(r.buffer is load.buffer and structural_equal(r.region, region.region)
-                   for r in out):
-            out.append(region)
+        key = _point_key(load.indices)
+        if key is not None and (id(load.buffer), key) in simple:
+            continue  # the common case, decided without structural_equal
+        region = tuple(Range.from_min_extent(i, 1) for i in load.indices)
+        known = by_buffer.setdefault(id(load.buffer), [])
+        if not any(structural_equal(r, region) for r in known):
+            out.append(BufferRegion(load.buffer, region))
+            known.append(region)
+            if key is not None:
+                simple.add((id(load.buffer), key))
     return tuple(out)
+
+
+def _atom_key(e):
+    """A key equal for structurally equal variables and int constants (else None)."""
+    if isinstance(e, E.Var):
+        return e
+    if isinstance(e, E.IntImm):
+        return (e.dtype, e.value)
+    return None
+
+
+def _point_key(indices):
+    keys = tuple(_atom_key(i) for i in indices)
+    return None if any(k is None for k in keys) else tuple((k, ("int32", 1)) for k in keys)
+
+
+def _region_key(region):
+    keys = tuple((_atom_key(r.min), _atom_key(r.extent)) for r in region)
+    return None if any(a is None or b is None for a, b in keys) else keys
 
 
 class _ReplaceLoads(StmtExprMutator):
@@ -97,17 +130,84 @@ def compute_inline(func, realize):
     users = consumers(func, realize)
     func = replace(func, realize, None)
     mutator = _ReplaceLoads(buffer, inline)
+    rewritten = set()  # ids of the new consumer blocks: they load the buffer no more
     for user in users:
         ublock = user.block
         new = mutator.visit_stmt(ublock)
         reads = tuple(r for r in ublock.reads if r.buffer is not buffer)
         reads = add_point_regions(reads, new.body, buffer, ublock.writes)
-        func = replace(func, ublock, new.with_fields(reads=reads))
-    for node, _ in walk(func.body):
-        if isinstance(node, S.Block) and loads_of(node.body, buffer):
-            raise ScheduleError(f"buffer {buffer.name} is read by block {node.name_hint} "
-                                "outside the scope of the inlined block")
+        new = new.with_fields(reads=reads)
+        rewritten.add(id(new))
+        func = replace(func, ublock, new)
+    reader = _block_loading(func.body, buffer, rewritten)
+    if reader is not None:
+        raise ScheduleError(f"buffer {buffer.name} is read by block {reader.name_hint} "
+                            "outside the scope of the inlined block")
     return _drop_alloc(func, buffer)
+
+
+def _block_loading(body, buffer, skip):
+    """A block (the outermost first) that itself loads ``buffer`` -- not counting what its
+    nested blocks load -- other than the blocks whose ids are in ``skip`` and what is inside
+    them; None if there is none. Inlining a chain stage by stage calls this once per stage:
+    the consumer that grows with each stage is skipped, and the statements left unchanged
+    by the stage (most of them) have their summaries remembered."""
+    stack = [body] if isinstance(body, S.Block) else list(_summary(body)[1][::-1])
+    while stack:
+        block = stack.pop()
+        if id(block) in skip:
+            continue
+        loaded, nested = _summary(block)
+        if id(buffer) in loaded:
+            return block
+        stack.extend(reversed(nested))
+    return None
+
+
+# id(statement) -> (statement, its summary). Statements are immutable; the entry keeps its
+# statement alive so that the id is not reused. A plain dict (get/set are atomic), emptied
+# when full.
+_SUMMARIES: dict = {}
+_SUMMARIES_CAPACITY = 1 << 15
+
+
+def _summary(stmt):
+    """``(ids of the buffers loaded, blocks nested)`` of a statement -- of a block: of its
+    own statements and expressions -- not looking into the nested blocks."""
+    hit = _SUMMARIES.get(id(stmt))
+    if hit is not None and hit[0] is stmt:
+        return hit[1]
+    loaded, nested = set(), []
+    for name in _child_fields(type(stmt)):
+        value = getattr(stmt, name)
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, S.Block):
+                nested.append(v)
+            elif isinstance(v, S.Stmt):
+                inner_loaded, inner_nested = _summary(v)
+                loaded |= inner_loaded
+                nested.extend(inner_nested)
+            elif isinstance(v, E.PrimExpr):
+                loaded.update(id(load.buffer) for load in _loads_in(v))
+    summary = (frozenset(loaded), tuple(nested))
+    if len(_SUMMARIES) >= _SUMMARIES_CAPACITY:
+        _SUMMARIES.clear()
+    _SUMMARIES[id(stmt)] = (stmt, summary)
+    return summary
+
+
+def _loads_in(expr):
+    """The BufferLoads in an expression (each shared sub-expression looked at once)."""
+    out, stack, seen = [], [expr], set()
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, E.BufferLoad):
+            out.append(e)
+        stack.extend(expr_children(e))
+    return out
 
 
 def reverse_compute_inline(func, realize):

@@ -34,11 +34,13 @@ class _Simplifier(StmtExprMutator):
         self.analyzer = analyzer or Analyzer(memoize=True)
 
     def _simplify(self, e):
-        # children first (loads' indices are opaque to the Analyzer), then the whole
-        e = self.visit_expr(e)
-        if parse_dtype(e.dtype).lanes != 1:  # vectors: the Analyzer works on scalars
-            return e
-        return self.analyzer.simplify(e)
+        # a scalar expression goes to the Analyzer whole, once: it simplifies every
+        # sub-expression itself (simplifying each subtree first and then the whole again
+        # would cost the square of the depth on deep expressions). Vectors: the Analyzer
+        # works on scalars, so their scalar parts (a Ramp's base, loads' indices) go in.
+        if parse_dtype(e.dtype).lanes == 1:
+            return self.analyzer.simplify(e)
+        return self.visit_expr(e)
 
     def _mutate_value(self, value):
         if isinstance(value, E.PrimExpr):

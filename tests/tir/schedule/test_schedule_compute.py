@@ -467,3 +467,45 @@ def test_decompose_reduction_of_a_recomputed_block():
                 "block T0 runs 12 times under loop j for 6 distinct iter values")
     sch.decompose_reduction(block, ax0)  # the init runs again in every iteration of j
     check_same(sum_then_broadcast, sch)
+
+
+@T.prim_func
+def _read_in_an_inner_scope(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + T.float32(1)
+    with T.block("outer"):
+        T.reads(A[0:8])
+        T.writes(C[0:8])
+        for j in range(8):
+            with T.block("C"):
+                vj = T.axis.spatial(8, j)
+                C[vj] = B[vj] * T.float32(2)
+
+
+def test_compute_inline_refuses_a_reader_in_another_scope():
+    sch = Schedule(_read_in_an_inner_scope)
+    before = sch.mod.script()
+    check_fails(sch, lambda: sch.compute_inline(sch.get_block("B")),
+                "read by block C outside the scope")
+    assert sch.mod.script() == before
+
+
+def test_compute_inline_of_a_long_chain_stage_by_stage():
+    """Inlining 120 stages one by one into the last (what LowerTE does to a fused chain)."""
+    def stage(prev, k):
+        return te.compute((4, 5), lambda i, j: te.max(prev[i, j] + float(k % 5), 0.0),
+                          name=f"s{k}")
+
+    A = te.placeholder((4, 5), name="A")
+    stages = [A]
+    for k in range(121):
+        stages.append(stage(stages[-1], k))
+    func = te.create_prim_func([A, stages[-1]])
+    sch = Schedule(func)
+    for k in reversed(range(120)):
+        sch.compute_inline(sch.get_block(f"s{k}"))
+    assert sch.mod.script().count("T.block(") == 2  # root and the last stage
+    check_same(func, sch)

@@ -1,0 +1,58 @@
+"""Code generation of deep expressions without deep recursion.
+
+A code generator translates an expression recursively. Past a depth, it first translates
+what is below the current node, children before parents, remembering the results, so that
+the recursion that follows stops at them (``evaluation_order``). Only pure nodes are
+translated ahead: a Let (a scope) and calls that are not plain math (``if_then_else`` guards
+its operands, packed and extern calls have effects) are left to the recursion, and nothing
+inside them is translated ahead.
+"""
+
+from __future__ import annotations
+
+from irlab.tir import expr as E
+from irlab.tir.functor import expr_children
+
+DEEP = 100  # translation depth past which what is below is translated first
+
+_PURE_CALLS = frozenset({
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+    "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
+    "erf", "sigmoid", "fabs", "abs", "floor", "ceil", "trunc", "round", "nearbyint", "pow",
+    "fma", "copysign", "likely", "isnan", "isinf", "isfinite", "fmod", "hypot", "nextafter",
+    "ldexp", "popcount", "clz", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "shift_left", "shift_right", "reinterpret", "q_multiply_shift"})
+
+
+def _is_pure(e) -> bool:
+    if isinstance(e, E.Let):
+        return False
+    if isinstance(e, E.Call):
+        name = e.op if isinstance(e.op, str) else getattr(e.op, "name", str(e.op))
+        return name.removeprefix("tir.") in _PURE_CALLS
+    return True
+
+
+def evaluation_order(root, done):
+    """The pure sub-expressions strictly below ``root`` that may be translated ahead, each
+    once, children before parents, without those whose ``id`` is in ``done``."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen or id(node) in done:
+            continue
+        seen.add(id(node))
+        if node is not root and not _is_pure(node):
+            continue
+        stack.append((node, True))
+        for child in reversed(expr_children(node)):
+            if isinstance(child, E.PrimExpr) and not isinstance(child, _LEAVES):
+                stack.append((child, False))
+    return order[:-1] if order and order[-1] is root else order
+
+
+_LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
+
