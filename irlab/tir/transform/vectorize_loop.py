@@ -22,7 +22,7 @@ from __future__ import annotations
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator, substitute
+from irlab.tir.functor import StmtExprMutator, post_order_below, substitute
 from irlab.tir.transform.common import const_int, is_no_op
 
 # elementwise intrinsics: a vector call computes each lane as the scalar call would
@@ -56,14 +56,48 @@ def _widen(e, lanes):
     raise _NotVectorizable
 
 
+_DEEP = 200  # expression depth past which what is below is vectorized iteratively first
+
+
+class _IdKeys:
+    """``node in _IdKeys(memo)``: whether a memo keyed by ``id`` holds the node."""
+
+    def __init__(self, memo):
+        self.memo = memo
+
+    def __contains__(self, node):
+        return id(node) in self.memo
+
+
 class _Vectorizer:
     """Rewrites the body of one vectorized loop; raises _NotVectorizable to fall back."""
 
     def __init__(self, var, ramp):
         self.var, self.ramp, self.lanes = var, ramp, ramp.lanes
+        self.memo: dict = {}  # id(e) -> (e, result): a shared sub-expression is done once
+        self.depth = 0
 
     # -- expressions ---------------------------------------------------------------------
     def expr(self, e):
+        hit = self.memo.get(id(e))
+        if hit is not None:
+            return hit[1]
+        if self.depth > _DEEP:  # deep: what is below first, so that recursion stops there
+            saved, self.depth = self.depth, 0
+            try:
+                for node in post_order_below(e, _IdKeys(self.memo)):
+                    self.expr(node)
+            finally:
+                self.depth = saved
+        self.depth += 1
+        try:
+            out = self._expr(e)
+        finally:
+            self.depth -= 1
+        self.memo[id(e)] = (e, out)
+        return out
+
+    def _expr(self, e):
         if e is self.var:
             return self.ramp
         if isinstance(e, (E.Var, E.IntImm, E.FloatImm, E.StringImm)):

@@ -123,3 +123,11 @@ def test_deep_expression_prints_and_compiles(target):
     for k in range(1500):
         want = np.maximum(want + np.float32(k % 3 + 1), np.float32(0))
     np.testing.assert_allclose(y, want, rtol=1e-5)
+
+
+def test_one_deep_kernel_when_max_depth_allows_it():
+    # 400 ops in one kernel: before, RecursionError in LowerTE's TE builder and in
+    # tir.VectorizeLoop (which also re-vectorized shared sub-expressions once per use)
+    got, want, lib = _run_chain(200, 3, {"relay.FuseOps.max_depth": 1000})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(lib.lowered) == 1
