@@ -8,7 +8,8 @@ measure of how far ``import irlab as tvm`` carries TVM code.
 github:apache/tvm``); the files are read from it at ``--tag`` at run time, into a temporary
 directory, and never committed. Each file runs in its own pytest subprocess whose ``tvm`` and
 ``tvm.X.Y`` modules are irlab's (a meta-path alias installed by a generated conftest), and the
-table prints per file what pytest collected, passed, failed, errored and skipped. Tests TVM
+table prints per file what pytest collected, passed, failed, errored and skipped (a file
+that fails to import counts each of its ``def test_`` functions as an error). Tests TVM
 itself skips on a CPU-only machine count as skipped, outside the pass rate.
 """
 
@@ -54,6 +55,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 sys.meta_path.insert(0, _Alias())
+pytest_plugins = ["tvm.testing.plugin"]
 '''
 
 
@@ -90,6 +92,11 @@ def _run_file(src, tag, path, workdir, timeout):
     if total == 0 or errors:
         match = re.search(r"^E\s+(.*)$", proc.stdout, re.M)
         note = match.group(1)[:120] if match else ""
+    if errors and total <= 1:
+        # The file did not import: count its test functions (parametrized cases once each) as
+        # errors, so a file that fails to load weighs what it holds, not one test.
+        with open(target, encoding="utf-8") as f:
+            total = errors = max(1, len(re.findall(r"^def test_", f.read(), re.M)))
     return total, total - failed - errors - skipped, failed, errors, skipped, note
 
 
