@@ -115,8 +115,8 @@ def _program_key(mod: IRModule, target: Target) -> str | None:
     from irlab.transform import PassContext
 
     ctx = PassContext.current()
-    if ctx.instruments:
-        return None
+    if ctx.instruments or ctx.config.get("tir.add_lower_pass"):
+        return None  # instruments must see the build; user passes are code, not hashable
     h = hashlib.sha256()
     for part in (CODEGEN_VERSION, str(target), str(ctx.opt_level), repr(sorted(ctx.disabled_pass)),
                  repr(sorted((k, repr(v)) for k, v in ctx.config.items())),
