@@ -45,9 +45,24 @@ class PrimFuncPass(Pass):
         return out
 
 
+class UserPrimFuncPass(PrimFuncPass):
+    """A ``prim_func_pass`` written by a user: each PrimFunc it changes must still be well
+    formed, else ``WellFormedError`` names the pass (before a later pass trips on it)."""
+
+    def transform_module(self, mod, ctx):
+        from irlab.tir.transform.user_passes import check_well_formed
+
+        out = super().transform_module(mod, ctx)
+        for gv, func in out.functions.items():
+            if isinstance(func, PrimFunc) and func is not mod.functions.get(gv):
+                check_well_formed(func, self.info.name, gv.name_hint)
+        return out
+
+
 def prim_func_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``)."""
-    return _wrap_pass(pass_func, opt_level, name, required, PrimFuncPass)
+    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``); the
+    pass checks what it returns (a PrimFunc, well formed)."""
+    return _wrap_pass(pass_func, opt_level, name, required, UserPrimFuncPass)
 
 
 def LowerInitBlock():  # noqa: N802 (TVM's names)
@@ -143,7 +158,7 @@ for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, Lower
            FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin):
     register_pass_factory("tir." + _f.__name__, _f)
 
-__all__ = ["PrimFuncPass", "prim_func_pass", "PassContext", "ApplyCustomPass", "LowerInitBlock",
+__all__ = ["PrimFuncPass", "UserPrimFuncPass", "prim_func_pass", "PassContext", "ApplyCustomPass", "LowerInitBlock",
            "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
            "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
            "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks"]

@@ -226,3 +226,28 @@ def test_custom_pass_bad_results_are_named(clean_default_context):
         tir.transform.ApplyCustomPass(["nope"])(_lowered())
     with pytest.raises(IrlabError, match="must be given a function"):
         ctx.add_custom_pass("not callable", "x")
+
+
+def test_prim_func_pass_applied_directly_checks_its_result():
+    @tvm.tir.transform.prim_func_pass(opt_level=0, name="user.DirectShift")
+    def shift(func, mod, ctx):
+        return func.with_body(_ShiftStores().visit_stmt(func.body))
+
+    with pytest.raises(WellFormedError, match="pass user.DirectShift left @main not well"):
+        shift(_lowered())
+
+
+def test_user_passes_are_steps_of_a_pass_trace():
+    from irlab.tir.transform.pipeline import lowering_passes
+    from irlab.transform import Sequential
+    from irlab.viz.pass_trace import PassTrace
+
+    config = {"tir.add_lower_pass": [(1, two_to_three)]}
+    passes = [Sequential(lowering_passes(PassContext(config=config)), name="tir.lower")]
+    trace = PassTrace(IRModule({"main": scale_plus_one()}), passes, config=config)
+    names = [step.name for step in trace.steps]
+    assert trace.error is None
+    assert names.index("tir.FlattenBuffer") < names.index("two_to_three") < names.index(
+        "tir.VectorizeLoop")
+    step = trace.steps[names.index("two_to_three")]
+    assert step.changed and "T.float32(3)" in step.module.script()
