@@ -5,8 +5,10 @@ or registered for a target kind as ``target.build.<kind>``.
 A code generator is a TIR functor (``irlab.tir.functor``): ``visit_<kind>`` methods looked up
 through a per-class table, one per node kind it handles (``visit_add``, ``visit_buffer_load``,
 ``visit_for``...). By convention an expression's method returns the expression's text and a
-statement's method emits lines through the indenting emitter (``emit``, ``indented``). A
-node kind without a method is refused naming the generator and the kind.
+statement's method emits lines through the indenting emitter (``emit``, ``indented``);
+``name_of`` gives each variable one unique identifier. The base handles the statements that
+only scope a body (``SeqStmt``, ``DeclBuffer``, ``AttrStmt``); any other node kind without a
+method is refused, naming the generator and the kind.
 
 ``tvm.build`` lowers every PrimFunc (the whole ``irlab.lower`` pipeline, then
 ``LowerIntrin``: flat loops over 1-D buffers), calls ``generate_code(func, target)`` for each
@@ -111,6 +113,17 @@ class CodeGenBase(ExprFunctor, StmtFunctor):
 
     def visit_prim_func(self, func: PrimFunc):
         raise CodegenError(f"{type(self).__name__} defines no visit_prim_func")
+
+    # statements that only scope their body, the same in every language (override to differ)
+    def visit_seq_stmt(self, s):
+        for stmt in s.seq:
+            self.visit_stmt(stmt)
+
+    def visit_decl_buffer(self, s):
+        self.visit_stmt(s.body)  # a view of storage named where its data var was bound
+
+    def visit_attr_stmt(self, s):
+        self.visit_stmt(s.body)
 
     @classmethod
     def _method_for(cls, node_cls):

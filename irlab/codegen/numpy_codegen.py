@@ -125,10 +125,6 @@ class NumpyCodeGen(CodeGenBase):
             with self.indented("else:", empty="pass"):
                 self.visit_stmt(s.else_case)
 
-    def visit_seq_stmt(self, s):
-        for stmt in s.seq:
-            self.visit_stmt(stmt)
-
     def visit_let_stmt(self, s):
         self.emit(f"{self.name_of(s.var)} = {self.visit_expr(s.value)}")
         self.visit_stmt(s.body)
@@ -136,12 +132,6 @@ class NumpyCodeGen(CodeGenBase):
     def visit_allocate(self, s):
         size = " * ".join(self.visit_expr(e) for e in s.extents) or "1"
         self.emit(f"{self.name_of(s.buffer_var)} = np.zeros({size}, dtype='{_elem(s.dtype)}')")
-        self.visit_stmt(s.body)
-
-    def visit_decl_buffer(self, s):
-        self.visit_stmt(s.body)  # storage comes from buffer.data, named where it was bound
-
-    def visit_attr_stmt(self, s):
         self.visit_stmt(s.body)
 
     def visit_assert_stmt(self, s):

@@ -143,13 +143,6 @@ class CountingCodeGen(build_module.CodeGenBase):
         with self.indented(f"loop {self.name_of(s.loop_var)} < {self.visit(s.extent)}:"):
             self.visit(s.body)
 
-    def visit_seq_stmt(self, s):
-        for stmt in s.seq:
-            self.visit(stmt)
-
-    def visit_decl_buffer(self, s):
-        self.visit(s.body)
-
     def visit_buffer_store(self, s):
         self.emit(f"store {s.buffer.name}")
 
