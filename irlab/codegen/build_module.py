@@ -23,7 +23,7 @@ import contextlib
 import keyword
 import re
 
-from irlab.errors import CodegenError
+from irlab.errors import CodegenError, TIRError
 from irlab.ir.module import IRModule
 from irlab.runtime.source_module import source_module_from
 from irlab.tir import expr as E
@@ -129,7 +129,7 @@ class CodeGenBase(ExprFunctor, StmtFunctor):
     def _method_for(cls, node_cls):
         try:
             return super()._method_for(node_cls)
-        except Exception as err:  # the functor's TIRError, said as a code generator's gap
+        except TIRError as err:  # the functor's refusal, said as a code generator's gap
             raise CodegenError(f"{cls.__name__} has no visit method for "
                                f"{node_cls.__name__} nodes") from err
 

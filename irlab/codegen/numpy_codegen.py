@@ -93,6 +93,9 @@ class NumpyCodeGen(CodeGenBase):
             names.append(self.name_of(param, buffer.name))
             prologue.append(f"{self.name_of(buffer.data, buffer.name + '_flat')} = "
                             f"{names[-1]}.reshape(-1)")
+            prologue += [f"{self.name_of(d)} = {names[-1]}.shape[{axis}]"  # symbolic sizes
+                         for axis, d in enumerate(buffer.shape)
+                         if isinstance(d, E.Var) and d not in self._names]
             shape = tuple(int(d.value) if isinstance(d, E.IntImm) else None
                           for d in buffer.shape)
             signature.append((names[-1], shape, str(buffer.dtype)))
