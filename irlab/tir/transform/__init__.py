@@ -50,12 +50,10 @@ class UserPrimFuncPass(PrimFuncPass):
     formed, else ``WellFormedError`` names the pass (before a later pass trips on it)."""
 
     def transform_module(self, mod, ctx):
-        from irlab.tir.transform.user_passes import check_well_formed
+        from irlab.tir.transform.user_passes import check_changed_functions
 
         out = super().transform_module(mod, ctx)
-        for gv, func in out.functions.items():
-            if isinstance(func, PrimFunc) and func is not mod.functions.get(gv):
-                check_well_formed(func, self.info.name, gv.name_hint)
+        check_changed_functions(mod, out, self.info.name)
         return out
 
 
@@ -158,7 +156,8 @@ for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, Lower
            FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin):
     register_pass_factory("tir." + _f.__name__, _f)
 
-__all__ = ["PrimFuncPass", "UserPrimFuncPass", "prim_func_pass", "PassContext", "ApplyCustomPass", "LowerInitBlock",
+__all__ = ["PrimFuncPass", "UserPrimFuncPass", "prim_func_pass", "PassContext",
+           "ApplyCustomPass", "LowerInitBlock",
            "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
            "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
            "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks"]

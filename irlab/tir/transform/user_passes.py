@@ -76,11 +76,8 @@ class CheckedUserPass(Pass):
         if not isinstance(result, IRModule):
             raise IrlabError(f"pass {self.info.name} ({self.where}) returned "
                              f"{type(result).__name__}, not an IRModule")
-        if _checks_itself(self.inner):
-            return result
-        for gvar, func in result.functions.items():
-            if isinstance(func, PrimFunc) and func is not _lookup(mod, gvar):
-                check_well_formed(func, self.info.name, gvar.name_hint)
+        if not _checks_itself(self.inner):
+            check_changed_functions(mod, result, self.info.name)
         return result
 
 
@@ -92,8 +89,11 @@ def _checks_itself(pass_) -> bool:
         getattr(pass_, "_inner", None), UserPrimFuncPass)
 
 
-def _lookup(mod, gvar):
-    return mod.functions.get(gvar)
+def check_changed_functions(before: IRModule, after: IRModule, pass_name: str):
+    """Every PrimFunc of ``after`` that is not the one of ``before`` must be well formed."""
+    for gvar, func in after.functions.items():
+        if isinstance(func, PrimFunc) and func is not before.functions.get(gvar):
+            check_well_formed(func, pass_name, gvar.name_hint)
 
 
 def check_well_formed(func: PrimFunc, pass_name: str, func_name: str):
@@ -161,4 +161,4 @@ def ApplyCustomPass(names=None) -> Pass:  # noqa: N802 (the seed's name)
 
 
 __all__ = ["user_lower_passes", "CheckedUserPass", "CustomStmtPass", "ApplyCustomPass",
-           "check_well_formed"]
+           "check_well_formed", "check_changed_functions"]
