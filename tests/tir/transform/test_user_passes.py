@@ -11,6 +11,7 @@ from irlab import relay, te, tir
 from irlab.errors import IrlabError
 from irlab.instrument import IRSnapshot
 from irlab.ir.module import IRModule
+from irlab.runtime.module import find_c_compiler
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.analysis import WellFormedError
@@ -100,6 +101,7 @@ def _stmts(stmt):
     return found
 
 
+@pytest.mark.skipif(find_c_compiler() is None, reason="no C compiler")
 def test_add_lower_pass_class_form_and_c_target():
     @tvm.tir.transform.prim_func_pass(opt_level=0)
     class Replace:
