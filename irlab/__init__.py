@@ -23,6 +23,7 @@ from irlab import script  # ``@tvm.script.ir_module`` must work after ``import i
 from irlab.tir.transform.pipeline import lower
 from irlab import target
 from irlab.build_module import build
+from irlab import codegen  # seed 000: tvm.codegen.build_module.CodeGenBase
 from irlab import contrib
 
 
@@ -36,4 +37,5 @@ def explore(mod_or_expr, **kw):
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
            "ir", "IRModule", "cpu", "device", "Device", "register_func", "get_global_func",
            "nd", "runtime", "transform",
-           "instrument", "relay", "parser", "tir", "te", "script", "lower", "target", "build", "contrib"]
+           "instrument", "relay", "parser", "tir", "te", "script", "lower", "target", "build",
+           "codegen", "contrib"]

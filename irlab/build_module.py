@@ -66,9 +66,12 @@ def lower_for_codegen(mod: IRModule) -> IRModule:
 
 
 def build(inputs, args=None, target=None, target_host=None, runtime=None,
-          name="default_function", binds=None):
+          name="default_function", binds=None, codegen=None):
     """Compile ``inputs`` (PrimFunc, IRModule of PrimFuncs, ``{target: IRModule}`` or a
-    ``tir.Schedule``) for ``target`` ("llvm" by default, or "c")."""
+    ``tir.Schedule``) for ``target`` ("llvm" by default, "c", or a kind registered with
+    ``irlab.target.register_target_kind``). ``codegen`` (seed 000), an object with
+    ``generate_code(func, target)`` such as an ``irlab.codegen.build_module.CodeGenBase``,
+    generates the code of each lowered PrimFunc instead of irlab's code generators."""
     if isinstance(inputs, dict):
         if len(inputs) != 1:
             raise IrlabError("build: a {target: module} dict must have exactly one target")
@@ -78,13 +81,16 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     funcs = [(gv, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
     if not funcs:
         raise IrlabError("build: the module has no PrimFunc to compile")
-    key = _program_key(IRModule(dict(funcs)), target)
+    user_code = codegen is not None or target.kind not in ("llvm", "c")
+    key = None if user_code else _program_key(IRModule(dict(funcs)), target)
     hit = _built.get(key) if key else None
     if hit is not None:
         return hit()
     # nothing unverified reaches codegen: refused if not well formed, run-time checks where
     # an access could not be proven in bounds
     funcs = [(gv, insert_bounds_checks(f, name=_symbol(gv, f))) for gv, f in funcs]
+    if codegen is not None:
+        return _build_with_codegen(funcs, target, codegen)
     if target.kind == "llvm":
         from irlab.target.llvm_build import build_llvm
         from irlab.target.llvm_jit import LLVMModule
@@ -99,10 +105,63 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     if target.kind == "c":
         from irlab.target.c_compile import build_c
 
-        lowered = lower_for_codegen(IRModule(dict(funcs)))
-        named = [(_symbol(gv, lowered[gv.name_hint]), lowered[gv.name_hint]) for gv, _ in funcs]
+        lowered, named = _lowered_by_symbol(funcs)
         return build_c(named, target, lowered)
-    raise IrlabError(f"build: no code generator for target {target}")
+    return _build_registered_kind(funcs, target)
+
+
+def _lowered_by_symbol(funcs):
+    lowered = lower_for_codegen(IRModule(dict(funcs)))
+    return lowered, [(_symbol(gv, lowered[gv.name_hint]), lowered[gv.name_hint])
+                     for gv, _ in funcs]
+
+
+def _build_with_codegen(funcs, target, codegen):
+    """Seed 000's ``tvm.build(..., codegen=)``: ``codegen.generate_code(func, target)`` per
+    lowered PrimFunc, then ``codegen.create_module(results, target)`` (when it has one)."""
+    from irlab.errors import CodegenError
+    from irlab.runtime.module import Module
+    from irlab.runtime.source_module import source_module_from
+
+    label = type(codegen).__name__
+    if not callable(getattr(codegen, "generate_code", None)):
+        raise IrlabError(f"build: codegen= takes an object with generate_code(stmt, target) "
+                         f"(irlab.codegen.build_module.CodeGenBase), got {label}")
+    results = []
+    for symbol, func in _lowered_by_symbol(funcs)[1]:
+        try:
+            out = codegen.generate_code(func, target)
+        except IrlabError:
+            raise
+        except Exception as err:
+            raise CodegenError(f"{label}.generate_code failed on @{symbol}: "
+                               f"{type(err).__name__}: {err}") from err
+        if out is not None and not isinstance(out, (str, Module)):
+            raise CodegenError(f"{label}.generate_code returned {type(out).__name__} for "
+                               f"@{symbol}; expected source text, a runtime.Module or None")
+        results.append((symbol, out))
+    create = getattr(codegen, "create_module", None)
+    module = create(results, target) if create else source_module_from(results, target, label)
+    if not isinstance(module, Module):
+        raise CodegenError(f"{label}.create_module returned {type(module).__name__}, not a "
+                           f"runtime.Module")
+    return module
+
+
+def _build_registered_kind(funcs, target):
+    """TVM's dispatch: the global function ``target.build.<kind>(lowered module, target)``."""
+    from irlab.runtime.module import Module
+    from irlab.runtime.registry import get_global_func
+
+    fbuild = get_global_func(f"target.build.{target.kind}", allow_missing=True)
+    if fbuild is None:
+        raise IrlabError(f"build: no code generator for target {target}: register one as "
+                         f"the global function target.build.{target.kind}(mod, target)")
+    module = fbuild(_lowered_by_symbol(funcs)[0], target)
+    if not isinstance(module, Module):
+        raise IrlabError(f"target.build.{target.kind} returned {type(module).__name__}, not "
+                         f"a runtime.Module")
+    return module
 
 
 _built = LRUCache(64)  # program key -> a function re-creating the built module
@@ -115,8 +174,8 @@ def _program_key(mod: IRModule, target: Target) -> str | None:
     from irlab.transform import PassContext
 
     ctx = PassContext.current()
-    if ctx.instruments:
-        return None
+    if ctx.instruments or ctx.config.get("tir.add_lower_pass"):
+        return None  # instruments must see the build; user passes are code, not hashable
     h = hashlib.sha256()
     for part in (CODEGEN_VERSION, str(target), str(ctx.opt_level), repr(sorted(ctx.disabled_pass)),
                  repr(sorted((k, repr(v)) for k, v in ctx.config.items())),

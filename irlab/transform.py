@@ -72,6 +72,7 @@ class PassContext:
                 candidates = ", ".join(sorted(_CONFIG_OPTIONS))
                 raise AttributeError(f"Invalid config option '{key}' candidates are: {candidates}")
         self.config = config
+        self.custom_passes: dict = {}  # name -> function, see add_custom_pass
 
     @staticmethod
     def current() -> "PassContext":
@@ -95,6 +96,28 @@ class PassContext:
         _STACK.stack.pop()
         _exit_instruments(self)
         return False
+
+    def add_custom_pass(self, pass_func, name):
+        """Register ``pass_func`` under ``name`` (seed 000's spelling; for TIR,
+        ``pass_func(stmt) -> stmt`` run by ``tir.transform.ApplyCustomPass``). A pass
+        registered again under the same name replaces the first (a re-run notebook cell)."""
+        if not callable(pass_func):
+            raise IrlabError(f"add_custom_pass: {name!r} must be given a function, got "
+                             f"{type(pass_func).__name__}")
+        if not isinstance(name, str) or not name:
+            raise IrlabError(f"add_custom_pass: the name must be a non-empty string, got "
+                             f"{name!r}")
+        self.custom_passes[name] = pass_func
+
+    @staticmethod
+    def visible_custom_passes() -> dict:
+        """The custom passes in force: the default context's, then those of every entered
+        context, outermost first (an inner registration shadows an outer one of that name)."""
+        found: dict = {}
+        default = getattr(_STACK, "default", None)
+        for ctx in ([default] if default is not None else []) + list(_STACK.stack):
+            found.update(ctx.custom_passes)
+        return found
 
     def override_instruments(self, instruments):
         """Exit the current instruments, replace them, enter the new ones."""

@@ -25,7 +25,7 @@ LAYERS = [
     ("runtime",),
     ("ir", "transform", "instrument"),
     ("arith", "tir", "te", "script"),
-    ("target", "build_module"),
+    ("target", "build_module", "codegen"),
     ("topi",),
     ("relay", "relax"),
     ("meta_schedule",),

@@ -146,8 +146,8 @@ def _build_key(ir_mod, target, params, mod_name):
     from irlab.transform import PassContext
 
     ctx = PassContext.current()
-    if ctx.instruments:
-        return None
+    if ctx.instruments or ctx.config.get("tir.add_lower_pass"):
+        return None  # instruments must see the build; user passes are code, not hashable
     h = hashlib.sha256()
     for part in (str(target), mod_name, str(ctx.opt_level), repr(sorted(ctx.disabled_pass)),
                  repr(sorted(ctx.required_pass)),

@@ -22,7 +22,8 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.runtime.registry import register_func
 from irlab.runtime.threading import default_num_threads
 
-KINDS = ("llvm", "c")
+KINDS = ("llvm", "c")  # irlab's own code generators; more come from register_target_kind
+_USER_KINDS: dict = {}  # kind -> its extra options (name -> parser), see register_target_kind
 # options every kind accepts, with how the value is parsed
 _OPTIONS = {"mcpu": str, "mtriple": str, "mattr": lambda v: [a for a in v.split(",") if a],
             "num-cores": int, "opt-level": int, "fast-math": lambda v: v not in ("0", "false"),
@@ -66,20 +67,22 @@ class Target:
             raise IrlabError(f"a target is a string such as 'llvm' or 'c', got {target!r}")
         words = shlex.split(target)
         kind = words[0]
-        if kind not in KINDS:
+        if kind not in KINDS and kind not in _USER_KINDS:
             raise IrlabError(f"unknown target kind {kind!r} in {target!r}; irlab generates "
-                             f"code for {', '.join(KINDS)}")
+                             f"code for {', '.join(KINDS + tuple(_USER_KINDS))} (a new kind: "
+                             f"irlab.target.register_target_kind)")
         self.kind = kind
         self.options: dict = {}
+        options = {**_OPTIONS, **_USER_KINDS.get(kind, {})}
         for word in words[1:]:
             if not word.startswith("-"):
                 raise IrlabError(f"target {target!r}: option {word!r} must look like -key=value")
             key, _, value = word.lstrip("-").partition("=")
-            if key not in _OPTIONS:
+            if key not in options:
                 raise IrlabError(f"target {target!r}: unknown option -{key}; known: "
-                                 + ", ".join("-" + k for k in _OPTIONS))
+                                 + ", ".join("-" + k for k in options))
             try:
-                self.options[key] = _OPTIONS[key](value if value else "1")
+                self.options[key] = options[key](value if value else "1")
             except ValueError:
                 raise IrlabError(f"target {target!r}: bad value for -{key}: {value!r}") from None
         if self.options.get("num-cores", 1) < 1:
@@ -221,6 +224,25 @@ def as_target(target) -> Target:
     return target if isinstance(target, Target) else Target(target)
 
 
+def register_target_kind(name: str, options=None, override: bool = False):
+    """Make ``name`` a target kind (TVM's ``TVM_REGISTER_TARGET_KIND``, from Python):
+    ``Target("name -opt=v")`` parses, with ``options`` (option name -> parser such as ``int``,
+    or a list of names parsed as text) beside the common ones. ``tvm.build`` compiles for it
+    by calling the global function ``target.build.<name>(mod, target)`` that the user
+    registers (``tvm.register_func``); the schedules treat it as a CPU."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise IrlabError(f"register_target_kind: a kind is an identifier, got {name!r}")
+    if name in KINDS or (name in _USER_KINDS and not override):
+        raise IrlabError(f"target kind {name!r} is already registered (override=True to "
+                         f"replace a kind registered from Python)")
+    if options is None:
+        options = {}
+    elif not isinstance(options, dict):
+        options = {str(o): str for o in options}
+    _USER_KINDS[name] = dict(options)
+    return name
+
+
 register_func("target.Target", lambda text: Target(text))
 
-__all__ = ["Target", "as_target", "host_cpu", "default_num_threads"]
+__all__ = ["Target", "as_target", "host_cpu", "default_num_threads", "register_target_kind"]

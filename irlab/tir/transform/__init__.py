@@ -2,14 +2,18 @@
 (``tir.LowerInitBlock``...), applying a function to every PrimFunc of the module.
 
 ``prim_func_pass`` makes such a pass from ``f(func, mod, ctx) -> func``; the lowering
-pipeline built from these factories is in ``irlab.tir.transform.pipeline``.
+pipeline built from these factories is in ``irlab.tir.transform.pipeline``, and user passes
+join it through ``PassContext(config={"tir.add_lower_pass": [(phase, pass)]})`` or seed 000's
+``PassContext.current().add_custom_pass`` + ``ApplyCustomPass`` (``user_passes``).
 """
 
 from __future__ import annotations
 
 from irlab.errors import IrlabError
 from irlab.tir.function import PrimFunc
-from irlab.transform import Pass, PassInfo, _wrap_pass, register_config, register_pass_factory
+from irlab.transform import (Pass, PassContext, PassInfo, _wrap_pass, register_config,
+                             register_pass_factory)
+from irlab.tir.transform.user_passes import ApplyCustomPass
 
 # valid PassContext config keys as soon as the package is imported (UnrollLoopConfig's fields)
 register_config("tir.UnrollLoop", "tir.transform.UnrollLoopConfig")
@@ -41,9 +45,22 @@ class PrimFuncPass(Pass):
         return out
 
 
+class UserPrimFuncPass(PrimFuncPass):
+    """A ``prim_func_pass`` written by a user: each PrimFunc it changes must still be well
+    formed, else ``WellFormedError`` names the pass (before a later pass trips on it)."""
+
+    def transform_module(self, mod, ctx):
+        from irlab.tir.transform.user_passes import check_changed_functions
+
+        out = super().transform_module(mod, ctx)
+        check_changed_functions(mod, out, self.info.name)
+        return out
+
+
 def prim_func_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``)."""
-    return _wrap_pass(pass_func, opt_level, name, required, PrimFuncPass)
+    """Decorate ``f(func, mod, ctx) -> func`` (or a class with ``transform_function``); the
+    pass checks what it returns (a PrimFunc, well formed)."""
+    return _wrap_pass(pass_func, opt_level, name, required, UserPrimFuncPass)
 
 
 def LowerInitBlock():  # noqa: N802 (TVM's names)
@@ -139,7 +156,8 @@ for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, Lower
            FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin):
     register_pass_factory("tir." + _f.__name__, _f)
 
-__all__ = ["PrimFuncPass", "prim_func_pass", "LowerInitBlock",
+__all__ = ["PrimFuncPass", "UserPrimFuncPass", "prim_func_pass", "PassContext",
+           "ApplyCustomPass", "LowerInitBlock",
            "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
            "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
            "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks"]

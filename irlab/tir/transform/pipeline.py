@@ -6,6 +6,9 @@ instruments (``IRSnapshot``, the pass stepper) see every TIR pass by name::
 
     with PassContext(instruments=[IRSnapshot()]) as ctx:
         lowered = irlab.lower(te.create_prim_func([A, B, D]))
+
+User passes join it after a phase: ``PassContext(config={"tir.add_lower_pass": [(1, p)]})``
+(TVM's key; see ``irlab.tir.transform.user_passes``), in ``tvm.build`` and ``relay.build``.
 """
 
 from __future__ import annotations
@@ -14,31 +17,39 @@ from irlab.errors import IrlabError
 from irlab.ir.module import IRModule
 from irlab.tir import transform as T
 from irlab.tir.function import PrimFunc
+from irlab.tir.transform.user_passes import user_lower_passes
 from irlab.transform import PassContext, Sequential
 
 
 def lowering_passes(ctx: PassContext | None = None) -> list:
-    """The pass list, in order; config (``tir.disable_vectorize``) is read from ``ctx``."""
+    """The pass list, in order; config (``tir.disable_vectorize``) is read from ``ctx``, and
+    the user's ``tir.add_lower_pass`` passes go after their phase (0: before phase 1)."""
     ctx = ctx or PassContext.current()
     disable_vectorize = bool(ctx.config.get("tir.disable_vectorize", False))
-    return [
-        # -- phase 1: from blocks to plain loops --------------------------------------------
-        T.LowerInitBlock(),          # reduction init -> `if k == 0: init` inside the block
-        T.PlanAndUpdateBufferAllocationLocation(),  # buffers move down to where they are used
-        T.ConvertBlocksToOpaque(),   # block iter vars -> the loop expressions bound to them
-        T.CompactBufferAllocation(),  # block-local buffers shrink to the region used
-        T.Simplify(),                # tidy the substituted indices while blocks still exist
-        T.LowerOpaqueBlock(),        # blocks gone: Allocate/DeclBuffer, predicates as ifs
-        T.FlattenBuffer(),           # n-D accesses -> 1-D row-major index arithmetic
-        T.Simplify(),                # the flattened indices, with the loop bounds known
-        # -- phase 2: loop transformations ------------------------------------------------
-        T.VectorizeLoop(not disable_vectorize),  # T.vectorized -> Ramp/Broadcast
-        T.UnrollLoop(),              # T.unroll (and config auto_max_step) -> copies
-        # -- phase 3: clean-up --------------------------------------------------------------
-        T.Simplify(),                # constants the unrolled copies created
-        T.RemoveNoOp(),              # empty loops, evaluate(0), x[i] = x[i]
-        # T.LowerIntrin() belongs to TVM's build (per target), not to lower: see build passes
+    phases = [
+        [],  # -- phase 0: nothing of irlab's; user passes see block-form TIR ---------------
+        [  # -- phase 1: from blocks to plain loops --------------------------------------------
+            T.LowerInitBlock(),          # reduction init -> `if k == 0: init` inside the block
+            T.PlanAndUpdateBufferAllocationLocation(),  # buffers move down to where they are used
+            T.ConvertBlocksToOpaque(),   # block iter vars -> the loop expressions bound to them
+            T.CompactBufferAllocation(),  # block-local buffers shrink to the region used
+            T.Simplify(),                # tidy the substituted indices while blocks still exist
+            T.LowerOpaqueBlock(),        # blocks gone: Allocate/DeclBuffer, predicates as ifs
+            T.FlattenBuffer(),           # n-D accesses -> 1-D row-major index arithmetic
+            T.Simplify(),                # the flattened indices, with the loop bounds known
+        ],
+        [  # -- phase 2: loop transformations ------------------------------------------------
+            T.VectorizeLoop(not disable_vectorize),  # T.vectorized -> Ramp/Broadcast
+            T.UnrollLoop(),              # T.unroll (and config auto_max_step) -> copies
+        ],
+        [  # -- phase 3: clean-up ----------------------------------------------------------
+            T.Simplify(),                # constants the unrolled copies created
+            T.RemoveNoOp(),              # empty loops, evaluate(0), x[i] = x[i]
+            # T.LowerIntrin() belongs to TVM's build (per target), not to lower: see build
+        ],
     ]
+    user = user_lower_passes(ctx)
+    return [p for phase, passes in enumerate(phases) for p in passes + user[phase]]
 
 
 def lower(mod_or_func, name: str = "main") -> IRModule:
