@@ -27,7 +27,6 @@ from irlab.relay.function import Function
 
 _DATAFLOW = (R.Call, R.Tuple, R.TupleGetItem)
 _DEEP = 64  # visit depth past which what is below is visited iteratively first
-_RESHAPE_ONLY = {"reshape", "squeeze", "expand_dims", "nn.batch_flatten", "reshape_like"}
 
 
 def _is_primitive(f) -> bool:
@@ -37,7 +36,8 @@ def _is_primitive(f) -> bool:
 
 def _reshape_only(func: Function) -> bool:
     body = func.body
-    while isinstance(body, R.Call) and isinstance(body.op, Op) and body.op.name in _RESHAPE_ONLY:
+    while (isinstance(body, R.Call) and isinstance(body.op, Op)
+           and body.op.get_attr("TReshapeOp", False)):
         body = body.args[0]
     return body is not func.body and isinstance(body, R.Var)
 

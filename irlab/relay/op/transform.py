@@ -242,7 +242,8 @@ def _reshape_rel(ctx):
 register_op("reshape", num_inputs=1, arguments=_DATA, attrs_type=ReshapeAttrs,
             type_rel=_reshape_rel, pattern=OpPattern.INJECTIVE, support_level=3,
             reference=_reshape_reference,
-            description="Reshape a tensor; newshape may use the special values 0, -1, -2, -3, -4.")
+            description="Reshape a tensor; newshape may use the special values 0, -1, -2, -3, -4.",
+            ).set_attr("TReshapeOp", True)
 
 
 def reshape(data, newshape, allowzero=False):
@@ -281,7 +282,8 @@ register_op("reshape_like", num_inputs=2,
             arguments=_DATA + [("shape_like", "Tensor", "Shape tensor.")],
             attrs_type=ReshapeLikeAttrs, type_rel=_reshape_like_rel,
             pattern=OpPattern.INJECTIVE, support_level=3, reference=_reshape_reference,
-            description="Reshape to (part of) the shape of another tensor.")
+            description="Reshape to (part of) the shape of another tensor.",
+            ).set_attr("TReshapeOp", True)
 
 
 def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None):
@@ -346,7 +348,8 @@ def _squeeze_rel(ctx):
 
 register_op("squeeze", num_inputs=1, arguments=_DATA, attrs_type=SqueezeAttrs,
             type_rel=_squeeze_rel, pattern=OpPattern.INJECTIVE, support_level=3,
-            reference=_reshape_reference, description="Remove axes of size 1.")
+            reference=_reshape_reference, description="Remove axes of size 1.",
+            ).set_attr("TReshapeOp", True)
 
 
 def squeeze(data, axis=None):
@@ -367,7 +370,8 @@ def _expand_dims_rel(ctx):
 register_op("expand_dims", num_inputs=1, arguments=_DATA, attrs_type=ExpandDimsAttrs,
             type_rel=_expand_dims_rel, pattern=OpPattern.BROADCAST, support_level=1,
             reference=_reshape_reference,
-            description="Insert num_newaxis axes of size 1 at position axis.")
+            description="Insert num_newaxis axes of size 1 at position axis.",
+            ).set_attr("TReshapeOp", True)
 
 
 def expand_dims(data, axis, num_newaxis=1):

@@ -41,11 +41,6 @@ from irlab.relay.function import Function
 from irlab.relay.transform.graph_partitioner import (MAX_FUSED_OPS, FusionError,
                                                      GraphPartitioner, IndexedForwardGraph)
 
-# Ops whose fused groups may be marked ``relay.reshape_only`` (TVM's ``TReshapeOp``). An op
-# may also carry the attribute itself: ``Op.get(name).set_attr("TReshapeOp", True)``.
-_TVM_RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten",
-                              "contrib_reverse_reshape", "dyn.reshape"})
-
 _STOP_FUSION = "annotation.stop_fusion"
 _MAX_KERNEL_NAME = 80
 
@@ -59,7 +54,9 @@ def _is_external(func) -> bool:
 
 
 def _is_reshape_op(op) -> bool:
-    return isinstance(op, Op) and bool(op.get_attr("TReshapeOp", op.name in _TVM_RESHAPE_OPS))
+    """Only reshapes its data (TVM's ``TReshapeOp``, set where the op is defined): a fused
+    group of such ops is marked ``relay.reshape_only``."""
+    return isinstance(op, Op) and bool(op.get_attr("TReshapeOp", False))
 
 
 def _body_traits(body):

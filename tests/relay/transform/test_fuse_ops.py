@@ -803,3 +803,14 @@ def test_random_programs_defuse_inverts_fuse(fn):
         assert_structural_equal(defused, mod)
     else:  # TVM's DefuseOps only inlines call bodies; the program must still agree
         _assert_same_results(mod, defused)
+
+
+def test_reshape_only_is_an_op_trait():
+    """TVM's TReshapeOp lives on the ops (set where each is defined); FuseOps marks a fused
+    group of them ``relay.reshape_only`` and graph codegen makes it a ``__nop``."""
+    from irlab.ir.op import Op
+
+    reshapes = {"reshape", "reshape_like", "squeeze", "expand_dims", "nn.batch_flatten"}
+    for name in reshapes:
+        assert Op.get(name).get_attr("TReshapeOp") is True, name
+    assert not Op.get("transpose").get_attr("TReshapeOp", False)

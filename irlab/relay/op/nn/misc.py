@@ -115,7 +115,8 @@ register_op("nn.bias_add", num_inputs=2,
 register_op("nn.batch_flatten", num_inputs=1,
             arguments=[("data", "Tensor", "The input tensor.")], type_rel=_batch_flatten_rel,
             pattern=OpPattern.INJECTIVE, reference=_batch_flatten_reference, support_level=1,
-            description="Flatten all dimensions but the first: (N, d1, d2...) -> (N, d1*d2*...).")
+            description="Flatten all dimensions but the first: (N, d1, d2...) -> (N, d1*d2*...).",
+            ).set_attr("TReshapeOp", True)
 register_op("nn.pad", num_inputs=2,
             arguments=[("data", "Tensor", "The input tensor."),
                        ("pad_val", "Tensor", "The value to fill the padded area with.")],
