@@ -54,3 +54,9 @@ class Function(RelayExpr):
         return pretty_print(self)
 
     __repr__ = __str__
+def is_primitive(func) -> bool:
+    """A fused kernel (attr ``Primitive`` = 1, set by FuseOps and PartitionGraph): lowered to
+    one PrimFunc or external module and called as one op; passes leave its body alone."""
+    return isinstance(func, Function) and int(func.get_attr("Primitive", 0) or 0) == 1
+
+

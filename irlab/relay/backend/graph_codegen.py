@@ -23,15 +23,10 @@ from irlab.relay import expr as R
 from irlab.relay.backend.graph_plan_memory import plan_memory
 from irlab.relay.backend.te_compiler import TECompiler
 from irlab.relay.expr_functor import post_order
-from irlab.relay.function import Function
+from irlab.relay.function import Function, is_primitive
 
 _DATAFLOW = (R.Call, R.Tuple, R.TupleGetItem)
 _DEEP = 64  # visit depth past which what is below is visited iteratively first
-
-
-def _is_primitive(f) -> bool:
-    attrs = f.attrs
-    return attrs is not None and "Primitive" in attrs and int(attrs["Primitive"]) == 1
 
 
 def _reshape_only(func: Function) -> bool:
@@ -122,7 +117,7 @@ class GraphCodegen:
 
     def _call(self, call):
         func = call.op
-        if not (isinstance(func, Function) and _is_primitive(func)):
+        if not (isinstance(func, Function) and is_primitive(func)):
             what = func.name if isinstance(func, Op) else type(func).__name__
             raise IrlabError(f"graph codegen: @main calls {what} directly; run FuseOps first "
                              f"(relay.build does)")

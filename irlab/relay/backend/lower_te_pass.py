@@ -11,7 +11,7 @@ its PrimFunc by structure, and the module shows both levels side by side.
 from __future__ import annotations
 
 from irlab.relay import expr as R
-from irlab.relay.function import Function
+from irlab.relay.function import Function, is_primitive
 from irlab.transform import Sequential, module_pass
 
 
@@ -48,8 +48,7 @@ def LowerTE(compiler):  # noqa: N802 (TVM's name)
     def transform(mod, ctx):
         out = mod.copy()
         for func in _primitive_calls(mod["main"]):
-            attrs = func.attrs
-            if attrs is not None and "Primitive" in attrs:
+            if is_primitive(func):
                 lowered = compiler.lower(func)
                 out[lowered.name] = lowered.prim_func
         return out

@@ -22,7 +22,7 @@ from irlab.ir.op import Op
 from irlab.ir.type import FuncType
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.expr_functor import ExprMutator, post_order
-from irlab.relay.function import Function
+from irlab.relay.function import Function, is_primitive
 
 _PURE = (True, True)  # (evaluating it is pure, calling the resulting value is pure)
 
@@ -48,7 +48,7 @@ class _Purity:
     def visit_module(self):
         for gv, func in self.mod.functions.items():
             if isinstance(func, Function) and not (
-                    func.get_attr("Primitive") or func.get_attr("Extern")):
+                    is_primitive(func) or func.get_attr("Extern")):
                 self.global_function(gv, func)
 
     def global_function(self, gv, func):

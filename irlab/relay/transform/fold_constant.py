@@ -22,6 +22,7 @@ from irlab.ir.op import Op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Constant, If, Let, Tuple, const
 from irlab.relay.expr_functor import ExprMutator
+from irlab.relay.function import is_primitive
 from irlab.relay.transform import function_pass
 
 # Cheap generators: folding them only trades a tiny op for a large literal (TVM's skip list).
@@ -83,7 +84,7 @@ class _ConstantFolder(ExprMutator):
 
     # -- scopes -------------------------------------------------------------------------------
     def visit_function(self, fn):
-        if not fn.get_attr("Primitive"):
+        if not is_primitive(fn):
             return super().visit_function(fn)
         # A fused primitive function is what codegen will see: leave its body alone.
         saved, self.inside_primitive = self.inside_primitive, True

@@ -37,16 +37,12 @@ from irlab.ir.op import Op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, Var
 from irlab.relay.expr_functor import ExprMutator, post_order
-from irlab.relay.function import Function
+from irlab.relay.function import Function, is_primitive
 from irlab.relay.transform.graph_partitioner import (MAX_FUSED_OPS, FusionError,
                                                      GraphPartitioner, IndexedForwardGraph)
 
 _STOP_FUSION = "annotation.stop_fusion"
 _MAX_KERNEL_NAME = 80
-
-
-def _is_primitive(func) -> bool:
-    return func.attrs is not None and bool(func.attrs.get("Primitive", 0))
 
 
 def _is_external(func) -> bool:
@@ -141,7 +137,7 @@ class _FuseMutator(ExprMutator):
         return Call(func, info.arguments)
 
     def visit_function(self, fn):
-        if _is_primitive(fn) or _is_external(fn):
+        if is_primitive(fn) or _is_external(fn):
             return fn
         return super().visit_function(fn)
 
@@ -195,7 +191,7 @@ def fuse_expr(expr, opt_level: int = 2, max_fuse_depth: int = MAX_FUSED_OPS,
     A function already marked ``Primitive`` is returned unchanged. ``link_params`` keeps
     tensor constants inside the fused functions instead of passing them as parameters.
     """
-    if isinstance(expr, Function) and (_is_primitive(expr) or _is_external(expr)):
+    if isinstance(expr, Function) and (is_primitive(expr) or _is_external(expr)):
         return expr
     graph = IndexedForwardGraph.create(expr)
     groups = GraphPartitioner(opt_level, max_fuse_depth).partition(graph)

@@ -32,7 +32,7 @@ from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.expr_functor import ExprMutator
-from irlab.relay.function import Function
+from irlab.relay.function import Function, is_primitive
 
 _ATOMS = (Var, GlobalVar, Op)
 
@@ -94,10 +94,6 @@ def _lca(a, b):
     return a.parent
 
 
-def _is_primitive(func) -> bool:
-    return bool(func.get_attr("Primitive"))
-
-
 def _dependency_edges(node):
     """``(child, slot)`` pairs in TVM's dependency-graph order. ``slot`` None: the child is in
     the node's scope; an integer: in the node's sub-scope of that number."""
@@ -110,7 +106,7 @@ def _dependency_edges(node):
     if isinstance(node, If):
         return [(node.cond, None), (node.true_branch, 1), (node.false_branch, 2)]
     if isinstance(node, Function):
-        if _is_primitive(node):  # never rewritten inside
+        if is_primitive(node):  # never rewritten inside
             return []
         return [(p, 0) for p in node.params] + [(node.body, 0)]
     if isinstance(node, Let):
@@ -180,7 +176,7 @@ def _fill_edges(node):
     if isinstance(node, If):
         return [(node.cond, None), (node.true_branch, None), (node.false_branch, None)]
     if isinstance(node, Function):
-        return [] if _is_primitive(node) else [(node.body, None)]
+        return [] if is_primitive(node) else [(node.body, None)]
     if isinstance(node, Let):
         return [(node.value, node.var), (node.body, None)]
     return []
@@ -252,7 +248,7 @@ class _Fill:
                      sub(node, 2).wrap(memo[node.false_branch]), node.span)
             return self.compound(node, ite, let_var)
         if isinstance(node, Function):
-            if _is_primitive(node):
+            if is_primitive(node):
                 func = node
             else:
                 func = Function(node.params, sub(node, 0).wrap(memo[node.body]), node.ret_type,
@@ -266,14 +262,14 @@ class _Fill:
 
 def to_a_normal_form(func: Function) -> Function:
     """``func`` in A-normal form (primitive functions are returned as they are)."""
-    if _is_primitive(func):
+    if is_primitive(func):
         return func
     return _Fill(_Scopes(func)).run(func)
 
 
 def to_basic_block_normal_form(func: Function) -> Function:
     """``func`` with the values shared across scopes let-bound before the scopes split."""
-    if _is_primitive(func):
+    if is_primitive(func):
         return func
     scopes = _Scopes(func)
     if not scopes.has_lets and not any(not isinstance(n, _ATOMS) for n in scopes.lifted):
