@@ -124,6 +124,8 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
             from irlab.runtime.module import Module
 
             lib = Module((), str(target))
+        for external in codegen.external.modules:  # BYOC: relay.ext.<compiler>'s modules
+            lib.import_module(external)
     factory = GraphExecutorFactoryModule(mod, target, graph_json, lib, consts, mod_name,
                                          lowered)
     if key:
@@ -146,8 +148,8 @@ def _build_key(ir_mod, target, params, mod_name):
     from irlab.transform import PassContext
 
     ctx = PassContext.current()
-    if ctx.instruments:
-        return None
+    if ctx.instruments or "Compiler=" in str(ir_mod):
+        return None  # external codegens are user code that may change between builds
     h = hashlib.sha256()
     for part in (str(target), mod_name, str(ctx.opt_level), repr(sorted(ctx.disabled_pass)),
                  repr(sorted(ctx.required_pass)),

@@ -51,10 +51,8 @@ class Module:
             return func
         if query_imports:
             for module in self.imported_modules:
-                found = module.get_function(name, query_imports=True) if hasattr(
-                    module, "get_function") else None
-                if found is not None:
-                    return found
+                if module.implements_function(name, query_imports=True):
+                    return module.get_function(name, query_imports=True)
         raise IrlabError(f"module has no function {name!r}; it has: "
                          f"{', '.join(self.get_func_names()) or '(none)'}")
 
@@ -118,10 +116,26 @@ class Module:
         ``.irlab`` archive (any other suffix; loadable without a compiler)."""
         file_name = os.fspath(file_name)
         if file_name.endswith((".so", ".dylib", ".dll")):
+            if self.imported_modules:
+                raise IrlabError(
+                    f"export_library({os.path.basename(file_name)!r}): this module imports "
+                    f"{len(self.imported_modules)} other module(s) (external codegens), which "
+                    f"a .so cannot carry yet; export to an '.irlab' archive instead")
             self._export_shared(file_name)
         else:
             self._export_archive(file_name)
+            self._archive_imports(file_name)
         return file_name
+
+    def _archive_imports(self, path):
+        """Append each imported module to the archive at ``path`` as ``import.<k>.irlab``."""
+        if not self.imported_modules:
+            return
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp, \
+                zipfile.ZipFile(path, "a") as z:
+            for k, module in enumerate(self.imported_modules):
+                part = module.export_library(os.path.join(tmp, f"import.{k}.irlab"))
+                z.write(part, f"import.{k}.irlab")
 
     def _export_shared(self, path):
         raise IrlabError(f"{type(self).__name__} cannot be saved as a shared library")
@@ -235,33 +249,52 @@ class LibraryModule(Module):
 
 
 def load_module(path, fmt=""):
-    """Load a module written by ``export_library`` (``.so`` or ``.irlab`` archive)."""
+    """Load a module written by ``export_library`` (``.so`` or ``.irlab`` archive), with the
+    modules it imports."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise IrlabError(f"load_module: {path} does not exist")
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as z:
-            kind = z.read("kind").decode()
-            if kind == "llvm":
-                meta = json.loads(z.read("metadata.json"))
-                target, infos = abi.parse_metadata(json.dumps(meta))
-                sources = {name[len("source."):]: z.read(name).decode()
-                           for name in z.namelist() if name.startswith("source.")}
-                names = [n for n in z.namelist() if n.startswith("object.")]
-                # object.o, then the further parts object.1.o, object.2.o... in order
-                names.sort(key=lambda n: int(n.split(".")[1]) if n.count(".") == 2 else 0)
-                # The LLVM loader lives in the target layer: reach it through the registry.
-                load_objects = get_global_func("runtime.module.load_llvm_objects")
-                return load_objects([z.read(n) for n in names], infos, target, sources)
-            if kind == "so":
-                tmp = tempfile.mkdtemp(prefix="irlab-")
-                lib = os.path.join(tmp, "lib.so")
-                with open(lib, "wb") as out:
-                    out.write(z.read("lib.so"))
-                source = z.read("source.c").decode() if "source.c" in z.namelist() else None
-                return LibraryModule(lib, source)
-            raise IrlabError(f"{path}: unknown module kind {kind!r}")
+            module = _load_archive(path, z)
+            for name in _import_names(z):
+                with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+                    part = os.path.join(tmp, name)
+                    with open(part, "wb") as out:
+                        out.write(z.read(name))
+                    module.import_module(load_module(part))
+            return module
     return LibraryModule(path, kind="so")
+
+
+def _import_names(z) -> list:
+    """The archive's imported modules ``import.<k>.irlab``, in order."""
+    names = [n for n in z.namelist() if n.startswith("import.") and n.endswith(".irlab")]
+    return sorted(names, key=lambda n: int(n.split(".")[1]))
+
+
+def _load_archive(path, z):
+    """The module stored in the archive ``z`` itself (without its imports)."""
+    kind = z.read("kind").decode()
+    if kind == "llvm":
+        meta = json.loads(z.read("metadata.json"))
+        target, infos = abi.parse_metadata(json.dumps(meta))
+        sources = {name[len("source."):]: z.read(name).decode()
+                   for name in z.namelist() if name.startswith("source.")}
+        names = [n for n in z.namelist() if n.startswith("object.")]
+        # object.o, then the further parts object.1.o, object.2.o... in order
+        names.sort(key=lambda n: int(n.split(".")[1]) if n.count(".") == 2 else 0)
+        # The LLVM loader lives in the target layer: reach it through the registry.
+        load_objects = get_global_func("runtime.module.load_llvm_objects")
+        return load_objects([z.read(n) for n in names], infos, target, sources)
+    if kind == "so":
+        tmp = tempfile.mkdtemp(prefix="irlab-")
+        lib = os.path.join(tmp, "lib.so")
+        with open(lib, "wb") as out:
+            out.write(z.read("lib.so"))
+        source = z.read("source.c").decode() if "source.c" in z.namelist() else None
+        return LibraryModule(lib, source)
+    raise IrlabError(f"{path}: unknown module kind {kind!r}")
 
 
 __all__ = ["Module", "LibraryModule", "load_module", "find_c_compiler", "link_shared"]

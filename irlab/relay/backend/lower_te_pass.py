@@ -49,7 +49,8 @@ def LowerTE(compiler):  # noqa: N802 (TVM's name)
         out = mod.copy()
         for func in _primitive_calls(mod["main"]):
             attrs = func.attrs
-            if attrs is not None and "Primitive" in attrs:
+            # functions for external compilers (BYOC) go to relay.ext.<name> in graph codegen
+            if attrs is not None and "Primitive" in attrs and "Compiler" not in attrs:
                 lowered = compiler.lower(func)
                 out[lowered.name] = lowered.prim_func
         return out

@@ -1,0 +1,191 @@
+"""BYOC in relay.build: functions with Compiler="<name>" go to relay.ext.<name>; the
+ccompiler external codegen (C source compiled by the system compiler), a user-written codegen
+on its base class, saving/loading, and the error cases. Checked against the native build."""
+
+import numpy as np
+import pytest
+
+import irlab
+from irlab import relay
+from irlab.contrib import graph_executor
+from irlab.errors import CompileError, IrlabError
+from irlab.ir.module import IRModule
+from irlab.relay import transform
+from irlab.relay.backend.contrib import CodegenC, CSourceModuleCodegenBase
+from irlab.relay.op.contrib import partition_for_ccompiler, register_op_attr
+from irlab.runtime.module import find_c_compiler, load_module
+from irlab.runtime.registry import register_func, remove_global_func
+
+pytestmark = pytest.mark.skipif(find_c_compiler() is None, reason="needs a C compiler")
+SHAPE = (4, 5)
+
+
+def _two_regions(const_shape=SHAPE):
+    """add/multiply (ccompiler), relu (native), subtract a constant/multiply (ccompiler)."""
+    x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+    c = relay.const(np.random.default_rng(1).normal(size=const_shape).astype("float32"))
+    out = relay.multiply(relay.subtract(relay.nn.relu(relay.multiply(relay.add(x, y), y)), c), x)
+    return IRModule.from_expr(relay.Function([x, y], out))
+
+
+def _partition(mod, compiler="ccompiler", bind_constants=True):
+    seq = [transform.InferType(), transform.AnnotateTarget([compiler]),
+           transform.MergeCompilerRegions(), transform.PartitionGraph(
+               bind_constants=bind_constants)]
+    for p in seq:
+        mod = p(mod)
+    return mod
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return {n: rng.normal(size=SHAPE).astype("float32") for n in ("x", "y")}
+
+
+def _run(factory, inputs, lib=None):
+    lib = lib if lib is not None else factory.get_lib()
+    module = graph_executor.create(factory.get_graph_json(), lib, irlab.cpu())
+    module.set_input(**factory.get_params())
+    module.run(**inputs)
+    return module.get_output(0).numpy()
+
+
+def _check_against_native(mod, partitioned, seeds=(0, 1)):
+    native, external = relay.build(mod, "llvm"), relay.build(partitioned, "llvm")
+    for seed in seeds:
+        inputs = _inputs(seed)
+        np.testing.assert_allclose(_run(external, inputs), _run(native, inputs),
+                                   rtol=1e-6, atol=1e-6)
+    return external
+
+
+@pytest.mark.parametrize("bind_constants", [True, False])
+def test_two_ccompiler_regions_around_a_native_op(bind_constants):
+    mod = _two_regions()
+    partitioned = _partition(mod, bind_constants=bind_constants)
+    symbols = [gv.name_hint for gv in partitioned.get_global_vars() if gv.name_hint != "main"]
+    assert len(symbols) == 2
+    factory = _check_against_native(mod, partitioned)
+    imported = factory.get_lib().imported_modules
+    assert len(imported) == 2
+    for symbol, module in zip(sorted(symbols), imported):
+        assert module.type_key == "c" and symbol in module.get_source()
+    ops = [n["attrs"]["func_name"] for n in
+           __import__("json").loads(factory.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    assert sorted(set(ops) & set(symbols)) == sorted(symbols)
+
+
+def test_composites_and_broadcasting_with_partition_for_ccompiler():
+    x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+    row = relay.const(np.arange(SHAPE[1], dtype="float32") - 2.0)
+    out = relay.nn.relu(relay.add(relay.add(relay.multiply(x, y), row), y))
+    out = relay.exp(relay.subtract(out, relay.const(np.float32(0.5))))
+    mod = IRModule.from_expr(relay.Function([x, y], out))
+    partitioned = partition_for_ccompiler(mod)
+    text = partitioned.astext()
+    assert 'Composite="ccompiler.multiply_add"' in text
+    assert 'Composite="ccompiler.add_relu"' in text
+    _check_against_native(mod, partitioned)
+
+
+def test_export_library_and_load_module_carry_the_external_modules(tmp_path):
+    mod = _two_regions()
+    factory = relay.build(_partition(mod), "llvm")
+    path = factory.export_library(tmp_path / "model.irlab")
+    loaded = load_module(path)
+    assert [m.type_key for m in loaded.imported_modules] == ["library", "library"]
+    assert "ccompiler" in loaded.imported_modules[0].get_source()
+    inputs = _inputs(3)
+    np.testing.assert_allclose(_run(factory, inputs, loaded),
+                               _run(relay.build(mod, "llvm"), inputs), rtol=1e-6, atol=1e-6)
+    with pytest.raises(IrlabError, match="imports 2 other module"):
+        factory.export_library(tmp_path / "model.so")
+
+
+def test_missing_external_codegen_names_the_compiler_and_function():
+    register_op_attr("add", "target.nowhere", lambda expr: True)
+    x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+    mod = _partition(IRModule.from_expr(relay.Function([x, y], relay.add(x, y))), "nowhere")
+    with pytest.raises(IrlabError, match=r"tvmgen_default_nowhere_main_0.*'nowhere'.*"
+                                         r"relay\.ext\.nowhere"):
+        relay.build(mod, "llvm")
+
+
+def test_external_codegen_that_raises_shows_compiler_function_and_relay_text():
+    register_op_attr("add", "target.broken", lambda expr: True)
+
+    def broken(func):
+        raise ValueError("unsupported layout")
+
+    register_func("relay.ext.broken", broken, override=True)
+    try:
+        x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+        mod = _partition(IRModule.from_expr(relay.Function([x, y], relay.add(x, y))), "broken")
+        with pytest.raises(IrlabError) as info:
+            relay.build(mod, "llvm")
+        message = str(info.value)
+        assert "relay.ext.broken" in message and "tvmgen_default_broken_main_0" in message
+        assert "unsupported layout" in message and "add(%broken_0_i0" in message
+    finally:
+        remove_global_func("relay.ext.broken")
+
+
+class _TypoCodegen(CodegenC):
+    """Emits C with an undeclared identifier for add."""
+
+    ELEMENTWISE = {**CodegenC.ELEMENTWISE, "add": "{0} + undeclared_value"}
+
+
+class _TypoModuleCodegen(CSourceModuleCodegenBase):
+    compiler, codegen_class = "typo", _TypoCodegen
+
+
+def test_c_that_does_not_compile_shows_the_compiler_error_and_source_line():
+    register_op_attr("add", "target.typo", lambda expr: True)
+    _TypoModuleCodegen.register()
+    try:
+        x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+        mod = _partition(IRModule.from_expr(relay.Function([x, y], relay.add(x, y))), "typo")
+        with pytest.raises(CompileError) as info:
+            relay.build(mod, "llvm")
+        message = str(info.value)
+        assert "relay.ext.typo" in message and "tvmgen_default_typo_main_0" in message
+        assert "undeclared_value" in message and "at line" in message
+    finally:
+        remove_global_func("relay.ext.typo")
+
+
+# -- a user's external codegen, as a notebook cell would write it ------------------------------
+class ClampCodegen(CodegenC):
+    """C for maximum/minimum and a clip, on top of ccompiler's elementwise ops."""
+
+    ELEMENTWISE = {**CodegenC.ELEMENTWISE,
+                   "maximum": "({0} > {1} ? {0} : {1})",
+                   "minimum": "({0} < {1} ? {0} : {1})"}
+
+    def emit_op(self, call, inputs):
+        if call.op.name != "clip":
+            return super().emit_op(call, inputs)
+        low, high = float(call.attrs.a_min), float(call.attrs.a_max)
+        template = f"({{0}} < {low!r} ? {low!r} : ({{0}} > {high!r} ? {high!r} : {{0}}))"
+        return self.emit_elementwise(call, inputs, template)
+
+
+class ClampModuleCodegen(CSourceModuleCodegenBase):
+    compiler, codegen_class = "clamp", ClampCodegen
+
+
+def test_a_user_written_external_codegen():
+    for name in ("maximum", "minimum", "clip", "multiply"):
+        register_op_attr(name, "target.clamp", lambda expr: True)
+    ClampModuleCodegen.register()
+    try:
+        x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+        body = relay.clip(relay.maximum(relay.multiply(x, y), relay.minimum(x, y)), -0.5, 0.75)
+        mod = IRModule.from_expr(relay.Function([x, y], relay.exp(body)))
+        partitioned = _partition(mod, "clamp")
+        factory = _check_against_native(mod, partitioned)
+        (module,) = factory.get_lib().imported_modules
+        assert "clamp" in module.get_source() and "0.75" in module.get_source()
+    finally:
+        remove_global_func("relay.ext.clamp")
