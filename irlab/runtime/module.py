@@ -24,6 +24,10 @@ from irlab.runtime.registry import get_global_func
 from irlab.runtime.compiled import CompiledFunction, install_hooks
 
 
+IMPORTS_SYMBOL = "__irlab_imports"  # a .so's imported modules, as an archive
+IMPORTS_SIZE_SYMBOL = "__irlab_imports_size"
+
+
 class Module:
     """A set of functions by name, with imported modules (as ``tvm.runtime.Module``)."""
 
@@ -116,16 +120,30 @@ class Module:
         ``.irlab`` archive (any other suffix; loadable without a compiler)."""
         file_name = os.fspath(file_name)
         if file_name.endswith((".so", ".dylib", ".dll")):
-            if self.imported_modules:
-                raise IrlabError(
-                    f"export_library({os.path.basename(file_name)!r}): this module imports "
-                    f"{len(self.imported_modules)} other module(s) (external codegens), which "
-                    f"a .so cannot carry yet; export to an '.irlab' archive instead")
-            self._export_shared(file_name)
+            with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+                extra = [self._imports_source(tmp)] if self.imported_modules else []
+                self._export_shared(file_name, extra)
         else:
             self._export_archive(file_name)
             self._archive_imports(file_name)
         return file_name
+
+    def _imports_source(self, folder) -> str:
+        """A C file defining ``__irlab_imports``: the imported modules as an archive of
+        ``import.<k>.irlab`` parts, so a ``.so`` carries them (TVM's ``__tvm_dev_mblob``)."""
+        blob = os.path.join(folder, "imports.zip")
+        with zipfile.ZipFile(blob, "w") as z:
+            z.writestr("kind", "imports")
+        self._archive_imports(blob)
+        with open(blob, "rb") as f:
+            data = f.read()
+        rows = [", ".join(str(b) for b in data[i:i + 32]) for i in range(0, len(data), 32)]
+        path = os.path.join(folder, "irlab_imports.c")
+        with open(path, "w") as out:
+            out.write(f"const unsigned long long {IMPORTS_SIZE_SYMBOL} = {len(data)}ULL;\n"
+                      f"const unsigned char {IMPORTS_SYMBOL}[] = {{\n" + ",\n".join(rows)
+                      + "};\n")
+        return path
 
     def _archive_imports(self, path):
         """Append each imported module to the archive at ``path`` as ``import.<k>.irlab``."""
@@ -137,11 +155,24 @@ class Module:
                 part = module.export_library(os.path.join(tmp, f"import.{k}.irlab"))
                 z.write(part, f"import.{k}.irlab")
 
-    def _export_shared(self, path):
-        raise IrlabError(f"{type(self).__name__} cannot be saved as a shared library")
+    def _export_shared(self, path, extra_sources=()):
+        """Write a shared library; ``extra_sources`` are C files linked in with it."""
+        if self.infos:
+            raise IrlabError(f"{type(self).__name__} cannot be saved as a shared library")
+        # no functions of its own (e.g. every kernel offloaded to external codegens)
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+            meta = os.path.join(tmp, "metadata.c")
+            with open(meta, "w") as out:
+                text = json.dumps(abi.metadata_json([], str(self.target or "")))
+                out.write(f"const char {abi.METADATA_SYMBOL}[] = {text};\n")
+            link_shared([meta, *extra_sources], path)
 
     def _export_archive(self, path):
-        raise IrlabError(f"{type(self).__name__} cannot be saved as an archive")
+        if self.infos:
+            raise IrlabError(f"{type(self).__name__} cannot be saved as an archive")
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("kind", "empty")
+            z.writestr("target", str(self.target or ""))
 
     def save(self, file_name, fmt=""):
         """Save the source (``.ll``, ``.s``, ``.c``) or object code (``.o``)."""
@@ -237,8 +268,28 @@ class LibraryModule(Module):
     def format(self):
         return "c" if self._source is not None else "so"
 
-    def _export_shared(self, path):
-        shutil.copyfile(self.path, path)
+    def _export_shared(self, path, extra_sources=()):
+        if not extra_sources:
+            shutil.copyfile(self.path, path)
+        elif self._source is not None:
+            with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+                source = os.path.join(tmp, "module.c")
+                with open(source, "w") as out:
+                    out.write(self._source)
+                link_shared([source, *extra_sources], path, ("-O2", "-march=native",
+                                                             "-std=c99"))
+        else:
+            raise IrlabError(f"{self.path} was loaded without its source: it cannot be "
+                             f"linked with the modules it imports; export an '.irlab' archive")
+
+    def embedded_imports(self) -> bytes | None:
+        """The archive of imported modules a ``.so`` carries (``__irlab_imports``), if any."""
+        try:
+            size = ctypes.c_uint64.in_dll(self._lib, IMPORTS_SIZE_SYMBOL).value
+            first = ctypes.c_char.in_dll(self._lib, IMPORTS_SYMBOL)
+        except ValueError:
+            return None
+        return ctypes.string_at(ctypes.addressof(first), size)
 
     def _export_archive(self, path):
         with zipfile.ZipFile(path, "w") as z:
@@ -254,7 +305,7 @@ def load_module(path, fmt=""):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise IrlabError(f"load_module: {path} does not exist")
-    if zipfile.is_zipfile(path):
+    if _is_archive(path):
         with zipfile.ZipFile(path) as z:
             module = _load_archive(path, z)
             for name in _import_names(z):
@@ -264,7 +315,23 @@ def load_module(path, fmt=""):
                         out.write(z.read(name))
                     module.import_module(load_module(part))
             return module
-    return LibraryModule(path, kind="so")
+    module = LibraryModule(path, kind="so")
+    blob = module.embedded_imports()
+    if blob:
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+            part = os.path.join(tmp, "imports.zip")
+            with open(part, "wb") as out:
+                out.write(blob)
+            for imported in load_module(part).imported_modules:
+                module.import_module(imported)
+    return module
+
+
+def _is_archive(path) -> bool:
+    """Whether ``path`` is an ``.irlab`` archive: a zip from its first byte (a ``.so`` that
+    embeds its imports holds a zip inside, which ``zipfile.is_zipfile`` would accept)."""
+    with open(path, "rb") as f:
+        return f.read(4) == b"PK\x03\x04" and zipfile.is_zipfile(path)
 
 
 def _import_names(z) -> list:
@@ -294,6 +361,10 @@ def _load_archive(path, z):
             out.write(z.read("lib.so"))
         source = z.read("source.c").decode() if "source.c" in z.namelist() else None
         return LibraryModule(lib, source)
+    if kind == "empty":
+        return Module((), z.read("target").decode() or None)
+    if kind == "imports":  # the modules a .so carries: load_module adds them
+        return Module(())
     raise IrlabError(f"{path}: unknown module kind {kind!r}")
 
 

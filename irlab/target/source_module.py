@@ -69,8 +69,8 @@ class CSourceModule(Module):
     def _num_threads(self):
         return None
 
-    def _export_shared(self, path):
-        self.compile()._export_shared(path)
+    def _export_shared(self, path, extra_sources=()):
+        self.compile()._export_shared(path, extra_sources)
 
     def _export_archive(self, path):
         self.compile()._export_archive(path)

@@ -88,18 +88,29 @@ def test_composites_and_broadcasting_with_partition_for_ccompiler():
     _check_against_native(mod, partitioned)
 
 
-def test_export_library_and_load_module_carry_the_external_modules(tmp_path):
+@pytest.mark.parametrize("target", ["llvm", "c"])
+@pytest.mark.parametrize("suffix", [".irlab", ".so"])
+def test_export_library_and_load_module_carry_the_external_modules(tmp_path, target, suffix):
     mod = _two_regions()
-    factory = relay.build(_partition(mod), "llvm")
-    path = factory.export_library(tmp_path / "model.irlab")
-    loaded = load_module(path)
+    factory = relay.build(_partition(mod), target)
+    loaded = load_module(factory.export_library(tmp_path / f"model{suffix}"))
     assert [m.type_key for m in loaded.imported_modules] == ["library", "library"]
     assert "ccompiler" in loaded.imported_modules[0].get_source()
     inputs = _inputs(3)
     np.testing.assert_allclose(_run(factory, inputs, loaded),
                                _run(relay.build(mod, "llvm"), inputs), rtol=1e-6, atol=1e-6)
-    with pytest.raises(IrlabError, match="imports 2 other module"):
-        factory.export_library(tmp_path / "model.so")
+
+
+@pytest.mark.parametrize("suffix", [".irlab", ".so"])
+def test_a_graph_offloaded_entirely_saves_and_loads(tmp_path, suffix):
+    x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+    mod = IRModule.from_expr(relay.Function([x, y], relay.add(relay.multiply(x, y), x)))
+    factory = relay.build(_partition(mod), "llvm")
+    assert not factory.get_lib().get_func_names()
+    loaded = load_module(factory.export_library(tmp_path / f"model{suffix}"))
+    inputs = _inputs(4)
+    np.testing.assert_allclose(_run(factory, inputs, loaded), inputs["x"] * inputs["y"] +
+                               inputs["x"], rtol=1e-6)
 
 
 def test_missing_external_codegen_names_the_compiler_and_function():
@@ -189,3 +200,35 @@ def test_a_user_written_external_codegen():
         assert "clamp" in module.get_source() and "0.75" in module.get_source()
     finally:
         remove_global_func("relay.ext.clamp")
+
+
+def test_seed_002_partition_for_flow_with_ccompiler():
+    """Seed 002's partition_for_cutlass, imports changed and the compiler named ccompiler."""
+    import irlab as tvm
+    from irlab.transform import Sequential
+
+    def partition_for_ccompiler_as_the_seed(mod, params=None):
+        ccompiler_patterns = relay.op.contrib.get_pattern_table("ccompiler")
+        seq = Sequential(
+            [
+                transform.InferType(),
+                transform.MergeComposite(ccompiler_patterns),
+                transform.AnnotateTarget(["ccompiler"], include_non_call_ops=False),
+                transform.PartitionGraph(bind_constants=False),
+            ]
+        )
+        return seq(mod)
+
+    x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+    w = relay.var("w", shape=SHAPE)
+    out = relay.nn.relu(relay.add(relay.multiply(x, w), y))
+    mod = tvm.IRModule.from_expr(relay.Function([x, y, w], relay.tanh(out)))
+    params = {"w": np.random.default_rng(7).normal(size=SHAPE).astype("float32")}
+    partitioned = partition_for_ccompiler_as_the_seed(mod)
+    assert "Compiler=\"ccompiler\"" in partitioned.astext()
+    native = relay.build(mod, "llvm", params=params)
+    external = relay.build(partitioned, "llvm", params=params)
+    assert len(external.get_lib().imported_modules) >= 1
+    inputs = _inputs(5)
+    np.testing.assert_allclose(_run(external, inputs), _run(native, inputs),
+                               rtol=1e-6, atol=1e-6)
