@@ -75,6 +75,29 @@ def test_two_ccompiler_regions_around_a_native_op(bind_constants):
     assert sorted(set(ops) & set(symbols)) == sorted(symbols)
 
 
+def test_a_region_with_two_outputs():
+    x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+    a = relay.add(x, y)
+    b = relay.multiply(a, y)
+    out = relay.subtract(relay.nn.relu(a), relay.exp(b))  # subtract: a second region
+    mod = IRModule.from_expr(relay.Function([x, y], out))
+    partitioned = _partition(mod)
+    bodies = [partitioned[gv].body for gv in partitioned.get_global_vars()
+              if gv.name_hint != "main"]
+    assert any(isinstance(b, relay.Tuple) and len(b.fields) == 2 for b in bodies)
+    _check_against_native(mod, partitioned)
+
+
+def test_unsupported_node_in_a_region_is_named():
+    x = relay.var("x", shape=SHAPE)
+    func = relay.Function([x], relay.If(relay.const(True), x, relay.add(x, x)))
+    func = transform.InferType()(IRModule.from_expr(func))["main"]
+    func = func.with_attr("Compiler", "ccompiler").with_attr("global_symbol", "cc_if")
+    with pytest.raises(IrlabError, match="ccompiler codegen: If nodes are not supported in "
+                                         "cc_if"):
+        irlab.get_global_func("relay.ext.ccompiler")(func)
+
+
 def test_composites_and_broadcasting_with_partition_for_ccompiler():
     x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
     row = relay.const(np.arange(SHAPE[1], dtype="float32") - 2.0)

@@ -15,14 +15,14 @@ COMPILER = "ccompiler"
 _ELEMENTWISE = ("add", "subtract", "multiply")
 
 
-def _same_float_dtype(expr) -> bool:
-    """ccompiler emits C for tensors of one dtype (its inputs' and its output's)."""
+def _one_dtype(expr) -> bool:
+    """ccompiler emits C for calls whose tensor arguments share one dtype."""
     dtypes = {getattr(a.checked_type, "dtype", None) for a in expr.args}
     return len(dtypes) == 1 and None not in dtypes
 
 
 for _name in _ELEMENTWISE:
-    register_op_attr(_name, f"target.{COMPILER}", _same_float_dtype)
+    register_op_attr(_name, f"target.{COMPILER}", _one_dtype)
 
 
 @register_pattern_table(COMPILER)
