@@ -3,8 +3,10 @@
 
 ``build(mod, target, params)`` runs ``relay.optimize`` (binding ``params`` as constants), then
 graph codegen: LowerTE turns each fused function into a scheduled PrimFunc, the memory plan
-assigns storage, and ``irlab.build`` compiles every PrimFunc into one library. The result is a
-``GraphExecutorFactoryModule``, as TVM's.
+assigns storage, and ``irlab.build`` compiles every PrimFunc into one library. A function with
+``Compiler="<name>"`` (made by ``PartitionGraph``) goes instead to the external codegen
+registered as ``relay.ext.<name>``; the module it returns is imported into the library
+(``lib.imported_modules``). The result is a ``GraphExecutorFactoryModule``, as TVM's.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ library, and the graph executor calls the symbol like any kernel (TVM's
 from __future__ import annotations
 
 from irlab.errors import CompileError, IrlabError
+# the built-in codegens (relay.ext.ccompiler) register themselves on import
+from irlab.relay.backend import contrib  # noqa: F401
 from irlab.runtime.module import Module
 from irlab.runtime.registry import get_global_func
 
@@ -34,8 +36,6 @@ class ExternalCodegen:
         return symbol
 
     def _codegen(self, func) -> str:
-        import irlab.relay.backend.contrib  # noqa: F401 -- registers the built-in codegens
-
         compiler = compiler_of(func)
         symbol = str((func.attrs or {}).get("global_symbol", ""))
         symbol = symbol or f"{compiler}_{len(self.modules)}"

@@ -255,3 +255,22 @@ def test_seed_002_partition_for_flow_with_ccompiler():
     inputs = _inputs(5)
     np.testing.assert_allclose(_run(external, inputs), _run(native, inputs),
                                rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("returned, message", [
+    (lambda func: "not a module", r"relay\.ext\.odd returned a str for function "
+                                  r"tvmgen_default_odd_main_0; it must return a runtime Module"),
+    (lambda func: ClampModuleCodegen()(func.with_attr("global_symbol", "other")),
+     r"relay\.ext\.odd returned a module without function tvmgen_default_odd_main_0; it has: "
+     r"other"),
+])
+def test_external_codegen_returning_the_wrong_thing(returned, message):
+    register_op_attr("add", "target.odd", lambda expr: True)
+    register_func("relay.ext.odd", returned, override=True)
+    try:
+        x, y = relay.var("x", shape=SHAPE), relay.var("y", shape=SHAPE)
+        mod = _partition(IRModule.from_expr(relay.Function([x, y], relay.add(x, y))), "odd")
+        with pytest.raises(IrlabError, match=message):
+            relay.build(mod, "llvm")
+    finally:
+        remove_global_func("relay.ext.odd")
