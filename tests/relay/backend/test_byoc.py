@@ -2,8 +2,11 @@
 ccompiler external codegen (C source compiled by the system compiler), a user-written codegen
 on its base class, saving/loading, and the error cases. Checked against the native build."""
 
+import re
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 
 import irlab
 from irlab import relay
@@ -15,6 +18,7 @@ from irlab.relay.backend.contrib import CodegenC, CSourceModuleCodegenBase
 from irlab.relay.op.contrib import partition_for_ccompiler, register_op_attr
 from irlab.runtime.module import find_c_compiler, load_module
 from irlab.runtime.registry import register_func, remove_global_func
+from irlab.testing.strategies import relay_functions
 
 pytestmark = pytest.mark.skipif(find_c_compiler() is None, reason="needs a C compiler")
 SHAPE = (4, 5)
@@ -274,3 +278,24 @@ def test_external_codegen_returning_the_wrong_thing(returned, message):
             relay.build(mod, "llvm")
     finally:
         remove_global_func("relay.ext.odd")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(relay_functions(max_steps=8, nesting=False))
+def test_random_graphs_offloaded_to_ccompiler_equal_the_native_build(func):
+    # inputs are set by name: distinct names, apart from the constants' p0, p1...
+    names = [p.name_hint for p in func.params]
+    assume(len(set(names)) == len(names) and not any(re.fullmatch(r"p\d+", n) for n in names))
+    mod = transform.InferType()(IRModule.from_expr(func))
+    partitioned = partition_for_ccompiler(mod)
+    native, external = relay.build(mod, "llvm"), relay.build(partitioned, "llvm")
+    rng = np.random.default_rng(0)
+    inputs = {p.name_hint: rng.normal(size=[int(d) for d in p.checked_type.shape])
+              .astype(p.checked_type.dtype) for p in mod["main"].params}
+    outs = []
+    for factory in (native, external):
+        module = graph_executor.GraphModule(factory["default"](irlab.cpu()))
+        module.run(**inputs)
+        outs.append([module.get_output(k).numpy() for k in range(module.get_num_outputs())])
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
