@@ -299,3 +299,17 @@ def test_random_graphs_offloaded_to_ccompiler_equal_the_native_build(func):
         outs.append([module.get_output(k).numpy() for k in range(module.get_num_outputs())])
     for got, want in zip(outs[1], outs[0]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "int64", "uint8"])
+def test_ccompiler_dtypes_and_constants(dtype):
+    rng = np.random.default_rng(2)
+    x, y = relay.var("x", shape=SHAPE, dtype=dtype), relay.var("y", shape=SHAPE, dtype=dtype)
+    c = relay.const(rng.integers(0, 5, size=SHAPE[1]), dtype)
+    out = relay.multiply(relay.add(x, c), relay.subtract(y, relay.const(1, dtype)))
+    mod = IRModule.from_expr(relay.Function([x, y], relay.maximum(out, x)))
+    partitioned = partition_for_ccompiler(mod)
+    assert "Compiler=\"ccompiler\"" in partitioned.astext()
+    inputs = {n: rng.integers(0, 50, size=SHAPE).astype(dtype) for n in ("x", "y")}
+    results = [_run(relay.build(m, "llvm"), inputs) for m in (mod, partitioned)]
+    np.testing.assert_array_equal(results[1], results[0])

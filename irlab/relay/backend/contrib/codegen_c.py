@@ -54,7 +54,7 @@ def c_literal(value, dtype: str) -> str:
         if math.isinf(value):
             return "INFINITY" if value > 0 else "-INFINITY"
         return value.hex() + ("f" if dtype == "float32" else "")
-    return str(int(value)) + ("LL" if dtype in ("int64", "uint64") else "")
+    return str(int(value)) + {"int64": "LL", "uint64": "ULL", "uint32": "U"}.get(dtype, "")
 
 
 @dataclass(frozen=True)
