@@ -313,3 +313,15 @@ def test_ccompiler_dtypes_and_constants(dtype):
     inputs = {n: rng.integers(0, 50, size=SHAPE).astype(dtype) for n in ("x", "y")}
     results = [_run(relay.build(m, "llvm"), inputs) for m in (mod, partitioned)]
     np.testing.assert_array_equal(results[1], results[0])
+
+
+def test_debug_executor_times_external_kernels():
+    from irlab.contrib.debugger import debug_executor
+
+    factory = relay.build(_partition(_two_regions()), "llvm")
+    module = debug_executor.create(factory.get_graph_json(), factory.get_lib(), irlab.cpu())
+    module.set_input(**factory.get_params())
+    module.run(**_inputs(6))
+    assert {"tvmgen_default_ccompiler_main_0", "tvmgen_default_ccompiler_main_3"} <= \
+        set(module.profile())
+    assert "tvmgen_default_ccompiler_main_0" in module.report()
