@@ -3,8 +3,10 @@
 
 ``build(mod, target, params)`` runs ``relay.optimize`` (binding ``params`` as constants), then
 graph codegen: LowerTE turns each fused function into a scheduled PrimFunc, the memory plan
-assigns storage, and ``irlab.build`` compiles every PrimFunc into one library. The result is a
-``GraphExecutorFactoryModule``, as TVM's.
+assigns storage, and ``irlab.build`` compiles every PrimFunc into one library. A function with
+``Compiler="<name>"`` (made by ``PartitionGraph``) goes instead to the external codegen
+registered as ``relay.ext.<name>``; the module it returns is imported into the library
+(``lib.imported_modules``). The result is a ``GraphExecutorFactoryModule``, as TVM's.
 """
 
 from __future__ import annotations
@@ -124,6 +126,8 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
             from irlab.runtime.module import Module
 
             lib = Module((), str(target))
+        for external in codegen.external.modules:  # BYOC: relay.ext.<compiler>'s modules
+            lib.import_module(external)
     factory = GraphExecutorFactoryModule(mod, target, graph_json, lib, consts, mod_name,
                                          lowered)
     if key:
@@ -146,8 +150,11 @@ def _build_key(ir_mod, target, params, mod_name):
     from irlab.transform import PassContext
 
     ctx = PassContext.current()
-    if ctx.instruments or ctx.config.get("tir.add_lower_pass"):
-        return None  # instruments must see the build; user passes are code, not hashable
+    if (ctx.instruments or ctx.config.get("tir.add_lower_pass")
+            or "Compiler=" in str(ir_mod)):
+        # instruments must see the build; user passes and external codegens are user code
+        # (not hashable, and may change between builds)
+        return None
     h = hashlib.sha256()
     for part in (str(target), mod_name, str(ctx.opt_level), repr(sorted(ctx.disabled_pass)),
                  repr(sorted(ctx.required_pass)),

@@ -24,6 +24,10 @@ from irlab.runtime.registry import get_global_func
 from irlab.runtime.compiled import CompiledFunction, install_hooks
 
 
+IMPORTS_SYMBOL = "__irlab_imports"  # a .so's imported modules, as an archive
+IMPORTS_SIZE_SYMBOL = "__irlab_imports_size"
+
+
 class Module:
     """A set of functions by name, with imported modules (as ``tvm.runtime.Module``)."""
 
@@ -51,10 +55,8 @@ class Module:
             return func
         if query_imports:
             for module in self.imported_modules:
-                found = module.get_function(name, query_imports=True) if hasattr(
-                    module, "get_function") else None
-                if found is not None:
-                    return found
+                if module.implements_function(name, query_imports=True):
+                    return module.get_function(name, query_imports=True)
         raise IrlabError(f"module has no function {name!r}; it has: "
                          f"{', '.join(self.get_func_names()) or '(none)'}")
 
@@ -118,16 +120,59 @@ class Module:
         ``.irlab`` archive (any other suffix; loadable without a compiler)."""
         file_name = os.fspath(file_name)
         if file_name.endswith((".so", ".dylib", ".dll")):
-            self._export_shared(file_name)
+            with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+                extra = [self._imports_source(tmp)] if self.imported_modules else []
+                self._export_shared(file_name, extra)
         else:
             self._export_archive(file_name)
+            self._archive_imports(file_name)
         return file_name
 
-    def _export_shared(self, path):
-        raise IrlabError(f"{type(self).__name__} cannot be saved as a shared library")
+    def _imports_source(self, folder) -> str:
+        """A C file defining ``__irlab_imports``: the imported modules as an archive of
+        ``import.<k>.irlab`` parts, so a ``.so`` carries them (TVM's ``__tvm_dev_mblob``)."""
+        blob = os.path.join(folder, "imports.zip")
+        with zipfile.ZipFile(blob, "w") as z:
+            z.writestr("kind", "imports")
+        self._archive_imports(blob)
+        with open(blob, "rb") as f:
+            data = f.read()
+        rows = [", ".join(str(b) for b in data[i:i + 32]) for i in range(0, len(data), 32)]
+        path = os.path.join(folder, "irlab_imports.c")
+        with open(path, "w") as out:
+            out.write(f"const unsigned long long {IMPORTS_SIZE_SYMBOL} = {len(data)}ULL;\n"
+                      f"const unsigned char {IMPORTS_SYMBOL}[] = {{\n" + ",\n".join(rows)
+                      + "};\n")
+        return path
+
+    def _archive_imports(self, path):
+        """Append each imported module to the archive at ``path`` as ``import.<k>.irlab``."""
+        if not self.imported_modules:
+            return
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp, \
+                zipfile.ZipFile(path, "a") as z:
+            for k, module in enumerate(self.imported_modules):
+                part = module.export_library(os.path.join(tmp, f"import.{k}.irlab"))
+                z.write(part, f"import.{k}.irlab")
+
+    def _export_shared(self, path, extra_sources=()):
+        """Write a shared library; ``extra_sources`` are C files linked in with it."""
+        if self.infos:
+            raise IrlabError(f"{type(self).__name__} cannot be saved as a shared library")
+        # no functions of its own (e.g. every kernel offloaded to external codegens)
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+            meta = os.path.join(tmp, "metadata.c")
+            with open(meta, "w") as out:
+                text = json.dumps(abi.metadata_json([], str(self.target or "")))
+                out.write(f"const char {abi.METADATA_SYMBOL}[] = {text};\n")
+            link_shared([meta, *extra_sources], path)
 
     def _export_archive(self, path):
-        raise IrlabError(f"{type(self).__name__} cannot be saved as an archive")
+        if self.infos:
+            raise IrlabError(f"{type(self).__name__} cannot be saved as an archive")
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("kind", "empty")
+            z.writestr("target", str(self.target or ""))
 
     def save(self, file_name, fmt=""):
         """Save the source (``.ll``, ``.s``, ``.c``) or object code (``.o``)."""
@@ -223,8 +268,28 @@ class LibraryModule(Module):
     def format(self):
         return "c" if self._source is not None else "so"
 
-    def _export_shared(self, path):
-        shutil.copyfile(self.path, path)
+    def _export_shared(self, path, extra_sources=()):
+        if not extra_sources:
+            shutil.copyfile(self.path, path)
+        elif self._source is not None:
+            with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+                source = os.path.join(tmp, "module.c")
+                with open(source, "w") as out:
+                    out.write(self._source)
+                link_shared([source, *extra_sources], path, ("-O2", "-march=native",
+                                                             "-std=c99"))
+        else:
+            raise IrlabError(f"{self.path} was loaded without its source: it cannot be "
+                             f"linked with the modules it imports; export an '.irlab' archive")
+
+    def embedded_imports(self) -> bytes | None:
+        """The archive of imported modules a ``.so`` carries (``__irlab_imports``), if any."""
+        try:
+            size = ctypes.c_uint64.in_dll(self._lib, IMPORTS_SIZE_SYMBOL).value
+            first = ctypes.c_char.in_dll(self._lib, IMPORTS_SYMBOL)
+        except ValueError:
+            return None
+        return ctypes.string_at(ctypes.addressof(first), size)
 
     def _export_archive(self, path):
         with zipfile.ZipFile(path, "w") as z:
@@ -235,33 +300,72 @@ class LibraryModule(Module):
 
 
 def load_module(path, fmt=""):
-    """Load a module written by ``export_library`` (``.so`` or ``.irlab`` archive)."""
+    """Load a module written by ``export_library`` (``.so`` or ``.irlab`` archive), with the
+    modules it imports."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise IrlabError(f"load_module: {path} does not exist")
-    if zipfile.is_zipfile(path):
+    if _is_archive(path):
         with zipfile.ZipFile(path) as z:
-            kind = z.read("kind").decode()
-            if kind == "llvm":
-                meta = json.loads(z.read("metadata.json"))
-                target, infos = abi.parse_metadata(json.dumps(meta))
-                sources = {name[len("source."):]: z.read(name).decode()
-                           for name in z.namelist() if name.startswith("source.")}
-                names = [n for n in z.namelist() if n.startswith("object.")]
-                # object.o, then the further parts object.1.o, object.2.o... in order
-                names.sort(key=lambda n: int(n.split(".")[1]) if n.count(".") == 2 else 0)
-                # The LLVM loader lives in the target layer: reach it through the registry.
-                load_objects = get_global_func("runtime.module.load_llvm_objects")
-                return load_objects([z.read(n) for n in names], infos, target, sources)
-            if kind == "so":
-                tmp = tempfile.mkdtemp(prefix="irlab-")
-                lib = os.path.join(tmp, "lib.so")
-                with open(lib, "wb") as out:
-                    out.write(z.read("lib.so"))
-                source = z.read("source.c").decode() if "source.c" in z.namelist() else None
-                return LibraryModule(lib, source)
-            raise IrlabError(f"{path}: unknown module kind {kind!r}")
-    return LibraryModule(path, kind="so")
+            module = _load_archive(path, z)
+            for name in _import_names(z):
+                with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+                    part = os.path.join(tmp, name)
+                    with open(part, "wb") as out:
+                        out.write(z.read(name))
+                    module.import_module(load_module(part))
+            return module
+    module = LibraryModule(path, kind="so")
+    blob = module.embedded_imports()
+    if blob:
+        with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
+            part = os.path.join(tmp, "imports.zip")
+            with open(part, "wb") as out:
+                out.write(blob)
+            for imported in load_module(part).imported_modules:
+                module.import_module(imported)
+    return module
+
+
+def _is_archive(path) -> bool:
+    """Whether ``path`` is an ``.irlab`` archive: a zip from its first byte (a ``.so`` that
+    embeds its imports holds a zip inside, which ``zipfile.is_zipfile`` would accept)."""
+    with open(path, "rb") as f:
+        return f.read(4) == b"PK\x03\x04" and zipfile.is_zipfile(path)
+
+
+def _import_names(z) -> list:
+    """The archive's imported modules ``import.<k>.irlab``, in order."""
+    names = [n for n in z.namelist() if n.startswith("import.") and n.endswith(".irlab")]
+    return sorted(names, key=lambda n: int(n.split(".")[1]))
+
+
+def _load_archive(path, z):
+    """The module stored in the archive ``z`` itself (without its imports)."""
+    kind = z.read("kind").decode()
+    if kind == "llvm":
+        meta = json.loads(z.read("metadata.json"))
+        target, infos = abi.parse_metadata(json.dumps(meta))
+        sources = {name[len("source."):]: z.read(name).decode()
+                   for name in z.namelist() if name.startswith("source.")}
+        names = [n for n in z.namelist() if n.startswith("object.")]
+        # object.o, then the further parts object.1.o, object.2.o... in order
+        names.sort(key=lambda n: int(n.split(".")[1]) if n.count(".") == 2 else 0)
+        # The LLVM loader lives in the target layer: reach it through the registry.
+        load_objects = get_global_func("runtime.module.load_llvm_objects")
+        return load_objects([z.read(n) for n in names], infos, target, sources)
+    if kind == "so":
+        tmp = tempfile.mkdtemp(prefix="irlab-")
+        lib = os.path.join(tmp, "lib.so")
+        with open(lib, "wb") as out:
+            out.write(z.read("lib.so"))
+        source = z.read("source.c").decode() if "source.c" in z.namelist() else None
+        return LibraryModule(lib, source)
+    if kind == "empty":
+        return Module((), z.read("target").decode() or None)
+    if kind == "imports":  # the modules a .so carries: load_module adds them
+        return Module(())
+    raise IrlabError(f"{path}: unknown module kind {kind!r}")
 
 
 __all__ = ["Module", "LibraryModule", "load_module", "find_c_compiler", "link_shared"]

@@ -300,9 +300,9 @@ class LLVMModule(Module):
                 f.write(obj)
         return paths
 
-    def _export_shared(self, path):
+    def _export_shared(self, path, extra_sources=()):
         with tempfile.TemporaryDirectory(prefix="irlab-") as tmp:
-            link_shared(self._write_objects(tmp), path)
+            link_shared(self._write_objects(tmp) + list(extra_sources), path)
 
     def _export_archive(self, path):
         import json

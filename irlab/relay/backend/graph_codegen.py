@@ -4,7 +4,9 @@
 * ``@main``'s parameters become ``"null"`` nodes named after them; constants become params
   named ``p0, p1, ...`` (``"null"`` nodes too, their values in ``params``).
 * A call of a ``Primitive`` function becomes a ``"tvm_op"`` node calling the PrimFunc LowerTE
-  made for it (``TECompiler``: one PrimFunc per distinct function). A function that only
+  made for it (``TECompiler``: one PrimFunc per distinct function). A function with
+  ``Compiler="<name>"`` (BYOC) calls the symbol its external codegen ``relay.ext.<name>``
+  made instead (``ExternalCodegen``). A function that only
   reshapes (reshape, squeeze, expand_dims, batch_flatten, reshape_like) becomes ``"__nop"``:
   no kernel, its output shares the input's storage.
 * Tuples are lists of entries; ``TupleGetItem`` picks one. ``heads`` are the outputs.
@@ -20,6 +22,7 @@ from irlab.errors import IrlabError
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay import expr as R
+from irlab.relay.backend.external_codegen import ExternalCodegen, compiler_of
 from irlab.relay.backend.graph_plan_memory import plan_memory
 from irlab.relay.backend.te_compiler import TECompiler
 from irlab.relay.expr_functor import post_order
@@ -53,6 +56,7 @@ class GraphCodegen:
 
     def __init__(self, target, mod_name="default"):
         self.compiler = TECompiler(target, prefix=f"tvmgen_{mod_name}")
+        self.external = ExternalCodegen()  # functions with Compiler="<name>" (BYOC)
         self.nodes: list[dict] = []
         self.types: list[list] = []  # per node: its output TensorTypes
         self.params: dict = {}
@@ -125,7 +129,9 @@ class GraphCodegen:
         for a in call.args:
             inputs.extend(self.visit(a))
         types = _tensor_types(call.checked_type)
-        if _reshape_only(func):
+        if compiler_of(func) is not None:
+            name = func_name = self.external.lower(func)
+        elif _reshape_only(func):
             name, func_name = "reshape_nop", "__nop"
         else:
             lowered = self.compiler.lower(func)

@@ -48,7 +48,8 @@ def LowerTE(compiler):  # noqa: N802 (TVM's name)
     def transform(mod, ctx):
         out = mod.copy()
         for func in _primitive_calls(mod["main"]):
-            if is_primitive(func):
+            # functions for external compilers (BYOC) go to relay.ext.<name> in graph codegen
+            if is_primitive(func) and func.get_attr("Compiler") is None:
                 lowered = compiler.lower(func)
                 out[lowered.name] = lowered.prim_func
         return out

@@ -55,6 +55,12 @@ _INLINE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"
 _INDEXED = (Var, Constant, Call, Tuple, TupleGetItem, Let, If)
 
 
+def _returned_by_function_call(expr) -> bool:
+    """Whether ``expr`` is the result of calling a function (not an operator): LowerTE cannot
+    take it apart inside a fused function."""
+    return isinstance(expr, Call) and not isinstance(expr.op, Op)
+
+
 class FusionError(IrlabError):
     """The partitioner met a state it cannot handle (e.g. two anchor ops in one group)."""
 
@@ -193,8 +199,11 @@ class IndexedForwardGraph:
             tuple_type = expr.tuple_value.checked_type
             if not isinstance(tuple_type, TupleType):
                 raise FusionError(f"TupleGetItem of a non-tuple value of type {tuple_type}")
-            # Lowering expects a fused function's tuple inputs to hold tensors only.
-            if all(_is_tensor(t) for t in tuple_type.fields):
+            # Lowering expects a fused function's tuple inputs to hold tensors only; and it
+            # takes no tuple parameters, so a tuple an opaque call returns (an external
+            # function's outputs) is projected outside, the consumer fusing a tensor.
+            if all(_is_tensor(t) for t in tuple_type.fields) and \
+                    not _returned_by_function_call(expr.tuple_value):
                 node = self._node(expr)
                 node.pattern = INJECTIVE
                 update(expr.tuple_value, node, INJECTIVE)

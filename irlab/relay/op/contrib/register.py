@@ -1,4 +1,4 @@
-"""What external compilers support: per-op predicates and composite pattern tables.
+"""Registering what external compilers support: per-op predicates and composite pattern tables.
 
 An external ("BYOC") compiler ``<name>`` declares the operators it takes with an op attribute
 ``target.<name>``: a predicate called with the ``Call`` (typed) that returns whether this call is
