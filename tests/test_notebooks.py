@@ -141,4 +141,5 @@ def test_committed_without_outputs(path):
 
 def test_there_are_notebooks():
     names = {p.name for p in NOTEBOOKS}
-    assert {"01_relay_ir.ipynb", "02_passes.ipynb", "explorer.ipynb"} <= names
+    assert {"00_map.ipynb", "01_relay_ir.ipynb", "02_passes.ipynb", "07_patterns.ipynb",
+            "explorer.ipynb"} <= names
