@@ -150,8 +150,8 @@ def _build_key(ir_mod, target, params, mod_name):
     from irlab.transform import PassContext
 
     ctx = PassContext.current()
-    if (ctx.instruments or ctx.config.get("tir.add_lower_pass")
-            or "Compiler=" in str(ir_mod)):
+    text = str(ir_mod)
+    if ctx.instruments or ctx.config.get("tir.add_lower_pass") or "Compiler=" in text:
         # instruments must see the build; user passes and external codegens are user code
         # (not hashable, and may change between builds)
         return None
@@ -160,7 +160,7 @@ def _build_key(ir_mod, target, params, mod_name):
                  repr(sorted(ctx.required_pass)),
                  repr(sorted((k, repr(v)) for k, v in ctx.config.items())),
                  # the text shows the program; the structural hash covers constants' bytes
-                 str(structural_hash(ir_mod)), str(ir_mod)):
+                 str(structural_hash(ir_mod)), text):
         h.update(part.encode())
         h.update(b"\0")
     for name in sorted(params or {}):
