@@ -598,3 +598,4 @@ def _is_buffer(x):
 
 
 register_func("script.print_module", print_module)
+register_func("script.script", script)

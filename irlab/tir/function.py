@@ -5,6 +5,7 @@ from __future__ import annotations
 from irlab.errors import TIRError
 from irlab.ir.attrs import DictAttrs
 from irlab.ir.node import Node
+from irlab.runtime.registry import get_global_func
 from irlab.tir.buffer import Buffer
 from irlab.tir.expr import Var
 
@@ -111,10 +112,9 @@ class PrimFunc(Node):
         raise TIRError("PrimFunc.specialize is not available yet")
 
     def script(self, *args, **kwargs) -> str:
-        """TVMScript text of this function (``irlab.script.printer``)."""
-        from irlab.script.printer import script
-
-        return script(self, *args, **kwargs)
+        """TVMScript text of this function (``irlab.script.printer``, a higher layer: reached
+        through the registry)."""
+        return get_global_func("script.script")(self, *args, **kwargs)
 
     def __str__(self):
         return self.script()
