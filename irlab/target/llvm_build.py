@@ -18,6 +18,7 @@ than the cores, so that the Python thread keeps a core; at least 1, at most 4);
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import deque
@@ -142,7 +143,7 @@ def build_llvm(funcs, target):
             compiler.submit(str(part.cg.module))
             infos += part.cg.infos
             part = _Part(target, define_hooks=False)
-    tir = lowered.module().script()
+    tir = functools.cache(lowered.module().script)  # printed when get_source("tir") asks
     if not compiler.texts:  # one module, as a small program always is
         part.cg.define_declared_hooks()
         part.cg.add_metadata()
