@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from irlab.ir.module import IRModule
 
 # A part is cut once it has this many LLVM instructions (before optimization). A conv kernel
-# of ResNet-18 has 600-800 (0.1-0.2 s of O3), so each gets its own part and the last part,
+# of ResNet-18 has 600-800 (0.1-0.2 s of LLVM), so each gets its own part and the last part,
 # which no Python work overlaps, is short; a part's fixed cost (context, pass builder,
 # emission) is ~1 ms.
 PART_INSTRUCTIONS = 500
