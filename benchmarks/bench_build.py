@@ -4,13 +4,13 @@ build in this process) and warm (the same build again), with the per-stage split
 Stages: ``optimize`` (the Relay pipeline), ``LowerTE`` (fused functions to PrimFuncs and the
 graph codegen), ``TIR lowering`` (``lower_for_codegen``: the TIR passes + LowerIntrin),
 ``codegen`` (TIR to LLVM IR in Python; printing the IR as text is not counted), ``LLVM``
-(llvmlite: parse, O3, emit object; in background threads, overlapping the Python stages:
-``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its CPU seconds (all
-threads); ``verify`` is ``tir.analysis.verify_well_formed`` (in ``irlab.build`` and after
-each schedule primitive; also counted in the stage that called it); ``wait`` is the wall time
-the build spent waiting for LLVM after Python had finished. The head names the machine
-(``machine.describe()``). Prints figures; asserts nothing. The disk cache is turned off
-(``IRLAB_CACHE=0``) unless ``--disk-cache``.
+(llvmlite: parse, the O2 pipeline, emit object; in background threads, overlapping the
+Python stages: ``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its
+CPU seconds (all threads); ``verify`` is ``tir.analysis.verify_well_formed`` (in
+``irlab.build`` and after each schedule primitive; also counted in the stage that called
+it); ``wait`` is the wall time the build spent waiting for LLVM after Python had finished.
+The head names the machine (``machine.describe()``). Prints figures; asserts nothing. The
+disk cache is turned off (``IRLAB_CACHE=0``) unless ``--disk-cache``.
 
 Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--disk-cache]
      (IRLAB_COMPILE_THREADS=0 compiles in one part, in the calling thread)

@@ -8,7 +8,7 @@ each visible to instruments under the current ``PassContext``:
 1. ``irlab.lower`` -- block-form TIR to flat loops (skipped passes are no-ops on flat TIR);
 2. ``tir.LowerIntrin`` -- floordiv/floormod to what C and LLVM have;
 3. codegen -- ``CodegenLLVM`` (target "llvm") or ``CodegenC`` (target "c");
-4. machine code -- LLVM O3 for the target CPU, or the system C compiler.
+4. machine code -- LLVM (O2 pipeline) for the target CPU, or the system C compiler.
 
 For "llvm", big programs go through these steps function by function and compile in parts on
 all cores (``irlab.target.llvm_build``).

@@ -5,7 +5,7 @@ One visitor method per TIR node, as TVM's ``CodeGenLLVM``. For each PrimFunc ``f
 * ``f_compute`` (internal) takes the typed parameters -- buffer data pointers marked
   ``noalias`` (when the PrimFunc says ``tir.noalias``) and ``align 64`` -- and holds the body;
 * ``f`` (exported) is the entry of ``irlab.runtime.abi``: it unpacks the ``int64_t *args``
-  slots and calls ``f_compute``; O3 inlines one into the other, keeping the alias facts as
+  slots and calls ``f_compute``; LLVM inlines one into the other, keeping the alias facts as
   scoped metadata.
 
 Vectors (``Ramp``, ``Broadcast``, vector ``BufferLoad``/``BufferStore``) become LLVM vector

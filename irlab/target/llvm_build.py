@@ -18,6 +18,7 @@ than the cores, so that the Python thread keeps a core; at least 1, at most 4);
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import deque
@@ -26,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from irlab.ir.module import IRModule
 
 # A part is cut once it has this many LLVM instructions (before optimization). A conv kernel
-# of ResNet-18 has 600-800 (0.1-0.2 s of O3), so each gets its own part and the last part,
+# of ResNet-18 has 600-800 (0.1-0.2 s of LLVM), so each gets its own part and the last part,
 # which no Python work overlaps, is short; a part's fixed cost (context, pass builder,
 # emission) is ~1 ms.
 PART_INSTRUCTIONS = 500
@@ -142,7 +143,7 @@ def build_llvm(funcs, target):
             compiler.submit(str(part.cg.module))
             infos += part.cg.infos
             part = _Part(target, define_hooks=False)
-    tir = lowered.module().script()
+    tir = functools.cache(lowered.module().script)  # printed when get_source("tir") asks
     if not compiler.texts:  # one module, as a small program always is
         part.cg.define_declared_hooks()
         part.cg.add_metadata()
