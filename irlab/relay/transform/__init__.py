@@ -84,6 +84,7 @@ _PASS_MODULES = {
     "RemoveUnusedFunctions": "module_passes",
     "Inline": "module_passes",
     "MergeComposite": "partition_graph",
+    "UnmatchedPatternWarning": "partition_graph",
     "AnnotateTarget": "partition_graph",
     "MergeCompilerRegions": "partition_graph",
     "PartitionGraph": "partition_graph",

@@ -16,6 +16,8 @@ region into a global function with ``Compiler``, ``global_symbol``, ``Primitive=
 
 from __future__ import annotations
 
+import warnings
+
 from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
@@ -28,7 +30,8 @@ from irlab.relay.expr_functor import post_order
 from irlab.relay.function import Function
 from irlab.relay.op.annotation import CompilerAttrs
 from irlab.relay.op.contrib import is_supported
-from irlab.relay.transform import InferType, Sequential, function_pass, module_pass
+from irlab.relay.transform import (FunctionPass, InferType, PassInfo, Sequential, function_pass,
+                                   module_pass)
 from irlab.relay.transform.annotated_region_set import (
     COMPILER_BEGIN as _BEGIN, COMPILER_END as _END, DEFAULT_TARGET, AnnotatedRegion,
     AnnotatedRegionSet, MixedModeVisitor, is_compiler_begin as _is_begin,
@@ -65,22 +68,61 @@ def _pattern_entries(pattern_table):
     return entries
 
 
-def MergeComposite(pattern_table):
-    """Wrap every match of each ``(name, pattern[, check])`` into a ``Composite=name``
-    function called in place; earlier entries win over later ones."""
-    entries = _pattern_entries(pattern_table)
+class UnmatchedPatternWarning(UserWarning):
+    """A pattern table entry that made no composite function (filter it to silence)."""
 
-    def merge_composite(func, mod, ctx):
+
+class _MergeCompositePass(FunctionPass):
+    """MergeComposite over every function, then one warning naming the entries that made no
+    composite anywhere in the module (a typo'd op name would otherwise be silently ignored)."""
+
+    def __init__(self, entries):
+        self.entries, self.found, self.accepted = entries, {}, set()
+        super().__init__(self._merge, PassInfo(0, "MergeComposite"))
+
+    def _recording(self, name, check):
+        def recorded(expr):
+            self.found[name] = self.found.get(name, 0) + 1
+            ok = check(expr)
+            if ok:
+                self.accepted.add(name)
+            return ok
+        return recorded
+
+    def _merge(self, func, mod, ctx):
         from irlab.relay.ty_infer import infer_expr
 
         merged = func
-        for name, pattern, check in entries:
-            merged = partition(pattern, merged, {"Composite": name}, check)
+        for name, pattern, check in self.entries:
+            merged = partition(pattern, merged, {"Composite": name},
+                               self._recording(name, check))
             # Typed again after each pattern, so the next checks can read checked_type.
             merged = infer_expr(merged, mod)
         return merged
 
-    return function_pass(merge_composite, opt_level=0, name="MergeComposite")
+    def transform_module(self, mod, ctx):
+        self.found, self.accepted = {}, set()
+        result = super().transform_module(mod, ctx)
+        unused = [f"{name!r} ({_why_unused(self.found.get(name, 0))})"
+                  for name, _, _ in self.entries if name not in self.accepted]
+        if unused:
+            warnings.warn(f"MergeComposite: {len(unused)} of {len(self.entries)} pattern table "
+                          f"entries made no composite function: {', '.join(unused)}",
+                          UnmatchedPatternWarning, stacklevel=2)
+        return result
+
+
+def _why_unused(matches: int) -> str:
+    if matches == 0:
+        return "the pattern matched nothing"
+    return f"its check rejected all {matches} match{'es' if matches > 1 else ''}"
+
+
+def MergeComposite(pattern_table):
+    """Wrap every match of each ``(name, pattern[, check])`` into a ``Composite=name``
+    function called in place; earlier entries win over later ones. Entries that make no
+    composite in the module are named in an ``UnmatchedPatternWarning``."""
+    return _MergeCompositePass(_pattern_entries(pattern_table))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -658,5 +700,6 @@ def PartitionGraph(mod_name="default", bind_constants=True):
     ])
 
 
-__all__ = ["MergeComposite", "AnnotateTarget", "MergeCompilerRegions", "PartitionGraph",
+__all__ = ["MergeComposite", "UnmatchedPatternWarning", "AnnotateTarget", "MergeCompilerRegions",
+           "PartitionGraph",
            "AnnotatedRegion", "AnnotatedRegionSet", "DEFAULT_TARGET"]

@@ -18,7 +18,7 @@ from irlab.relay.build_module import bind_params_by_name
 from irlab.relay.dataflow_pattern import is_op, is_tuple_get_item, wildcard
 from irlab.relay.interpreter import create_executor
 from irlab.relay.op.annotation import compiler_begin, compiler_end
-from irlab.relay.op.contrib import (get_pattern_table, register_op_attr,
+from irlab.relay.op.contrib import (get_pattern_table, partition_for_ccompiler, register_op_attr,
                                     register_pattern_table)
 from irlab.relay.testing import MODELS, run_opt_pass
 from irlab.relay.transform.annotated_region_set import node_scopes
@@ -243,6 +243,30 @@ def test_merge_composite_checks():
         transform.MergeComposite([("bad", "not a pattern")])
     with pytest.raises(IrlabError):
         transform.MergeComposite([("bad",)])
+
+
+def test_pattern_table_entries_that_make_no_composite_are_reported():
+    x, y = relay.var("x", shape=(2, 3)), relay.var("y", shape=(2, 3))
+    mod = IRModule.from_expr(relay.Function([x, y], relay.nn.relu(relay.add(x, y))))
+    add_relu = is_op("nn.relu")(is_op("add")(wildcard(), wildcard()))
+    typo = is_op("nn.relu")(is_op("multiply")(wildcard(), wildcard()))
+    table = [("t.add_relu", add_relu), ("t.mul_relu", typo),
+             ("t.vetoed", is_op("add")(wildcard(), wildcard()), lambda e: False)]
+    with pytest.warns(transform.UnmatchedPatternWarning) as record:
+        merged = transform.MergeComposite(table)(mod)
+    assert 'Composite="t.add_relu"' in merged.astext()
+    (message,) = [str(w.message) for w in record]
+    assert "'t.mul_relu' (the pattern matched nothing)" in message
+    # earlier entries win: add_relu took the only add before t.vetoed was tried
+    assert "'t.vetoed' (the pattern matched nothing)" in message
+    assert "'t.add_relu'" not in message and "2 of 3 pattern table entries" in message
+    vetoed = [("t.vetoed", is_op("add")(wildcard(), wildcard()), lambda e: False)]
+    with pytest.warns(transform.UnmatchedPatternWarning,
+                      match=r"'t.vetoed' \(its check rejected all 1 match\)"):
+        transform.MergeComposite(vetoed)(mod)
+    # partition_for_* goes through MergeComposite: an unused ccompiler pattern is named too
+    with pytest.warns(transform.UnmatchedPatternWarning, match="ccompiler.multiply_add"):
+        partition_for_ccompiler(mod)
 
 
 def test_pattern_table_registry():
