@@ -6,9 +6,13 @@ IR (highlighted in the IR pane; clicking a line selects its node). Big graphs st
 fused functions collapse into one node each (new layout), and the neighbourhood view shows only
 the nodes within k hops of the selected one.
 
+Weights (constants and parameters) are folded into the nodes that use them: the inspector lists
+each one's shape, dtype and first values; ``weights=True`` (the "weights" checkbox) draws them as
+nodes again.
+
 Everything the user does is a synced trait, so Python observers see it: ``selected`` (node
 id; ``inspector`` then holds its description), ``search`` (``matches``), ``collapsed``
-(cluster ids), ``focus``/``hops`` (``neighbours``).
+(cluster ids), ``focus``/``hops`` (``neighbours``), ``weights``.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ def typed(mod):
 class GraphView(StaticPicture, anywidget.AnyWidget):
     """Interactive graph of ``mod_or_expr`` (an IRModule, a function or an expression).
 
-    ``params``: weights (dict or names) drawn as parameters rather than inputs. With
+    ``params``: weights (dict or names), folded into their users like constants unless
+    ``fold_weights=False`` (the ``weights`` trait: True draws them as nodes). With
     ``trace=`` (a ``PassTrace``) and ``step=``, shows the program after that step, with the
     trace's node ids (shared with a ``PassStepper``) and each node's provenance.
     """
@@ -67,14 +72,17 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
     focus = t.Unicode("").tag(sync=True)
     hops = t.Int(2).tag(sync=True)
     step = t.Int(-1).tag(sync=True)
+    weights = t.Bool(False).tag(sync=True)  # constants and parameters drawn as nodes
     # Computed in Python for observers (the browser computes its own copies).
     inspector = t.Dict()
     matches = t.List()
     neighbours = t.List()
 
     def __init__(self, mod_or_expr=None, params=None, *, trace=None, step=None,
-                 timeout=LAYOUT_TIMEOUT, big=BIG_GRAPH, **kwargs):
+                 timeout=LAYOUT_TIMEOUT, big=BIG_GRAPH, fold_weights=True, **kwargs):
         super().__init__(**kwargs)
+        self._program = None  # (module or expression, params) shown by ``show``
+        self.weights = not fold_weights
         self.timeout = timeout
         self.big = big
         self._full = None  # the graph before collapsing
@@ -94,8 +102,9 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         """Show another program."""
         from irlab.viz.relay_graph import build_relay_graph
 
+        self._program = (mod_or_expr, params)
         mod, problem = typed(as_module(mod_or_expr))
-        graph = build_relay_graph(mod, params)
+        graph = build_relay_graph(mod, params, fold_weights=not self.weights)
         self._provenance, self._names = {}, []
         self._set_source(graph, str(mod), "program", problem, step=-1)
 
@@ -103,6 +112,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         """Show the program after step ``index`` of ``trace`` (a ``PassTrace``)."""
         index = max(0, min(int(index), len(trace.steps) - 1))
         graph = trace.graph(index)
+        self._program = None
         self._provenance = trace.provenance()
         self._names = [s.name for s in trace.steps]
         name = trace.steps[index].name
@@ -126,6 +136,11 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
     def _on_collapsed(self, change):
         if self._full is not None:
             self._redraw()
+
+    @t.observe("weights")
+    def _on_weights(self, change):
+        if self._program is not None and self.step < 0:  # a trace's graphs are its own
+            self.show(*self._program)
 
     @t.observe("selected")
     def _on_selected(self, change):

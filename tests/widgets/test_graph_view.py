@@ -35,7 +35,7 @@ def _node(view, title):
 
 
 def test_payload_has_geometry_details_and_is_json():
-    view = GraphView(_conv_net(), params={"w": None, "b": None})
+    view = GraphView(_conv_net(), params={"w": None, "b": None}, fold_weights=False)
     payload = view.graph
     json.dumps(payload, allow_nan=False)  # what the comm (or the export) sends
     conv = _node(view, "nn.conv2d")
@@ -174,3 +174,31 @@ def test_unknown_selection_gives_empty_inspector(bad):
     view = GraphView(_fused())
     view.selected = bad or ""
     assert view.inspector == {}
+
+
+def test_weights_folded_by_default_and_the_toggle_draws_them():
+    view = GraphView(_conv_net(), params={"w": None, "b": None})
+    titles = sorted(n["title"] for n in view.graph["nodes"])
+    assert titles == ["data", "nn.bias_add", "nn.conv2d", "nn.relu"]
+    conv = _node(view, "nn.conv2d")
+    assert conv["folded"] == [{"index": "1", "kind": "param", "name": "w",
+                               "shape": "[4, 3, 3, 3]", "dtype": "float32", "values": ""}]
+    view.set_state({"selected": conv["id"]})
+    assert view.inspector["folded"][0]["name"] == "w"
+    view.set_state({"weights": True})  # the checkbox
+    assert {"w", "b"} <= {n["title"] for n in view.graph["nodes"]}
+    assert view.inspector["id"] == conv["id"]  # ids survive the rebuild
+    view.weights = False
+    assert len(view.graph["nodes"]) == 4
+
+
+def test_collapsed_fused_function_lists_the_weights_of_its_ops():
+    x = relay.var("x", shape=(2, 2))
+    p0, p1 = relay.var("p0", shape=(2, 2)), relay.var("p1", shape=(2, 2))
+    fused = relay.Function([p0, p1], relay.add(relay.exp(p0), p1)).with_attr("Primitive", 1)
+    c = relay.const(__import__("numpy").ones((2, 2), "float32"))
+    view = GraphView(relay.Function([x], relay.negative(fused(x, c))))
+    view.collapse_all()
+    (group,) = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
+    assert group["folded"][0]["values"] == "[1.0, 1.0, 1.0, 1.0]"
+    assert [n["title"] for n in view.graph["nodes"]].count("const float32") == 0
