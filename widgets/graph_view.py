@@ -3,8 +3,9 @@
 Pan and zoom (wheel, drag, Fit), search by op or name (matches highlighted, Enter jumps from
 one to the next), click a node to see its op, all attrs, type, name and its line in the printed
 IR (highlighted in the IR pane; clicking a line selects its node). Big graphs stay usable:
-fused functions collapse into one node each (new layout), and the neighbourhood view shows only
-the nodes within k hops of the selected one.
+fused functions collapse into one node each (new layout; above ``big`` nodes they start
+collapsed; double-click or ``expand(id)`` opens one, "Expand all" / ``expand_all()`` every one),
+and the neighbourhood view shows only the nodes within k hops of the selected one.
 
 Weights (constants and parameters) are folded into the nodes that use them: the inspector lists
 each one's shape, dtype and first values; ``weights=True`` (the "weights" checkbox) draws them as
@@ -28,7 +29,9 @@ from irlab.widgets.graph_ops import (cluster_tree, collapse, neighbourhood, node
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
 from irlab.widgets.picture import StaticPicture, graph_svg, titled
 
-BIG_GRAPH = 1500  # nodes: above this, fused functions start collapsed
+# Nodes (weights folded): above this, each fused function starts as one node. ResNet-50
+# after FuseOps is 198 nodes in 71 fused functions, 127 nodes collapsed.
+BIG_GRAPH = 150
 _keys = itertools.count()
 
 
@@ -204,6 +207,15 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
 
     def expand_all(self):
         self.collapsed = []
+
+    def expand(self, cluster_id):
+        """Draw the fused function ``cluster_id`` (a collapsed node's id) with its ops."""
+        self.collapsed = [c for c in self.collapsed if c != cluster_id]
+
+    def collapse_group(self, cluster_id):
+        """Draw the fused function ``cluster_id`` as one node."""
+        if cluster_id not in self.collapsed:
+            self.collapsed = [*self.collapsed, cluster_id]
 
     def show_neighbourhood(self, node_id=None, hops=None):
         """Show only the nodes near ``node_id`` (default: the selected one); None: all."""

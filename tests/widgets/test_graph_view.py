@@ -202,3 +202,27 @@ def test_collapsed_fused_function_lists_the_weights_of_its_ops():
     (group,) = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
     assert group["folded"][0]["values"] == "[1.0, 1.0, 1.0, 1.0]"
     assert [n["title"] for n in view.graph["nodes"]].count("const float32") == 0
+
+
+def test_fused_resnet_starts_collapsed_and_one_group_expands():
+    from irlab.relay.testing import MODELS
+    from irlab.viz.pass_trace import PassTrace
+
+    mod, params = MODELS["resnet18"]()
+    trace = PassTrace(mod, params=params)
+    fused = max(i for i, s in enumerate(trace.steps) if s.name == "FuseOps")
+    full = trace.graph(fused)
+    assert len(full) > 50 and full.graph["clusters"]
+    view = GraphView(trace=trace, step=fused, big=50)  # 71 nodes; ResNet-50's 198 > BIG_GRAPH
+    groups = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
+    assert len(groups) == len(full.graph["clusters"])
+    assert len(view.graph["nodes"]) < len(full) and view.graph["clusters"] == []
+    conv_group = next(g for g in groups if g["title"].startswith("fused_conv2d"))
+    assert conv_group["folded"]  # the conv's weight, in the group's inspector
+    view.expand(conv_group["id"])
+    assert len(view.graph["clusters"]) == 1 and conv_group["id"] not in view.collapsed
+    assert "nn.conv2d" in {n["title"] for n in view.graph["nodes"]}
+    view.collapse_group(conv_group["id"])
+    assert view.graph["clusters"] == []
+    view.expand_all()
+    assert len(view.graph["nodes"]) == len(full)
