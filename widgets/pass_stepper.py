@@ -37,7 +37,9 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
     """Step through ``mod`` (IRModule, function or expression; or a ``PassTrace``) run by
     ``passes`` (default relay.optimize's pipeline) under ``opt_level``; ``params`` are bound
     as constants first, as relay.build does. ``target`` (e.g. "llvm") is in scope while the
-    passes run, as in relay.build (AlterOpLayout rewrites for it); None: the current one."""
+    passes run, as in relay.build (AlterOpLayout rewrites for it); None: the current one.
+    ``fold_weights``: the bound weights (constants) are listed in their users' inspector
+    rather than drawn (False: drawn as nodes, as before issue 21)."""
 
     _esm = widget_module("pass_stepper.js", "renderPassStepper")
     _css = css()

@@ -226,3 +226,17 @@ def test_fused_resnet_starts_collapsed_and_one_group_expands():
     assert view.graph["clusters"] == []
     view.expand_all()
     assert len(view.graph["nodes"]) == len(full)
+
+
+def test_folded_weight_names_are_escaped_in_the_picture():
+    x = relay.var("x", shape=(2,))
+    w = relay.var(EVIL, shape=(2,))
+    view = GraphView(relay.Function([x, w], relay.add(x, w)), params=[EVIL])
+    (add,) = [n for n in view.graph["nodes"] if n["title"] == "add"]
+    assert add["folded"][0]["name"] == EVIL  # text in the payload, drawn via textContent
+    html = view.to_html()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;[2]" in html
+    from irlab import viz
+
+    svg = viz.render_svg(view.networkx_graph)
+    assert "<img" not in svg and "&lt;img" in svg
