@@ -135,6 +135,8 @@ def test_dashboard_switches_model(page, voila_url):
     open_notebook(page, voila_url, "explorer", GRAPH_READY)
     tabs = page.locator(".irlab-explorer")
     assert tabs.get_by_text("Passes").count() > 0
+    # The graph tab draws the trace's graphs: their weights are folded by the PassTrace.
+    assert page.locator("[data-testid=graph-view] [data-testid=weights-toggle]").is_disabled()
     before = page.locator(GRAPH_READY).count()
     page.select_option(".widget-dropdown select", "mlp")
     status = page.locator(".widget-label", has_text="mlp:")

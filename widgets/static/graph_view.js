@@ -129,6 +129,13 @@ function renderGraphView({ model, el }) {
       lay.nodes.some((n) => n.kind === "cluster"));
     collapseBtn.disabled = !hasClusters;
     expandBtn.disabled = !(model.get("collapsed") || []).length;
+    // A pass trace's step (the explorer's graph tab) is drawn from the trace's own graphs.
+    weightsBox.disabled = (model.get("step") ?? -1) >= 0;
+    if (weightsBox.parentElement) {  // no checkbox on a static page
+      weightsBox.parentElement.title = weightsBox.disabled
+        ? "the pass trace's graphs: PassStepper(..., fold_weights=False) draws weights as nodes"
+        : "draw constants and weights as nodes (folded into their users otherwise)";
+    }
   }
 
   function drawGraph() {
@@ -199,6 +206,7 @@ function renderGraphView({ model, el }) {
     "change:hops": () => { hopsBox.value = model.get("hops"); drawFocus(); },
     "change:status": drawStatus,
     "change:title": drawStatus,
+    "change:step": drawStatus,
     "change:collapsed": drawStatus,
     "change:weights": () => { weightsBox.checked = !!model.get("weights"); },
     "change:search": () => {
