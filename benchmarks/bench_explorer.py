@@ -1,4 +1,6 @@
-"""The explorer's figures: render time of ResNet-50's graph, PassStepper's step-switch time on
+"""The explorer's figures: time to draw simplenet, ResNet-18 and ResNet-50 with weights folded
+into their users (the default) and drawn as nodes (``fold_weights=False``), render time of
+ResNet-50's graph, PassStepper's step-switch time on
 a ~1,000-node graph (target < 100 ms after the first render), size of the exported HTML.
 Prints figures; asserts nothing.
 
@@ -7,6 +9,23 @@ browser gets anything. Browser side (when Debian's Chromium and pip's playwright
 the widgets' own JavaScript drawing the exported page, the same code as in a notebook.
 
 Run: python benchmarks/bench_explorer.py [--repeat 5] [--no-browser]
+
+Figures of 2026-11-26, issue 21's first bullet (weights folded into their users), on a 2-core
+Xeon shared with four other jobs (noisy), dot binary, Chromium 156, --repeat 3; before = main
+at d511da6, after = this script:
+                                      before                 after
+  simplenet graph                     10 nodes               5 nodes
+  ResNet-18 graph                     183 nodes, SVG 0.18 MB 88 nodes, SVG 0.10 MB
+  ResNet-50 graph                     487 nodes, SVG 0.48 MB 228 nodes, SVG 0.26 MB
+    Graphviz layout + payload         275-450 ms             220-250 ms
+    exported page, load to drawn      947 ms                 664 ms
+  PassStepper(ResNet-50) first render 23.4 s                 4.9-8.3 s
+    biggest step (SimplifyInference)  1046 nodes, union 1176 686 nodes, union 815
+    prepare() (every step laid out)   10.0 s                 4.2-5.9 s
+    pass report HTML                  6.91 MB                5.64 MB
+    side view step switch (Chromium)  213-255 ms             84-104 ms
+Where the stepper's first render goes now (cProfile, loaded machine, 13 s in all): Graphviz on
+the 815-node union 5.3 s, the pipeline 3.7 s, the 11 distinct graphs 2.4 s.
 """
 
 from __future__ import annotations
@@ -50,6 +69,29 @@ def _mb(size) -> str:
     return f"{size / 1e6:6.2f} MB"
 
 
+def bench_draw(repeat):
+    """Per model, weights folded and drawn: nodes, graph building, Graphviz layout (the JSON
+    the widgets draw from) and the size of Graphviz's own SVG."""
+    from irlab.relay.testing import MODELS
+    from irlab.relay.transform import InferType
+    from irlab.viz import build_relay_graph, render_svg
+    from irlab.widgets.layout import layout_payload
+
+    print(f"\nTime to draw, median of {repeat} (weights folded / drawn as nodes)")
+    for name in ("simplenet", "resnet18", "resnet50"):
+        mod, params = MODELS[name]()
+        typed = InferType()(mod)
+        for fold in (True, False):
+            t_graph, graph = _median(
+                lambda f=fold: build_relay_graph(typed, params, fold_weights=f), repeat)
+            t_layout, _ = _median(lambda g=graph: layout_payload(g), repeat)
+            svg = render_svg(graph, timeout=120)
+            label = "folded" if fold else "as nodes"
+            print(f"  {name:10s} {label:9s} {graph.number_of_nodes():5d} nodes "
+                  f"{graph.number_of_edges():5d} edges  graph {_ms(t_graph)}  "
+                  f"layout {_ms(t_layout)}  SVG {_mb(len(svg.encode()))}")
+
+
 def bench_graph(mod, params, repeat):
     """ResNet-50's graph: each stage of a GraphView's first render, then the whole."""
     from irlab.relay.transform import InferType
@@ -72,6 +114,17 @@ def bench_graph(mod, params, repeat):
     if payload.get("warning"):
         print(f"  note: {payload['warning']}")
     return view
+
+
+def bench_stepper_unfolded(mod, params):
+    """The PassStepper's first render with every constant drawn as a node (before issue 21)."""
+    from irlab.widgets import PassStepper
+
+    t_first, stepper = _once(lambda: PassStepper(mod, params=params, fold_weights=False))
+    trace = stepper.trace
+    sizes = [trace.graph(i).number_of_nodes() for i in range(len(trace.steps))]
+    print(f"\nPassStepper on ResNet-50, constants drawn as nodes (fold_weights=False): "
+          f"first render {_ms(t_first).strip()}; biggest graph {max(sizes)} nodes")
 
 
 def bench_stepper(mod, params, repeat):
@@ -186,11 +239,16 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--unfolded", action="store_true",
+                        help="also time the PassStepper with constants drawn as nodes (slow)")
     parser.add_argument("--out", help="keep the exported HTML files in this directory")
     args = parser.parse_args()
     print(f"bench_explorer: {os.cpu_count()} CPUs")
+    bench_draw(args.repeat)
     mod, params = resnet.get_workload(num_layers=50)
     view = bench_graph(mod, params, args.repeat)
+    if args.unfolded:
+        bench_stepper_unfolded(mod, params)
     stepper, big, targets = bench_stepper(mod, params, args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out) if args.out else Path(tmp)

@@ -101,7 +101,8 @@ def collapse(graph, collapsed) -> nx.DiGraph:
                          name="", type=_cluster_type(graph, members[cid]),
                          attrs=dict(info.get("attrs", {})), cluster=info.get("parent"),
                          ir_line=_first_line(graph, members[cid]),
-                         summary=f"{len(ops)} ops (collapsed)", members=ops)
+                         summary=f"{len(ops)} ops (collapsed)", members=ops,
+                         folded=[f for n in inner for f in graph.nodes[n].get("folded") or ()])
     for src, dst, data in graph.edges(data=True):
         a, b = owner.get(src, src), owner.get(dst, dst)
         if a != b and not reduced.has_edge(a, b):
@@ -159,6 +160,7 @@ def node_details(graph, ident, ir_text: str = "", provenance=(), step_names=()) 
         "inputs": [brief(p) for p in inputs],
         "users": [brief(s) for s in graph.successors(ident)],
         "members": list(data.get("members") or []),
+        "folded": [dict(f) for f in data.get("folded") or []],
         "provenance": [{"step": i, "name": step_names[i] if i < len(step_names) else ""}
                        for i in provenance],
     }

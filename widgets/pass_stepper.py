@@ -37,7 +37,9 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
     """Step through ``mod`` (IRModule, function or expression; or a ``PassTrace``) run by
     ``passes`` (default relay.optimize's pipeline) under ``opt_level``; ``params`` are bound
     as constants first, as relay.build does. ``target`` (e.g. "llvm") is in scope while the
-    passes run, as in relay.build (AlterOpLayout rewrites for it); None: the current one."""
+    passes run, as in relay.build (AlterOpLayout rewrites for it); None: the current one.
+    ``fold_weights``: the bound weights (constants) are listed in their users' inspector
+    rather than drawn (False: drawn as nodes, as before issue 21)."""
 
     _esm = widget_module("pass_stepper.js", "renderPassStepper")
     _css = css()
@@ -62,7 +64,7 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
     inspector = t.Dict()
 
     def __init__(self, mod=None, passes=None, params=None, opt_level=3, *, disabled_pass=(),
-                 target=None, timeout=LAYOUT_TIMEOUT, **kwargs):
+                 target=None, timeout=LAYOUT_TIMEOUT, fold_weights=True, **kwargs):
         super().__init__(**kwargs)
         self.timeout = timeout
         if isinstance(mod, PassTrace):
@@ -70,13 +72,13 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
             self._input, self._params = trace.input, trace.params
             self._context = dict(opt_level=trace.opt_level, disabled_pass=trace.disabled_pass,
                                  required_pass=trace.required_pass, config=trace.config,
-                                 target=trace.target)
+                                 target=trace.target, fold_weights=trace.fold_weights)
         else:
             if mod is None:
                 raise TypeError("PassStepper needs a module, an expression or a PassTrace")
             self._input, self._params = mod, params
             self._context = dict(opt_level=opt_level, disabled_pass=list(disabled_pass),
-                                 target=target)
+                                 target=target, fold_weights=fold_weights)
             trace = PassTrace(mod, default_passes() if passes is None else passes, params,
                               **self._context)
         self.entries = entries_from_passes(trace.passes)

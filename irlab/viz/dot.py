@@ -40,12 +40,21 @@ def escape(text) -> str:
     return text.replace("\r", "").replace("\n", "\\n")
 
 
+def _folded_line(folded) -> str:
+    """The label line naming a node's folded weights: ``w[64, 3, 7, 7] +2``."""
+    first = folded[0]
+    text = (first.get("name") or "const") + first.get("shape", "")
+    return text + (f" +{len(folded) - 1}" if len(folded) > 1 else "")
+
+
 def node_label(data) -> str:
     lines = [data.get("title", "")]
     if data.get("name") and data.get("name") != data.get("title"):
         lines.append(data["name"])
     if data.get("summary"):
         lines.append(data["summary"])
+    if data.get("folded"):
+        lines.append(_folded_line(data["folded"]))
     if data.get("type"):
         lines.append(data["type"])
     return "\n".join(line for line in lines if line)

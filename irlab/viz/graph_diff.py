@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-_COMPARED = ("kind", "title", "attrs", "type", "cluster")
+_COMPARED = ("kind", "title", "attrs", "type", "cluster", "folded")
 
 
 def graph_diff(before, after) -> dict:
     """node id -> "added" / "removed" / "changed" (unchanged nodes are absent).
 
-    A node is *changed* when its id survives but its label, attributes, type or enclosing
-    function differ, or its inputs are different nodes.
+    A node is *changed* when its id survives but its label, attributes, type, enclosing
+    function or folded weights (shape, values) differ, or its inputs are different nodes.
     """
     diff = {}
     for ident in after.nodes:

@@ -62,10 +62,12 @@ class PassTrace:
     as constants first (as relay.build does). ``opt_level``/``disabled_pass``/``required_pass``:
     the PassContext the pipeline runs under. ``target``: the target in scope while the passes
     run (relay.build's; AlterOpLayout's hooks depend on it), None for the current one.
+    ``fold_weights``: the graphs list constants in their users instead of drawing them
+    (see ``build_relay_graph``).
     """
 
     def __init__(self, mod, passes=None, params=None, opt_level=3, disabled_pass=(),
-                 required_pass=(), config=None, target=None):
+                 required_pass=(), config=None, target=None, fold_weights=True):
         from irlab.relay.build_module import bind_params_by_name
         from irlab.relay.transform import InferType
 
@@ -81,6 +83,7 @@ class PassTrace:
         self.required_pass = list(required_pass)
         self.config = dict(config or {})
         self.target = target
+        self.fold_weights = fold_weights
         self.steps: list[Step] = []
         self.output = None
         self.error = None  # the exception a pass raised, if the pipeline failed
@@ -177,7 +180,8 @@ class PassTrace:
     def _graph_of(self, module):
         key = _module_key(module)
         if key not in self._by_module:
-            self._by_module[key] = (module, build_relay_graph(module, self.params, self._ids))
+            self._by_module[key] = (module, build_relay_graph(
+                module, self.params, self._ids, fold_weights=self.fold_weights))
         return self._by_module[key][1]
 
     def is_ancestor(self, a, b) -> bool:

@@ -6,6 +6,12 @@ Every node of the graph carries what a viewer shows and what the inspector lists
 ``cluster`` (the fused/composite function it belongs to) and ``ir_line`` (its line in the
 printed program). Edges go from an argument to its user and carry the argument ``index``.
 
+Weights are folded into their users by default (``fold_weights=True``), as Netron draws
+them: a constant or a parameter named in ``params`` is not a node; each user lists it under
+``folded`` (argument index, name, shape, dtype and a preview of the first values), so a
+ResNet's hundreds of weight ellipses give way to its operators. ``fold_weights=False`` draws
+them as nodes again.
+
 Functions called in place (``Primitive=1`` after FuseOps, ``Composite=...`` after
 MergeComposite) become clusters holding their inner ops: the function's parameters are not
 drawn, edges run from the call's arguments straight to the inner users. Tuples and
@@ -15,6 +21,7 @@ drawn, edges run from the call's arguments straight to the inner users. Tuples a
 from __future__ import annotations
 
 import networkx as nx
+import numpy as np
 
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
@@ -25,6 +32,51 @@ from irlab.relay.function import Function
 from irlab.viz.identity import NodeIds
 
 _ATTRS_SHOWN = 3  # non-default attrs written into a node's label; the inspector shows all
+_PREVIEW = 6  # values of a folded weight shown in the inspector
+
+
+class Folded:
+    """A weight folded into its users: what the inspector says about it."""
+
+    __slots__ = ("expr", "info")
+
+    def __init__(self, expr, info):
+        self.expr = expr
+        self.info = info
+
+
+def _dims(shape) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _preview(array) -> str:
+    flat = array.flat[:_PREVIEW]  # copies these few values only
+    more = ", ..." if array.size > _PREVIEW else ""
+    return "[" + ", ".join(str(v) for v in flat) + more + "]"  # 1e-05, not 9.99e-06
+
+
+def folded_info(expr, kind, name="", value=None) -> dict:
+    """Name, shape, dtype and value preview of a folded constant or parameter (``value``:
+    the parameter's array when the caller passed a dict of params)."""
+    info = {"kind": kind, "name": name, "shape": "", "dtype": "", "values": ""}
+    data = getattr(expr, "data", value)
+    if data is not None and hasattr(data, "__array__"):
+        data = np.asarray(data)  # a view: ResNet-50's 25 M weights are not copied for a preview
+    ty = expr.checked_type if expr.has_checked_type() else getattr(expr, "type_annotation", None)
+    if isinstance(data, np.ndarray):
+        info.update(shape=_dims(data.shape), dtype=str(data.dtype), values=_preview(data))
+    elif hasattr(ty, "shape") and hasattr(ty, "dtype"):
+        info.update(shape=_dims(ty.shape), dtype=str(ty.dtype))
+    return info
+
+
+def _const_title(const) -> str:
+    data = const.data
+    if data.shape == ():
+        # the dtype's shortest round-trip text: float32 1e-5 is "1e-05", not the
+        # "9.999999747378752e-06" of the same value read as a double
+        return f"const {data.numpy()[()]!s}"
+    return f"const {data.dtype}"
 
 
 def _type_text(node) -> str:
@@ -42,12 +94,14 @@ def _attr_text(value) -> str:
 class RelayGraphBuilder(ExprVisitor):
     """Visits a module's functions and adds one graph node per program node."""
 
-    def __init__(self, graph, ids, params=(), lines=None):
+    def __init__(self, graph, ids, params=(), lines=None, fold_weights=True):
         super().__init__()
         self.graph = graph
         self.ids = ids
         self.params = set(params)
+        self.values = params if isinstance(params, dict) else {}
         self.lines = lines or {}
+        self.fold_weights = fold_weights
         self.alias = {}  # var -> graph node that stands for it (fused params, lets)
         self.ref = {}  # expr -> graph node id representing its value
         self.cluster = None
@@ -64,16 +118,37 @@ class RelayGraphBuilder(ExprVisitor):
         return ident
 
     def value_of(self, expr):
-        """The graph node standing for ``expr``'s value (visiting it first)."""
+        """The graph node standing for ``expr``'s value (visiting it first), or the
+        ``Folded`` weight it is."""
         self.visit(expr)
         if isinstance(expr, Var) and expr in self.alias:
             return self.alias[expr]
         return self.ref.get(expr)
 
+    def node_of(self, expr):
+        """Like ``value_of``, but a folded weight becomes a node (a program's output)."""
+        value = self.value_of(expr)
+        if isinstance(value, Folded):
+            value = self.draw_folded(value)
+        return value
+
+    def draw_folded(self, folded):
+        """Draw a folded weight as a node after all (it is not consumed by any node)."""
+        expr = folded.expr
+        if expr not in self.ids:
+            return None
+        if isinstance(expr, Var):
+            return self.add(expr, folded.info["kind"], expr.name_hint, name=expr.name_hint)
+        self.add(expr, "const", _const_title(expr), shape=list(expr.data.shape))
+        return self.ref[expr]
+
     def connect(self, sources, target):
         for index, source in enumerate(sources):
             node = self.value_of(source)
-            if node is not None:
+            if isinstance(node, Folded):
+                record = self.graph.nodes[target].setdefault("folded", [])
+                record.append({"index": index, **node.info})
+            elif node is not None:
                 self.graph.add_edge(node, target, index=index)
 
     # -- visitors -----------------------------------------------------------------------------
@@ -81,16 +156,17 @@ class RelayGraphBuilder(ExprVisitor):
         if var in self.alias:
             return
         kind = "param" if var.name_hint in self.params else "input"
+        if kind == "param" and self.fold_weights:
+            value = self.values.get(var.name_hint)
+            self.ref[var] = Folded(var, folded_info(var, "param", var.name_hint, value))
+            return
         self.add(var, kind, var.name_hint, name=var.name_hint)
 
     def visit_constant(self, const):
-        data = const.data
-        title = f"const {data.dtype}"
-        if data.shape == ():
-            # the dtype's shortest round-trip text: float32 1e-5 is "1e-05", not the
-            # "9.999999747378752e-06" of the same value read as a double
-            title = f"const {data.numpy()[()]!s}"
-        self.add(const, "const", title, shape=list(data.shape))
+        if self.fold_weights:
+            self.ref[const] = Folded(const, folded_info(const, "const"))
+            return
+        self.add(const, "const", _const_title(const), shape=list(const.data.shape))
 
     def visit_global_var(self, gv):
         self.add(gv, "global", "@" + gv.name_hint, name=gv.name_hint)
@@ -115,7 +191,7 @@ class RelayGraphBuilder(ExprVisitor):
         while isinstance(body, Let):
             value = self.value_of(body.value)
             self.alias[body.var] = value
-            if value is not None:
+            if isinstance(value, str):
                 self.graph.nodes[value]["name"] = self.graph.nodes[value]["name"] or \
                     body.var.name_hint
             body = body.body
@@ -173,12 +249,14 @@ def _fused_name(fn) -> str:
     return "fused_" + "_".join(names) if names else "fn"
 
 
-def build_relay_graph(program, params=None, ids: NodeIds | None = None) -> nx.DiGraph:
+def build_relay_graph(program, params=None, ids: NodeIds | None = None,
+                      fold_weights: bool = True) -> nx.DiGraph:
     """The graph of ``program`` (IRModule, Function or expression).
 
-    ``params``: names of the weights (a dict of params or a list of names) so they are drawn
-    as parameters, not inputs. ``ids``: a ``NodeIds`` shared across versions of the program,
-    so nodes keep their ids from one pass to the next.
+    ``params``: names of the weights (a dict of params or a list of names), parameters rather
+    than inputs. ``ids``: a ``NodeIds`` shared across versions of the program, so nodes keep
+    their ids from one pass to the next. ``fold_weights``: constants and parameters are listed
+    in their users' ``folded`` entries instead of being nodes (False: drawn as nodes).
     """
     from irlab.relay.printer import pretty_print_located
 
@@ -202,12 +280,13 @@ def build_relay_graph(program, params=None, ids: NodeIds | None = None) -> nx.Di
         locations = {}
     graph = nx.DiGraph()
     graph.graph["clusters"] = {}
-    builder = RelayGraphBuilder(graph, node_ids, params=params or (), lines=locations)
+    builder = RelayGraphBuilder(graph, node_ids, params=params or (), lines=locations,
+                                fold_weights=fold_weights)
     for gv, func in sorted(mod.functions.items(), key=lambda kv: kv[0].name_hint != "main"):
         if not isinstance(func, Function):
             continue
         for p in func.params:
             builder.visit(p)
-        out = builder.value_of(func.body)
+        out = builder.node_of(func.body)
         graph.graph.setdefault("outputs", {})[gv.name_hint] = out
     return graph

@@ -31,14 +31,26 @@ def _no_injection(page):
 def test_graph_renders(page, voila_url):
     open_notebook(page, voila_url, "graph", GRAPH_READY)
     nodes = page.locator(GRAPH_READY)
-    # input, weight, conv2d, relu: drawn as SVG groups inside the widget's <svg>
-    assert nodes.count() == 4
-    assert page.locator("[data-testid=graph-view] svg [data-testid=graph-node]").count() == 4
-    assert page.locator("[data-testid=graph-view] .irlab-edge").count() == 3
+    # input, conv2d, relu: drawn as SVG groups inside the widget's <svg>; the weight is
+    # folded into the conv2d (its label and inspector name it)
+    assert nodes.count() == 3
+    assert page.locator("[data-testid=graph-view] svg [data-testid=graph-node]").count() == 3
+    assert page.locator("[data-testid=graph-view] .irlab-edge").count() == 2
     box = _node(page, "nn.conv2d").bounding_box()
     assert box and box["width"] > 10 and box["height"] > 5  # laid out and visible
     kinds = sorted(nodes.evaluate_all("els => els.map(e => e.getAttribute('data-kind'))"))
+    assert kinds == ["call", "call", "input"]
+    _node(page, "nn.conv2d").click()
+    weights = page.locator("[data-testid=graph-view] [data-testid=inspector-folded]")
+    assert "weight" in weights.inner_text() and "[4, 3, 3, 3]" in weights.inner_text()
+    # The "weights" checkbox draws the weight as a node again (the kernel rebuilds the graph).
+    page.locator("[data-testid=graph-view] [data-testid=weights-toggle]").check()
+    page.wait_for_function(
+        "document.querySelectorAll('[data-testid=graph-view] [data-testid=graph-node]')"
+        ".length === 4")
+    kinds = sorted(nodes.evaluate_all("els => els.map(e => e.getAttribute('data-kind'))"))
     assert kinds == ["call", "call", "input", "param"]
+    assert page.locator("[data-testid=graph-view] .irlab-edge").count() == 3
     assert page.log.page_errors == []
 
 
@@ -123,6 +135,8 @@ def test_dashboard_switches_model(page, voila_url):
     open_notebook(page, voila_url, "explorer", GRAPH_READY)
     tabs = page.locator(".irlab-explorer")
     assert tabs.get_by_text("Passes").count() > 0
+    # The graph tab draws the trace's graphs: their weights are folded by the PassTrace.
+    assert page.locator("[data-testid=graph-view] [data-testid=weights-toggle]").is_disabled()
     before = page.locator(GRAPH_READY).count()
     page.select_option(".widget-dropdown select", "mlp")
     status = page.locator(".widget-label", has_text="mlp:")

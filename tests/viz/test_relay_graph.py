@@ -21,7 +21,7 @@ def _conv_block():
 
 def test_kinds_labels_types_and_lines():
     mod = relay.transform.InferType()(irlab.IRModule.from_expr(_conv_block()))
-    g = viz.build_relay_graph(mod, params={"w": None, "b": None})
+    g = viz.build_relay_graph(mod, params={"w": None, "b": None}, fold_weights=False)
     kinds = {d["title"]: d["kind"] for _, d in g.nodes(data=True)}
     assert kinds["data"] == "input" and kinds["w"] == "param" and kinds["b"] == "param"
     conv = next(d for _, d in g.nodes(data=True) if d["title"] == "nn.conv2d")
@@ -148,5 +148,66 @@ def test_constants_print_as_written():
     x = relay.var("x", shape=(4,))
     eps = relay.const(np.float32(1e-5))
     func = relay.Function([x], relay.add(relay.multiply(x, relay.const(np.float32(0.1))), eps))
-    titles = {d["title"] for _, d in viz.build_relay_graph(irlab.IRModule.from_expr(func)).nodes(data=True)}
+    graph = viz.build_relay_graph(irlab.IRModule.from_expr(func), fold_weights=False)
+    titles = {d["title"] for _, d in graph.nodes(data=True)}
     assert {"const 1e-05", "const 0.1"} <= titles
+    folded = viz.build_relay_graph(irlab.IRModule.from_expr(func))  # the default: folded
+    (add,) = [d for _, d in folded.nodes(data=True) if d["title"] == "add"]
+    assert add["folded"][0]["values"] == "[1e-05]"
+
+
+def test_weights_fold_into_their_users_by_default():
+    mod = relay.transform.InferType()(irlab.IRModule.from_expr(_conv_block()))
+    w = np.arange(4 * 3 * 3 * 3, dtype="float32").reshape(4, 3, 3, 3)
+    g = viz.build_relay_graph(mod, params={"w": w, "b": None})
+    assert sorted(d["title"] for _, d in g.nodes(data=True)) == [
+        "data", "nn.bias_add", "nn.conv2d", "nn.relu"]
+    conv = next(d for _, d in g.nodes(data=True) if d["title"] == "nn.conv2d")
+    assert conv["folded"] == [{"index": 1, "kind": "param", "name": "w",
+                               "shape": "[4, 3, 3, 3]", "dtype": "float32",
+                               "values": "[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, ...]"}]
+    bias = next(d for _, d in g.nodes(data=True) if d["title"] == "nn.bias_add")
+    assert bias["folded"][0]["shape"] == "[4]" and bias["folded"][0]["values"] == ""
+    assert "w[4, 3, 3, 3]" in viz.to_dot(g)  # the label names the folded weight
+    assert g.number_of_edges() == 3
+    full = viz.build_relay_graph(mod, params={"w": w, "b": None}, fold_weights=False)
+    assert full.number_of_nodes() == 6 and full.number_of_edges() == 5
+
+
+def test_constant_folded_into_a_fused_function_and_an_output_constant_drawn():
+    x = relay.var("x", shape=(2, 2))
+    p0, p1 = relay.var("p0", shape=(2, 2)), relay.var("p1", shape=(2, 2))
+    fused = relay.Function([p0, p1], relay.add(relay.exp(p0), p1)).with_attr("Primitive", 1)
+    c = relay.const(np.full((2, 2), 0.5, "float32"))
+    mod = irlab.IRModule.from_expr(relay.Function([x], relay.Tuple([fused(x, c), c])))
+    g = viz.build_relay_graph(relay.transform.InferType()(mod))
+    add = next(d for _, d in g.nodes(data=True) if d["title"] == "add")
+    assert add["folded"][0]["values"] == "[0.5, 0.5, 0.5, 0.5]"
+    tup = next(d for _, d in g.nodes(data=True) if d["title"] == "tuple")
+    assert tup["folded"][0]["index"] == 1  # the tuple's second field
+    only_const = relay.Function([], relay.const(np.float32(2.0)))
+    out = viz.build_relay_graph(only_const)
+    (node,) = out.nodes
+    assert out.graph["outputs"]["main"] == node and out.nodes[node]["kind"] == "const"
+
+
+def test_folding_keeps_ids_and_a_changed_weight_marks_its_user_changed():
+    x = relay.var("x", shape=(4,))
+    ids = viz.NodeIds()
+    before = viz.build_relay_graph(relay.Function([x], relay.multiply(
+        x, relay.const(np.ones(4, "float32")))), ids=ids)
+    after = viz.build_relay_graph(relay.Function([x], relay.multiply(
+        x, relay.const(np.full(4, 2.0, "float32")))), ids=ids)
+    assert set(before.nodes) == set(after.nodes)
+    (mul,) = [i for i, d in after.nodes(data=True) if d["title"] == "multiply"]
+    assert graph_diff(before, after) == {mul: "changed"}
+
+
+def test_resnet50_weights_folded_node_counts():
+    mod, params = MODELS["resnet50"]()
+    folded = viz.build_relay_graph(mod, params)
+    full = viz.build_relay_graph(mod, params, fold_weights=False)
+    kinds = [d["kind"] for _, d in folded.nodes(data=True)]
+    assert "param" not in kinds and "const" not in kinds
+    assert folded.number_of_nodes() == full.number_of_nodes() - len(params)
+    assert sum(len(d.get("folded", ())) for _, d in folded.nodes(data=True)) == len(params)

@@ -35,7 +35,7 @@ def _node(view, title):
 
 
 def test_payload_has_geometry_details_and_is_json():
-    view = GraphView(_conv_net(), params={"w": None, "b": None})
+    view = GraphView(_conv_net(), params={"w": None, "b": None}, fold_weights=False)
     payload = view.graph
     json.dumps(payload, allow_nan=False)  # what the comm (or the export) sends
     conv = _node(view, "nn.conv2d")
@@ -174,3 +174,69 @@ def test_unknown_selection_gives_empty_inspector(bad):
     view = GraphView(_fused())
     view.selected = bad or ""
     assert view.inspector == {}
+
+
+def test_weights_folded_by_default_and_the_toggle_draws_them():
+    view = GraphView(_conv_net(), params={"w": None, "b": None})
+    titles = sorted(n["title"] for n in view.graph["nodes"])
+    assert titles == ["data", "nn.bias_add", "nn.conv2d", "nn.relu"]
+    conv = _node(view, "nn.conv2d")
+    assert conv["folded"] == [{"index": "1", "kind": "param", "name": "w",
+                               "shape": "[4, 3, 3, 3]", "dtype": "float32", "values": ""}]
+    view.set_state({"selected": conv["id"]})
+    assert view.inspector["folded"][0]["name"] == "w"
+    view.set_state({"weights": True})  # the checkbox
+    assert {"w", "b"} <= {n["title"] for n in view.graph["nodes"]}
+    assert view.inspector["id"] == conv["id"]  # ids survive the rebuild
+    view.weights = False
+    assert len(view.graph["nodes"]) == 4
+
+
+def test_collapsed_fused_function_lists_the_weights_of_its_ops():
+    x = relay.var("x", shape=(2, 2))
+    p0, p1 = relay.var("p0", shape=(2, 2)), relay.var("p1", shape=(2, 2))
+    fused = relay.Function([p0, p1], relay.add(relay.exp(p0), p1)).with_attr("Primitive", 1)
+    c = relay.const(__import__("numpy").ones((2, 2), "float32"))
+    view = GraphView(relay.Function([x], relay.negative(fused(x, c))))
+    view.collapse_all()
+    (group,) = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
+    assert group["folded"][0]["values"] == "[1.0, 1.0, 1.0, 1.0]"
+    assert [n["title"] for n in view.graph["nodes"]].count("const float32") == 0
+
+
+def test_fused_resnet_starts_collapsed_and_one_group_expands():
+    from irlab.relay.testing import MODELS
+    from irlab.viz.pass_trace import PassTrace
+
+    mod, params = MODELS["resnet18"]()
+    trace = PassTrace(mod, params=params)
+    fused = max(i for i, s in enumerate(trace.steps) if s.name == "FuseOps")
+    full = trace.graph(fused)
+    assert len(full) > 50 and full.graph["clusters"]
+    view = GraphView(trace=trace, step=fused, big=50)  # 71 nodes; ResNet-50's 198 > BIG_GRAPH
+    groups = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
+    assert len(groups) == len(full.graph["clusters"])
+    assert len(view.graph["nodes"]) < len(full) and view.graph["clusters"] == []
+    conv_group = next(g for g in groups if g["title"].startswith("fused_conv2d"))
+    assert conv_group["folded"]  # the conv's weight, in the group's inspector
+    view.expand(conv_group["id"])
+    assert len(view.graph["clusters"]) == 1 and conv_group["id"] not in view.collapsed
+    assert "nn.conv2d" in {n["title"] for n in view.graph["nodes"]}
+    view.collapse_group(conv_group["id"])
+    assert view.graph["clusters"] == []
+    view.expand_all()
+    assert len(view.graph["nodes"]) == len(full)
+
+
+def test_folded_weight_names_are_escaped_in_the_picture():
+    x = relay.var("x", shape=(2,))
+    w = relay.var(EVIL, shape=(2,))
+    view = GraphView(relay.Function([x, w], relay.add(x, w)), params=[EVIL])
+    (add,) = [n for n in view.graph["nodes"] if n["title"] == "add"]
+    assert add["folded"][0]["name"] == EVIL  # text in the payload, drawn via textContent
+    html = view.to_html()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;[2]" in html
+    from irlab import viz
+
+    svg = viz.render_svg(view.networkx_graph)
+    assert "<img" not in svg and "&lt;img" in svg

@@ -24,6 +24,8 @@ function renderGraphView({ model, el }) {
     title: "draw each fused function as one node" });
   const expandBtn = h("button", { "data-testid": "expand-all", text: "Expand all" });
   const hoodBox = h("input", { type: "checkbox", "data-testid": "neighbourhood-toggle" });
+  const weightsBox = h("input", { type: "checkbox", "data-testid": "weights-toggle",
+    checked: !!model.get("weights") });
   const hopsBox = h("input", { type: "number", class: "irlab-hops", min: 1, max: 50,
     value: model.get("hops") || 2, "data-testid": "hops-input", title: "hops" });
   const title = h("span", { class: "irlab-title", "data-testid": "graph-title" });
@@ -45,7 +47,10 @@ function renderGraphView({ model, el }) {
   const toolbar = h("div", { class: "irlab-toolbar" }, title, searchBox, count, prevBtn, nextBtn,
     fitBtn, isStatic ? null : collapseBtn, isStatic ? null : expandBtn,
     h("label", { class: "irlab-check", title: "show only the nodes near the selected one" },
-      hoodBox, "neighbourhood"), hopsBox, status);
+      hoodBox, "neighbourhood"), hopsBox,
+    isStatic ? null : h("label", { class: "irlab-check",
+      title: "draw constants and weights as nodes (folded into their users otherwise)" },
+    weightsBox, "weights"), status);
   const root = h("div", { class: "irlab irlab-graphview", "data-testid": "graph-view",
     tabIndex: 0 },
     toolbar,
@@ -124,6 +129,13 @@ function renderGraphView({ model, el }) {
       lay.nodes.some((n) => n.kind === "cluster"));
     collapseBtn.disabled = !hasClusters;
     expandBtn.disabled = !(model.get("collapsed") || []).length;
+    // A pass trace's step (the explorer's graph tab) is drawn from the trace's own graphs.
+    weightsBox.disabled = (model.get("step") ?? -1) >= 0;
+    if (weightsBox.parentElement) {  // no checkbox on a static page
+      weightsBox.parentElement.title = weightsBox.disabled
+        ? "the pass trace's graphs: PassStepper(..., fold_weights=False) draws weights as nodes"
+        : "draw constants and weights as nodes (folded into their users otherwise)";
+    }
   }
 
   function drawGraph() {
@@ -174,6 +186,7 @@ function renderGraphView({ model, el }) {
     save({ focus: hoodBox.checked ? sel : "" });
     drawFocus();
   });
+  weightsBox.addEventListener("change", () => save({ weights: weightsBox.checked }));
   hopsBox.addEventListener("change", () => {
     save({ hops: clamp(parseInt(hopsBox.value, 10) || 2, 1, 50) });
     drawFocus();
@@ -193,7 +206,9 @@ function renderGraphView({ model, el }) {
     "change:hops": () => { hopsBox.value = model.get("hops"); drawFocus(); },
     "change:status": drawStatus,
     "change:title": drawStatus,
+    "change:step": drawStatus,
     "change:collapsed": drawStatus,
+    "change:weights": () => { weightsBox.checked = !!model.get("weights"); },
     "change:search": () => {
       if (searchBox.value !== (model.get("search") || "")) {
         searchBox.value = model.get("search") || "";

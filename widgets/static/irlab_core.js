@@ -757,6 +757,15 @@ function renderInspector(box, layout, id, ctx = {}) {
   if (node.members && node.members.length) {
     row("ops", h("code", { text: node.members.join(", ") }), "inspector-members");
   }
+  if (node.folded && node.folded.length) {
+    // weights folded into this node (not drawn as nodes): shape, dtype and first values
+    row("weights", h("table", { class: "irlab-attrs", "data-testid": "inspector-folded" },
+      node.folded.map((f) => h("tr", { "data-testid": "folded-weight" },
+        h("th", { text: f.name || `arg ${f.index} (${f.kind})` }),
+        h("td", {}, h("code", { text: `${f.shape} ${f.dtype}`.trim() }),
+          f.values ? h("div", { class: "irlab-muted", text: f.values }) : null)))),
+    "inspector-weights");
+  }
   if (node.prov) {
     const steps = node.prov.map(([i, name]) => h("button", { class: "irlab-link",
       "data-testid": "provenance-item", "data-step": i, text: `${i}: ${name}`,
