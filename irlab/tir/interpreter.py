@@ -76,6 +76,7 @@ def _vec_int(op):
 
 
 def _v_truncdiv(a, b):
+    a, b = np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64)  # abs(INT16_MIN)
     q = np.abs(a) // np.abs(b)
     return np.where((a >= 0) == (b >= 0), q, -q)
 
@@ -341,6 +342,9 @@ class TIRInterpreter:
             str(dtype.element_of()))
         if name == "tir.if_then_else":
             fc, ft, ff = args
+            if parse_dtype(e.args[0].dtype).lanes > 1:  # as the codegens and TVM
+                raise TIRError("if_then_else needs a scalar condition (use Select for a "
+                               "lane-wise choice)", e)
             return lambda env: ft(env) if fc(env) else ff(env)
         if name in _UNARY_MATH or name in _BINARY_MATH:
             fn = _UNARY_MATH.get(name) or _BINARY_MATH[name]

@@ -1,0 +1,131 @@
+"""Differential runs: compiled code against the reference interpreters, with the comparison
+tolerance of each op family written down in one place.
+
+Tolerances (``TOLERANCES``; ``scale`` is ``max(1, max |expected|)`` over the output):
+- integers and bools: exact;
+- floats the generator proved deterministic (exact or correctly rounded IEEE steps only):
+  exact, with NaN in the same positions;
+- ``transcendental`` (TIR values through exp/log/tanh/sigmoid, or a product that LLVM's or
+  gcc's FMA contraction may fuse): float32 ``rtol=1e-4, atol=1e-4 * scale``; float64
+  ``rtol=1e-9, atol=1e-9 * scale`` -- libm and numpy differ by a few ulp, and a subtraction
+  after them may cancel, hence the absolute part relative to the output's scale;
+- Relay ``elementwise`` (add, multiply, maximum, relu, clip, ...): ``rtol=1e-5, atol=1e-6``
+  (an FMA may still contract ``a * b + c`` in compiled code);
+- Relay ``math`` (exp, tanh, sigmoid, log, sqrt, softmax, divide): ``rtol=1e-4, atol=1e-5``;
+- Relay ``accumulate`` (sum/mean reductions, dense, conv2d, pooling): ``rtol=1e-4,
+  atol=1e-4 * scale`` -- compiled code sums in another order (tiles, vector lanes).
+Infinite values must match exactly (same sign, same positions), as must NaN positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TOLERANCES = {
+    "exact": (0.0, 0.0),
+    "transcendental": (1e-4, 1e-4),
+    "transcendental64": (1e-9, 1e-9),
+    "elementwise": (1e-5, 1e-6),
+    "math": (1e-4, 1e-5),
+    "accumulate": (1e-4, 1e-4),
+}
+
+
+@dataclass
+class Mismatch:
+    """One disagreement: which target and output, and what differed."""
+
+    target: str
+    output: str
+    message: str
+
+    def __str__(self):
+        return f"[{self.target}] {self.output}: {self.message}"
+
+
+def compare(expected, got, family="exact") -> str | None:
+    """None when ``got`` matches ``expected`` under ``family``'s tolerance, else a message."""
+    expected, got = np.asarray(expected), np.asarray(got)
+    if expected.shape != got.shape:
+        return f"shape {got.shape}, expected {expected.shape}"
+    if expected.dtype != got.dtype:
+        return f"dtype {got.dtype}, expected {expected.dtype}"
+    if expected.dtype.kind != "f":
+        bad = np.argwhere(expected != got)
+        if len(bad):
+            at = tuple(bad[0])
+            return f"{len(bad)} elements differ, first at {at}: {got[at]} != {expected[at]}"
+        return None
+    return _compare_float(expected, got, family)
+
+
+def _compare_float(expected, got, family):
+    e_nan, g_nan = np.isnan(expected), np.isnan(got)
+    if (e_nan != g_nan).any():
+        at = tuple(np.argwhere(e_nan != g_nan)[0])
+        return (f"NaN positions differ ({int(e_nan.sum())} expected, {int(g_nan.sum())} "
+                f"got), first at {at}: {got[at]} vs {expected[at]}")
+    e_inf, g_inf = np.isinf(expected), np.isinf(got)
+    if (e_inf != g_inf).any() or (expected[e_inf] != got[g_inf]).any():
+        at = tuple(np.argwhere((e_inf != g_inf) | (e_inf & (expected != got)))[0])
+        return f"infinities differ, first at {at}: {got[at]} vs {expected[at]}"
+    finite = ~(e_nan | e_inf)
+    e, g = expected[finite].astype(np.float64), got[finite].astype(np.float64)
+    if e.size == 0:
+        return None
+    rtol, atol = TOLERANCES[family]
+    scale = max(1.0, float(np.abs(e).max()))
+    err = np.abs(g - e)
+    bad = err > atol * scale + rtol * np.abs(e)
+    if bad.any():
+        first = int(np.argmax(bad))
+        return (f"{int(bad.sum())} elements beyond {family} tolerance (rtol={rtol}, "
+                f"atol={atol}*{scale:.3g}); max abs error {err.max():.3g}; first: "
+                f"{g[first]!r} vs {e[first]!r}")
+    return None
+
+
+# -- TIR: compiled targets against the TIR interpreter ------------------------------------
+def tir_family(program, output) -> str:
+    """The tolerance family of one output of a ``TIRProgram``."""
+    if not program.tolerant.get(output.name):
+        return "exact"
+    return "transcendental64" if output.dtype == "float64" else "transcendental"
+
+
+def run_tir_program(program, targets=("llvm", "c"), seed=0) -> list:
+    """Run ``program`` through the TIR interpreter and each target on the same random inputs;
+    the list of ``Mismatch`` (empty when all agree)."""
+    from irlab.testing.tir_programs import random_arguments
+
+    families = {b.name: tir_family(program, b) for b in program.params}
+    return compare_tir(program.func, random_arguments(program, seed), targets, families)
+
+
+def compare_tir(func, args, targets=("llvm", "c"), families=None) -> list:
+    """``func`` on copies of ``args`` (numpy arrays in parameter order) in the interpreter
+    and compiled for each target; the ``Mismatch`` list. ``families``: buffer name ->
+    tolerance family (default "exact")."""
+    import irlab
+    from irlab.tir.interpreter import run
+
+    buffers = [func.buffer_map[p] for p in func.params]
+    expected = [a.copy() for a in args]
+    run(func, *expected)
+    mismatches = []
+    for target in targets:
+        got = [a.copy() for a in args]
+        irlab.build(func, target=target)(*got)
+        for buffer, e, g in zip(buffers, expected, got):
+            message = compare(e, g, (families or {}).get(buffer.name, "exact"))
+            if message:
+                mismatches.append(Mismatch(target, buffer.name, message))
+    return mismatches
+
+
+def assert_tir_targets_agree(func, args, targets=("llvm", "c"), families=None):
+    """Raise AssertionError listing every disagreement of ``compare_tir``."""
+    mismatches = compare_tir(func, args, targets, families)
+    assert not mismatches, "\n".join(str(m) for m in mismatches)
