@@ -129,3 +129,35 @@ def assert_tir_targets_agree(func, args, targets=("llvm", "c"), families=None):
     """Raise AssertionError listing every disagreement of ``compare_tir``."""
     mismatches = compare_tir(func, args, targets, families)
     assert not mismatches, "\n".join(str(m) for m in mismatches)
+
+
+# -- Relay: relay.build at each opt level against the Relay interpreter ------------------
+def run_relay_graph(graph, seed=0, opt_levels=(0, 3), special=True, target="llvm") -> list:
+    """``graph.mod`` through the Relay interpreter and through ``relay.build`` + the graph
+    executor at each of ``opt_levels``, on the same inputs (with NaN/inf when ``special``);
+    the list of ``Mismatch`` (target named ``"<target> O<level>"``)."""
+    import irlab
+    from irlab import relay
+    from irlab.contrib import graph_executor
+    from irlab.testing.check import run_module
+    from irlab.testing.relay_graphs import graph_inputs
+
+    inputs = graph_inputs(graph, seed, special)
+    with np.errstate(all="ignore"):
+        expected = run_module(graph.mod, inputs)
+    mismatches = []
+    for level in opt_levels:
+        with irlab.transform.PassContext(opt_level=level):
+            lib = relay.build(graph.mod, target)
+        module = graph_executor.GraphModule(lib["default"](irlab.cpu()))
+        module.run(**inputs)
+        if module.get_num_outputs() != len(expected):
+            mismatches.append(Mismatch(f"{target} O{level}", "outputs",
+                                       f"{module.get_num_outputs()} outputs, expected "
+                                       f"{len(expected)}"))
+            continue
+        for i, e in enumerate(expected):
+            message = compare(e, module.get_output(i).numpy(), graph.family)
+            if message:
+                mismatches.append(Mismatch(f"{target} O{level}", f"output {i}", message))
+    return mismatches

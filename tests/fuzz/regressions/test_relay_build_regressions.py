@@ -1,0 +1,46 @@
+"""Mismatches the Relay differential fuzzer found (``tests/fuzz/test_relay_fuzz.py``, issue
+20), minimized: ``relay.build`` + the graph executor against the Relay interpreter."""
+
+import numpy as np
+import pytest
+
+import irlab
+from irlab import relay
+from irlab.contrib import graph_executor
+from irlab.testing.check import run_module
+
+
+def build_and_run(mod, inputs, opt_level):
+    with irlab.transform.PassContext(opt_level=opt_level):
+        lib = relay.build(mod, "llvm")
+    module = graph_executor.GraphModule(lib["default"](irlab.cpu()))
+    module.run(**inputs)
+    return [module.get_output(i).numpy() for i in range(module.get_num_outputs())]
+
+
+def check(mod, inputs, opt_level):
+    expected = run_module(mod, inputs)
+    got = build_and_run(mod, inputs, opt_level)
+    assert len(got) == len(expected)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_concatenate_of_a_tuple_at_every_opt_level(opt_level):
+    """At opt_level 0 the concatenate's primitive function takes the tuple as one parameter:
+    LowerTE raised "only tensor parameters are supported" (TVM flattens tuple params)."""
+    x = relay.var("x", shape=(1, 2))
+    body = relay.concatenate([relay.exp(x), x], 0)
+    mod = irlab.IRModule.from_expr(relay.Function([x], body))
+    check(mod, {"x": np.array([[0.5, -1.0]], "float32")}, opt_level)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_constant_named_like_an_input(opt_level):
+    """Graph codegen named the first constant ``p0``; an input named ``p0`` was then
+    overwritten by the constant's value (the result ignored the input)."""
+    x = relay.var("p0", shape=(2,))
+    body = relay.add(x, relay.const(np.array([10.0, 20.0], "float32")))
+    mod = irlab.IRModule.from_expr(relay.Function([x], body))
+    check(mod, {"p0": np.array([1.0, 2.0], "float32")}, opt_level)
