@@ -161,3 +161,42 @@ def run_relay_graph(graph, seed=0, opt_levels=(0, 3), special=True, target="llvm
             if message:
                 mismatches.append(Mismatch(f"{target} O{level}", f"output {i}", message))
     return mismatches
+
+
+def run_tir_batch(programs, targets=("llvm", "c"), seed=0) -> list:
+    """``run_tir_program`` for many programs with one build per target (one module of all
+    the PrimFuncs: the long tier's throughput is compile-bound). A list of Mismatch lists, one
+    per program; when a batch fails to build, each program is built alone to find which."""
+    import irlab
+    from irlab.ir.module import IRModule
+    from irlab.testing.tir_programs import random_arguments
+    from irlab.tir.interpreter import run
+
+    funcs = {f"fuzz{k}": p.func.with_attr("global_symbol", f"fuzz{k}")
+             for k, p in enumerate(programs)}
+    try:
+        libs = {t: irlab.build(IRModule(funcs), target=t) for t in targets}
+    except Exception:  # noqa: BLE001 -- find the program at fault
+        return [_run_alone(p, targets, seed + k) for k, p in enumerate(programs)]
+    results = []
+    for k, program in enumerate(programs):
+        func, args = funcs[f"fuzz{k}"], random_arguments(program, seed + k)
+        expected = [a.copy() for a in args]
+        run(func, *expected)
+        mismatches = []
+        for target in targets:
+            got = [a.copy() for a in args]
+            libs[target][f"fuzz{k}"](*got)
+            for buffer, e, g in zip(program.params, expected, got):
+                message = compare(e, g, tir_family(program, buffer))
+                if message:
+                    mismatches.append(Mismatch(target, buffer.name, message))
+        results.append(mismatches)
+    return results
+
+
+def _run_alone(program, targets, seed):
+    try:
+        return run_tir_program(program, targets, seed)
+    except Exception as err:  # noqa: BLE001 -- a valid program must build and run
+        return [Mismatch("/".join(targets), "error", f"{type(err).__name__}: {err}"[:500])]
