@@ -44,3 +44,19 @@ def test_constant_named_like_an_input(opt_level):
     body = relay.add(x, relay.const(np.array([10.0, 20.0], "float32")))
     mod = irlab.IRModule.from_expr(relay.Function([x], body))
     check(mod, {"p0": np.array([1.0, 2.0], "float32")}, opt_level)
+
+
+@pytest.mark.xfail(strict=False, reason="issue 20 item 4: compiled max/min/relu/clip drop NaN "
+                                        "(fixed by the NaN-semantics part of issue 20)")
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_nan_through_relu_maximum_and_max_pool(opt_level):
+    """The fuzzer's NaN/inf inputs: the interpreter (numpy) keeps NaN through relu, maximum
+    and max_pool2d; compiled code returned 0 or the other operand."""
+    x = relay.var("x", shape=(1, 1, 2, 2))
+    body = relay.nn.max_pool2d(relay.maximum(relay.nn.relu(x), relay.const(-1.0)),
+                               pool_size=(2, 2))
+    mod = irlab.IRModule.from_expr(relay.Function([x], body))
+    data = np.array([[[[np.nan, 1.0], [-2.0, 0.5]]]], "float32")
+    expected = run_module(mod, {"x": data})[0]
+    got = build_and_run(mod, {"x": data}, opt_level)[0]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
