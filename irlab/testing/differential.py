@@ -1,7 +1,8 @@
 """Differential runs: compiled code against the reference interpreters, with the comparison
 tolerance of each op family written down in one place.
 
-Tolerances (``TOLERANCES``; ``scale`` is ``max(1, max |expected|)`` over the output):
+Tolerances (``TOLERANCES`` as ``(rtol, atol)``; an element passes when ``|got - expected| <=
+atol * scale + rtol * |expected|`` with ``scale = max(1, max |expected|)`` over the output):
 - integers and bools: exact;
 - floats the generator proved deterministic (exact or correctly rounded IEEE steps only):
   exact, with NaN in the same positions;
@@ -13,7 +14,8 @@ Tolerances (``TOLERANCES``; ``scale`` is ``max(1, max |expected|)`` over the out
   (an FMA may still contract ``a * b + c`` in compiled code);
 - Relay ``math`` (exp, tanh, sigmoid, log, sqrt, softmax, divide): ``rtol=1e-4, atol=1e-5``;
 - Relay ``accumulate`` (sum/mean reductions, dense, conv2d, pooling): ``rtol=1e-4,
-  atol=1e-4 * scale`` -- compiled code sums in another order (tiles, vector lanes).
+  atol=1e-4`` -- compiled code sums in another order (tiles, vector lanes).
+A Relay graph is compared with the loosest family among its ops.
 Infinite values must match exactly (same sign, same positions), as must NaN positions.
 """
 

@@ -134,7 +134,7 @@ def _const(value, dtype, lanes):
 class _ExprGen:
     """Draws expressions over the loop variables and the input buffers of one nest.
 
-    ``index(buffer)`` makes in-bounds indices; ``lanes > 1`` makes vector expressions whose
+    ``_axis_index(extent)`` makes in-bounds indices; ``lanes > 1`` makes vector expressions whose
     lane ``l`` is the scalar program at ``j = jo * lanes + l`` (loads use Ramps on ``j``).
     """
 
