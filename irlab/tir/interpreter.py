@@ -4,6 +4,8 @@ The function is first compiled into Python closures (one per node, variables in 
 slots), then run; that keeps a 64x64x64 matmul in block form under a couple of seconds.
 Semantics, as TVM's C codegen would give them:
 - integers are Python ints wrapped to the dtype's width after every operation (int32 wraps);
+  compiled code agrees for int8/int16/unsigned, whose arithmetic wraps; int32/int64 overflow
+  is undefined there (LLVM ``nsw`` and the simplifier's integer reasoning, as in TVM);
   ``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod`` floor; division by zero is an error;
 - floats are numpy scalars of the dtype (float32 stays float32); Cast float -> int truncates;
 - vectors (Ramp, Broadcast, vector loads/stores) are numpy arrays;
