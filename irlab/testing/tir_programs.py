@@ -70,7 +70,8 @@ INT_BINARY = ("add", "sub", "mul", "floordiv", "floormod", "truncdiv", "truncmod
 class Value:
     """A generated expression with what is known of it.
 
-    ``state``: "exact" (``int_bits`` + ``frac_bits`` fit the mantissa), "det" or "nondet"
+    ``state``: "exact" (``int_bits`` + ``frac_bits`` fit the mantissa), "det", "nondet"
+    or "nondet32" (a float32 nondet value took part: float32 tolerance even in float64)
     (floats; integers are always exact). ``bound``: an upper bound of ``|value|`` (floats).
     """
 
@@ -83,18 +84,18 @@ class Value:
     @property
     def discrete_ok(self) -> bool:
         """May a comparison, rounding or int cast see this value (same on every target)?"""
-        return self.state != "nondet"
+        return not self.state.startswith("nondet")
 
 
 @dataclass
 class TIRProgram:
     """A random PrimFunc plus what running it needs: which params are inputs, and for each
-    output whether it may hold nondet floats (compared with a tolerance)."""
+    output the determinism state of its values (nondet ones are compared with a tolerance)."""
 
     func: PrimFunc
     inputs: list = field(default_factory=list)      # Buffers read by the program
     outputs: list = field(default_factory=list)     # Buffers written by the program
-    tolerant: dict = field(default_factory=dict)    # output name -> may be nondet
+    states: dict = field(default_factory=dict)    # output name -> its Value state
     families: tuple = ()                            # tags: "vector", "reduction", ...
 
     @property
@@ -103,8 +104,9 @@ class TIRProgram:
 
 
 def _join(*states):
-    if "nondet" in states:
-        return "nondet"
+    for loosest in ("nondet32", "nondet"):
+        if loosest in states:
+            return loosest
     return "det" if "det" in states else "exact"
 
 
@@ -116,6 +118,10 @@ def _int_limit(dtype):
 
 def _int_full(dtype):
     return float(2 ** parse_dtype(dtype).bits)
+
+
+def _nondet(dtype):
+    return "nondet32" if dtype == "float32" else "nondet"
 
 
 def _fits(dtype, int_bits, frac_bits):
@@ -229,7 +235,7 @@ class _ExprGen:
                 return Value(O.cast(value.expr, to), "exact" if exact else "det", src.bits, 0,
                              float(2 ** src.bits))
             exact = value.state == "exact" and _fits(dtype, value.int_bits, value.frac_bits)
-            state = "exact" if exact else ("nondet" if value.state == "nondet" else "det")
+            state = "exact" if exact else (value.state if not value.discrete_ok else "det")
             return Value(O.cast(value.expr, to), state, value.int_bits, value.frac_bits,
                          value.bound)
         t = parse_dtype(dtype)
@@ -414,15 +420,15 @@ class _ExprGen:
         if kind == "exp":
             clamped = O.min(O.max(x, _const(-10.0, dtype, self.lanes)),
                             _const(10.0, dtype, self.lanes))
-            return Value(O.exp(clamped), "nondet", bound=float(np.exp(10.0)))
+            return Value(O.exp(clamped), _nondet(dtype), bound=float(np.exp(10.0)))
         if kind == "log":
-            return Value(O.log(O.fabs(x) + _const(1.0, dtype, self.lanes)), "nondet",
+            return Value(O.log(O.fabs(x) + _const(1.0, dtype, self.lanes)), _nondet(dtype),
                          bound=float(np.log(a.bound + 1)) + 1)
         if kind == "sqrt":
             return Value(O.sqrt(O.fabs(x)), _join(a.state, "det"), bound=a.bound ** 0.5 + 1)
         if kind == "tanh":
-            return Value(O.tanh(x), "nondet", bound=1.0)
-        return Value(O.sigmoid(x), "nondet", bound=1.0)
+            return Value(O.tanh(x), _nondet(dtype), bound=1.0)
+        return Value(O.sigmoid(x), _nondet(dtype), bound=1.0)
 
     def _float_binary(self, kind, a, b, dtype):
         x, y = a.expr, b.expr
@@ -439,7 +445,8 @@ class _ExprGen:
                              a.bound + b.bound)
             ib, fb = a.int_bits + b.int_bits, a.frac_bits + b.frac_bits
             exact = a.state == b.state == "exact" and _fits(dtype, ib, fb)
-            return Value(x * y, "exact" if exact else "nondet", ib, fb, a.bound * b.bound)
+            state = "exact" if exact else _join(a.state, b.state, _nondet(dtype))
+            return Value(x * y, state, ib, fb, a.bound * b.bound)
         if kind == "div":
             denominator = O.fabs(y) + _const(1.0, dtype, self.lanes)
             return Value(x / denominator, _join(a.state, b.state, "det"), bound=a.bound)
@@ -474,7 +481,7 @@ class _ProgramGen:
             shape = draw(st.sampled_from(((self.m, self.n), (self.n,), (self.m,),
                                           (self.n, self.m))))
             self.inputs.append(decl_buffer(shape, dtype, name="ABC"[k]))
-        self.outputs, self.tolerant, self.families = [], {}, set()
+        self.outputs, self.states, self.families = [], {}, set()
 
     def output(self, shape, dtype):
         name = f"out{len(self.outputs)}"
@@ -499,7 +506,7 @@ class _ProgramGen:
         dtype = draw(st.sampled_from(DTYPES))
         out = self.output((self.m, self.n), dtype)
         value = _ExprGen(draw, self.inputs, axes).expr(dtype, self.max_depth)
-        self.tolerant[out.name] = value.state == "nondet"
+        self.states[out.name] = value.state
         inner = _inner_kind(draw)
         if inner == S.ForKind.VECTORIZED:
             self.families.add("vectorize")
@@ -514,7 +521,7 @@ class _ProgramGen:
         gen = _ExprGen(draw, self.inputs, axes)
         cond = gen.condition(2)
         a, b = gen.expr(dtype, self.max_depth), gen.expr(dtype, self.max_depth)
-        self.tolerant[out.name] = "nondet" in (a.state, b.state)
+        self.states[out.name] = _join(a.state, b.state)
         body = S.IfThenElse(cond, S.BufferStore(out, a.expr, [i, j]),
                             S.BufferStore(out, b.expr, [i, j]))
         return _loop(i, self.m, _outer_kind(draw), _loop(j, self.n, _inner_kind(draw), body))
@@ -538,7 +545,7 @@ class _ProgramGen:
         state = value.state
         if dtype in FLOAT_DTYPES and op == "add" and state == "exact":
             state = "det"
-        self.tolerant[out.name] = state == "nondet"
+        self.states[out.name] = state
         body = S.stmt_seq(S.BufferStore(out, init.expr, [i]),
                           _loop(k, self.n, S.ForKind.SERIAL,
                                 S.BufferStore(out, update, [i])))
@@ -553,7 +560,7 @@ class _ProgramGen:
         dtype = draw(st.sampled_from(DTYPES))
         out = self.output((self.m, self.n), dtype)
         value = _ExprGen(draw, self.inputs, axes, lanes, "j").expr(dtype, self.max_depth)
-        self.tolerant[out.name] = value.state == "nondet"
+        self.states[out.name] = value.state
         body = S.BufferStore(out, value.expr, [i, ramp])
         inner = draw(st.sampled_from((S.ForKind.SERIAL, S.ForKind.UNROLLED)))
         return _loop(i, self.m, _outer_kind(draw), _loop(jo, self.n // lanes, inner, body))
@@ -568,7 +575,7 @@ def tir_programs(draw, max_nests=3, max_depth=3):
     params = [E.Var(b.name + "_handle", "handle") for b in buffers]
     func = PrimFunc(params, S.stmt_seq(*nests), buffer_map=dict(zip(params, buffers)))
     func = func.with_attr({"global_symbol": "fuzz", "tir.noalias": True})
-    return TIRProgram(func, list(gen.inputs), list(gen.outputs), dict(gen.tolerant),
+    return TIRProgram(func, list(gen.inputs), list(gen.outputs), dict(gen.states),
                       tuple(sorted(gen.families)))
 
 
