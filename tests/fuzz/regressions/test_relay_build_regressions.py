@@ -60,3 +60,31 @@ def test_nan_through_relu_maximum_and_max_pool(opt_level):
     expected = run_module(mod, {"x": data})[0]
     got = build_and_run(mod, {"x": data}, opt_level)[0]
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_softmax_fused_with_elementwise_ops(opt_level):
+    """An elementwise op fused before a softmax is inlined by LowerTE; the softmax schedule
+    still looked up its block ("cannot find a block named 'T_multiply'"), and read the row
+    axis from the fused output instead of the softmax."""
+    x = relay.var("p1", shape=(1, 4, 4, 6))
+    body = relay.maximum(relay.nn.softmax(x, axis=1), relay.multiply(x, x))
+    mod = irlab.IRModule.from_expr(relay.Function([x], body))
+    data = np.random.default_rng(0).standard_normal((1, 4, 4, 6)).astype("float32")
+    expected = run_module(mod, {"p1": data})[0]
+    got = build_and_run(mod, {"p1": data}, opt_level)[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.xfail(strict=False, reason="issue 20 item 4 (NaN/inf semantics of max/min): the "
+                                        "max identity and pool padding are the lowest finite "
+                                        "float (as TVM's min_value), numpy's is -inf")
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_max_of_minus_infinity_is_minus_infinity(opt_level):
+    """max_pool2d / max over elements that are all -inf gave -3.4028235e38, not -inf."""
+    x = relay.var("x", shape=(1, 1, 2, 2))
+    body = relay.Tuple([relay.nn.max_pool2d(x, pool_size=(1, 1)), relay.max(x, axis=3)])
+    mod = irlab.IRModule.from_expr(relay.Function([x], body))
+    data = np.full((1, 1, 2, 2), -np.inf, "float32")
+    for e, g in zip(run_module(mod, {"x": data}), build_and_run(mod, {"x": data}, opt_level)):
+        np.testing.assert_array_equal(g, e)
