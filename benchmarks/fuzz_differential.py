@@ -8,7 +8,8 @@ Prints the count of programs run and of mismatches per family. A mismatch's prog
 written to ``--out`` (TVMScript / Relay text plus the message) to be minimized into
 ``tests/fuzz/regressions``. NaN and infinity mismatches of graphs that use max/min/relu/clip/
 max_pool2d are counted apart as "known (item 4)": compiled max/min NaN propagation (and the
-max identity, -FLT_MAX rather than -inf) is another part of issue 20. Errors (a valid program that fails to build or run) are counted as mismatches.
+max identity, -FLT_MAX rather than -inf) is another part of issue 20. Errors (a valid program
+that fails to build or run) are counted as mismatches.
 """
 
 from __future__ import annotations
