@@ -125,12 +125,13 @@ class Canonicalizer(ExprMutator):
                 acc = O.add(acc, term if coeff == 1 else O.multiply(term, coeff))
             else:
                 acc = O.subtract(acc, term if coeff == -1 else O.multiply(term, -coeff))
+        const = O._wrap(lin.const, lin.dtype)  # an overflowing program must still build
         if acc is None:
-            return O.const(lin.const, lin.dtype)
-        if lin.const > 0:
-            return O.add(acc, O.const(lin.const, lin.dtype))
-        if lin.const < 0:
-            return O.subtract(acc, O.const(-lin.const, lin.dtype))
+            return O.const(const, lin.dtype)
+        if const > 0:
+            return O.add(acc, O.const(const, lin.dtype))
+        if const < 0:
+            return O.subtract(acc, O.const(O._wrap(-const, lin.dtype), lin.dtype))
         return acc
 
     # -- helpers ---------------------------------------------------------------------------

@@ -49,9 +49,11 @@ def dtype_range(dtype):
 
 
 def is_index_dtype(dtype) -> bool:
-    """Scalar signed integers: the dtypes whose arithmetic the simplifier reasons about."""
+    """Scalar int32/int64: the dtypes whose arithmetic the simplifier reasons about with
+    mathematical integers (their overflow is undefined, as in TVM: LLVM ``nsw``). int8/int16
+    arithmetic wraps, so rewrites that assume no overflow would be wrong there."""
     t = parse_dtype(dtype)
-    return t.code == "int" and t.lanes == 1
+    return t.code == "int" and t.lanes == 1 and t.bits >= 32
 
 
 def _floordiv(a, b):
@@ -157,6 +159,8 @@ def _bound_uncached(e, bounds, values, memo):
     if isinstance(e, E.Cast):
         if is_index_dtype(e.value.dtype) or parse_dtype(e.value.dtype).code == "bool":
             return rec(e.value)  # clamped to the target dtype by the caller
+        if parse_dtype(e.value.dtype).code in ("int", "uint"):
+            return dtype_range(e.value.dtype)  # a narrow integer: anywhere in its range
         return dtype_range(dt)
     if isinstance(e, E.Let):
         inner = dict(values)

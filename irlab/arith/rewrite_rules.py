@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
+from irlab.runtime.dtype import parse_dtype
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir import op as O
@@ -48,6 +49,7 @@ class Rule:
         self.root = _root_class(self.lhs)
         self._matcher = _compile(self.lhs)  # _match(self.lhs, ...) as nested closures
         self.integers_only = name in INTEGERS_ONLY
+        self.no_overflow = name not in WRAP_SAFE
 
     def __repr__(self):
         return f"Rule({self.name!r})"
@@ -58,6 +60,8 @@ class Rule:
         if not self._matcher(e, env):
             return None
         if self.integers_only and _has_float_operand(e):
+            return None
+        if self.no_overflow and _wrapping_operand(e):
             return None
         return self._rewrite(e, env, analyzer)
 
@@ -72,8 +76,28 @@ class Rule:
         if isinstance(result, bool):
             return O.const(result, "bool")
         if isinstance(result, int):
-            return O.const(result, e.dtype)
+            return _typed_const(result, e.dtype)
         return result
+
+
+def _typed_const(value, dtype):
+    """A folded constant of the rule's dtype, wrapped as that dtype's arithmetic wraps."""
+    return O.const(O._wrap(value, dtype), dtype)
+
+
+def _wraps(dtype) -> bool:
+    """Integer dtypes whose arithmetic wraps (int8/int16, unsigned): only the ``WRAP_SAFE``
+    rules hold there. int32/int64 overflow is undefined, as in TVM, so every rule applies."""
+    t = parse_dtype(dtype)
+    return t.code == "uint" or (t.code == "int" and t.bits < 32)
+
+
+def _wrapping_operand(e):
+    for field in ("a", "true_value"):
+        operand = getattr(e, field, None)
+        if operand is not None:
+            return _wraps(operand.dtype)
+    return _wraps(e.dtype)
 
 
 def _has_float_operand(e):
@@ -215,6 +239,10 @@ def _build(node, env):
         a, b = _build(node.left, env), _build(node.right, env)
         if isinstance(a, int) and isinstance(b, int):
             return _PY_BINOPS[type(node.op)](a, b)
+        if isinstance(a, int) and not isinstance(a, bool):  # folded constants: the other
+            a = _typed_const(a, b.dtype)                    # side's dtype, not int32
+        if isinstance(b, int) and not isinstance(b, bool):
+            b = _typed_const(b, a.dtype)
         return _BINOPS[type(node.op)][1](a, b)
     if isinstance(node, ast.Compare):
         parts, left = [], _build(node.left, env)
@@ -309,6 +337,16 @@ RULE_NAMES = [
 # program asks "is x NaN?". They apply to integers and booleans only.
 INTEGERS_ONLY = {"x - x => 0", "x * 0 => 0", "0 * x => 0", "x <= x => True", "x == x => True",
                  "x != x => False", "(x + y) - y => x", "(x + y) - x => y"}
+# Rules that hold in wrapping (modular) integer arithmetic too: identities, constant
+# reassociation, like terms. Guarded rules, divisions and min/max of sums assume no overflow.
+WRAP_SAFE = {"x + 0 => x", "0 + x => x", "x - 0 => x", "x - x => 0", "x * 1 => x",
+             "1 * x => x", "x * 0 => 0", "0 * x => 0", "(x + c1) + c2 => x + (c1 + c2)",
+             "(x - c1) + c2 => x + (c2 - c1)", "(x + c1) - c2 => x + (c1 - c2)",
+             "(x * c1) * c2 => x * (c1 * c2)", "(x + y) - y => x", "(x + y) - x => y",
+             "x * c1 + x * c2 => x * (c1 + c2)", "x * c1 + x => x * (c1 + 1)",
+             "floordiv(x, 1) => x", "floormod(x, 1) => 0", "min(x, x) => x", "max(x, x) => x",
+             "select(True, x, y) => x", "select(False, x, y) => y", "select(cond, x, x) => x",
+             "x < x => False", "x <= x => True", "x == x => True", "x != x => False"}
 RULES = [Rule(name) for name in RULE_NAMES]
 RULES_BY_NODE: dict = {}
 for _rule in RULES:
@@ -380,7 +418,8 @@ class Rewriter(ExprMutator):
             if type(rule) is Rule:  # apply(), without its call when the pattern fails
                 env = {}
                 if not rule._matcher(new, env) or (
-                        rule.integers_only and _has_float_operand(new)):
+                        rule.integers_only and _has_float_operand(new)) or (
+                        rule.no_overflow and _wrapping_operand(new)):
                     continue
                 out = rule._rewrite(new, env, analyzer)
             else:

@@ -23,7 +23,7 @@ false NULL main free args closure words err values codes status begin end
 # TIR intrinsic -> C math function for float64 (float32 adds the "f" suffix)
 _LIBM = {"tir.exp": "exp", "tir.exp2": "exp2", "tir.log": "log", "tir.log2": "log2",
          "tir.log10": "log10", "tir.sqrt": "sqrt", "tir.fabs": "fabs", "tir.floor": "floor",
-         "tir.ceil": "ceil", "tir.round": "nearbyint", "tir.nearbyint": "nearbyint",
+         "tir.ceil": "ceil", "tir.round": "round", "tir.nearbyint": "nearbyint",
          "tir.trunc": "trunc", "tir.sin": "sin", "tir.cos": "cos", "tir.tan": "tan",
          "tir.tanh": "tanh", "tir.erf": "erf", "tir.log1p": "log1p", "tir.asin": "asin",
          "tir.acos": "acos", "tir.atan": "atan", "tir.sinh": "sinh", "tir.cosh": "cosh",

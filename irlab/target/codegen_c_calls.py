@@ -32,7 +32,8 @@ class CallWriter:
         if name == "tir.sigmoid":
             one = "1.0f" if t.bits == 32 else "1.0"
             fn = self._libm_name("exp", e.dtype)
-            return f"{one} / ({one} + {fn}(-{self.sub(args[0], P_UNARY)}))", P_MUL
+            # P_ATOM: a negative literal operand must not print as ``--1.0f`` (a decrement)
+            return f"{one} / ({one} + {fn}(-{self.sub(args[0], P_ATOM)}))", P_MUL
         if name == "tir.rsqrt":
             one = "1.0f" if t.bits == 32 else "1.0"
             return f"{one} / {self._libm_name('sqrt', e.dtype)}({self.expr(args[0])})", P_MUL

@@ -284,7 +284,8 @@ class _FunctionBuilder(CallLowering):
         t = parse_dtype(e.a.dtype)
         if t.is_float:
             return getattr(self.b, float_op)(a, c, flags=self.fastmath)
-        if t.code == "int" and int_op in ("add", "sub", "mul"):
+        if t.code == "int" and t.bits >= 32 and int_op in ("add", "sub", "mul"):
+            # int32/int64 overflow is undefined (TVM's nsw); int8/int16 arithmetic wraps
             return getattr(self.b, int_op)(a, c, flags=("nsw",))
         return getattr(self.b, uint_op if t.code in ("uint", "bool") else int_op)(a, c)
 

@@ -4,6 +4,8 @@ The function is first compiled into Python closures (one per node, variables in 
 slots), then run; that keeps a 64x64x64 matmul in block form under a couple of seconds.
 Semantics, as TVM's C codegen would give them:
 - integers are Python ints wrapped to the dtype's width after every operation (int32 wraps);
+  compiled code agrees for int8/int16/unsigned, whose arithmetic wraps; int32/int64 overflow
+  is undefined there (LLVM ``nsw`` and the simplifier's integer reasoning, as in TVM);
   ``Div``/``Mod`` truncate, ``FloorDiv``/``FloorMod`` floor; division by zero is an error;
 - floats are numpy scalars of the dtype (float32 stays float32); Cast float -> int truncates;
 - vectors (Ramp, Broadcast, vector loads/stores) are numpy arrays;
@@ -76,6 +78,7 @@ def _vec_int(op):
 
 
 def _v_truncdiv(a, b):
+    a, b = np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64)  # abs(INT16_MIN)
     q = np.abs(a) // np.abs(b)
     return np.where((a >= 0) == (b >= 0), q, -q)
 
@@ -346,6 +349,9 @@ class TIRInterpreter:
             str(dtype.element_of()))
         if name == "tir.if_then_else":
             fc, ft, ff = args
+            if parse_dtype(e.args[0].dtype).lanes > 1:  # as the codegens and TVM
+                raise TIRError("if_then_else needs a scalar condition (use Select for a "
+                               "lane-wise choice)", e)
             return lambda env: ft(env) if fc(env) else ff(env)
         if name in _UNARY_MATH or name in _BINARY_MATH:
             fn = _UNARY_MATH.get(name) or _BINARY_MATH[name]

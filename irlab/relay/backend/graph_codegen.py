@@ -63,6 +63,7 @@ class GraphCodegen:
         self.memo: dict = {}
         self.node_exprs: list = []  # per node: the Relay expression it came from
         self._depth = 0
+        self.input_names: set = set()  # @main's parameter names (constants avoid them)
 
     def _add(self, node, types, expr=None):
         self.nodes.append(node)
@@ -70,6 +71,14 @@ class GraphCodegen:
         self.node_exprs.append(expr)
         nid = len(self.nodes) - 1
         return [[nid, i, 0] for i in range(len(types))]
+
+    def _constant_name(self):
+        """``p<k>`` as TVM names constants, skipping the names of @main's parameters (an
+        input called ``p0`` would otherwise be overwritten by the constant's value)."""
+        k = len(self.params)
+        while f"p{k}" in self.input_names or f"p{k}" in self.params:
+            k += 1
+        return f"p{k}"
 
     def visit(self, e):
         hit = self.memo.get(e)
@@ -100,7 +109,7 @@ class GraphCodegen:
             return self._add({"op": "null", "name": e.name_hint, "inputs": []},
                              _tensor_types(e.checked_type), e)
         if isinstance(e, R.Constant):
-            name = f"p{len(self.params)}"
+            name = self._constant_name()
             self.params[name] = e.data
             return self._add({"op": "null", "name": name, "inputs": []},
                              _tensor_types(e.checked_type), e)
@@ -143,6 +152,7 @@ class GraphCodegen:
 
     def codegen(self, main: Function):
         self.arg_nodes = []
+        self.input_names = {p.name_hint for p in main.params}
         for p in main.params:
             self.memo[p] = self.visit(p)
         heads = self.visit(main.body)

@@ -176,6 +176,20 @@ def _output_tensors(value) -> list:
     return list(value) if isinstance(value, tuple) else [value]
 
 
+def _placeholders(ty, name, inputs):
+    """The TE value of a parameter of type ``ty``: a placeholder, or a tuple of them for a
+    tuple-typed parameter (``concatenate(%p0)`` at opt_level 0), flattened into ``inputs`` in
+    the order the graph codegen passes the tuple's fields (as TVM's FlattenTupleType)."""
+    if isinstance(ty, TupleType):
+        return tuple(_placeholders(f, f"{name}_{i}", inputs) for i, f in enumerate(ty.fields))
+    if not isinstance(ty, TensorType):
+        raise IrlabError(f"LowerTE: parameter {name} is {ty}; only tensor and tuple "
+                         f"parameters are supported")
+    ph = te.placeholder(tuple(int(d) for d in ty.shape), ty.dtype, name=name)
+    inputs.append(ph)
+    return ph
+
+
 def lower_function(func: Function, target, name: str | None = None) -> LoweredFunction:
     """Lower one fused primitive function (its types inferred) for ``target``."""
     from irlab.te.create_prim_func import _ordered_ops
@@ -185,12 +199,7 @@ def lower_function(func: Function, target, name: str | None = None) -> LoweredFu
     inputs = []
     for p in func.params:
         ty = p.checked_type if p._checked_type is not None else p.type_annotation
-        if not isinstance(ty, TensorType):
-            raise IrlabError(f"LowerTE: parameter {p.name_hint} is {ty}; only tensor "
-                             f"parameters are supported")
-        ph = te.placeholder(tuple(int(d) for d in ty.shape), ty.dtype, name=p.name_hint)
-        builder.memo[p] = ph
-        inputs.append(ph)
+        builder.memo[p] = _placeholders(ty, p.name_hint, inputs)
     outputs = _output_tensors(builder.visit(func.body))
     prim_func = te.create_prim_func(inputs + outputs)
     name = name or fused_name(func)

@@ -138,6 +138,8 @@ class _Vectorizer:
                 return e
             n = max(_lanes(a) for a in args)
             dtype = str(parse_dtype(e.dtype).with_lanes(n))
+            if e.op == "tir.if_then_else":  # the condition stays scalar (one branch taken)
+                return E.Call(dtype, e.op, [args[0]] + [_widen(a, n) for a in args[1:]])
             return E.Call(dtype, e.op, [_widen(a, n) for a in args])
         raise _NotVectorizable  # Let, Shuffle, other calls, vectors already there
 

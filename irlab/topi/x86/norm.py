@@ -52,10 +52,29 @@ def _vectorize_inner(sch, block, target, dtype):
         pass
 
 
+def _has_block(sch, tensor) -> bool:
+    """False for a stage LowerTE inlined (an elementwise op fused before the softmax)."""
+    try:
+        block_of(sch, tensor)
+    except ScheduleError:
+        return False
+    return True
+
+
+def row_axis(out, default):
+    """The ``axis`` attribute of ``out`` or, when elementwise ops were fused after the
+    softmax / norm, of the stage under it that has one."""
+    for t in [out] + _stages(out):
+        attrs = t.op.attrs
+        if attrs and "axis" in attrs:
+            return int(attrs["axis"])
+    return default
+
+
 def schedule_rows(sch, out, target, rows: int):
     """Schedule ``out`` and its stages with its first ``rows`` loops as the (parallel) rows."""
     oblock = block_of(sch, out)
-    stages = _stages(out)
+    stages = [t for t in _stages(out) if _has_block(sch, t)]
     loops = sch.get_loops(oblock)
     rows = min(rows, len(loops))
     row = None
@@ -98,9 +117,7 @@ def _is_reduction(t):
 
 def schedule_layer_norm(sch, outs, target):
     out = outs[0]
-    axis = int(out.op.attrs.get("axis", len(out.shape) - 1)) if out.op.attrs else \
-        len(out.shape) - 1
-    schedule_rows(sch, out, target, axis)
+    schedule_rows(sch, out, target, row_axis(out, len(out.shape) - 1))
 
 
 def schedule_instance_norm(sch, outs, target):
