@@ -149,5 +149,5 @@ def _check_init(value):
 
 # pylint: disable=redefined-builtin
 sum = comm_reducer(lambda x, y: x + y, lambda t: _op.const(0, t), name="sum")  # noqa: A001
-min = comm_reducer(lambda x, y: _op.min(x, y), _op.max_value, name="min")  # noqa: A001
-max = comm_reducer(lambda x, y: _op.max(x, y), _op.min_value, name="max")  # noqa: A001
+min = comm_reducer(lambda x, y: _op.min(x, y), _op.min_identity, name="min")  # noqa: A001
+max = comm_reducer(lambda x, y: _op.max(x, y), _op.max_identity, name="max")  # noqa: A001

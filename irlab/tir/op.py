@@ -540,3 +540,14 @@ def call_packed(*args, span=None):
 
 def infinity(dtype):
     return const(float("inf"), dtype)
+
+
+def max_identity(dtype):
+    """What ``max`` starts from: -inf for floats (so the max of all -inf is -inf, as numpy and
+    onnxruntime; TVM starts from the lowest finite value), else the lowest value."""
+    return const(float("-inf"), dtype) if parse_dtype(dtype).is_float else min_value(dtype)
+
+
+def min_identity(dtype):
+    """What ``min`` starts from: +inf for floats, else the highest value."""
+    return const(float("inf"), dtype) if parse_dtype(dtype).is_float else max_value(dtype)

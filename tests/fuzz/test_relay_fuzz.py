@@ -2,10 +2,6 @@
 ``irlab.testing.relay_graphs``) through ``relay.build`` at opt_level 0 and 3 agree with the
 Relay interpreter, NaN/inf inputs included (NaN positions compared). Tolerances per family
 are those of ``irlab.testing.differential``.
-
-NaN and infinity mismatches of graphs using max/min/relu/clip/max_pool2d are item 4 of issue
-20 (compiled max/min are being made NaN-propagating elsewhere; the max identity is -FLT_MAX):
-they are skipped here and pinned by xfails in ``regressions/test_relay_build_regressions.py``.
 """
 
 from hypothesis import HealthCheck, given, note, settings
@@ -23,7 +19,4 @@ QUICK = settings(max_examples=25, derandomize=True, deadline=None, database=None
 def test_relay_build_agrees_with_interpreter(graph, seed, special):
     note(str(graph.mod))
     mismatches = run_relay_graph(graph, seed=seed, special=special)
-    if special and graph.nan_minmax:
-        mismatches = [m for m in mismatches
-                      if "NaN" not in m.message and "infinities" not in m.message]
     assert not mismatches, "\n".join(str(m) for m in mismatches)

@@ -2,8 +2,8 @@
 ``global_pool``, ``adaptive_pool``, ``lrn``).
 
 Pooling works over the H and W axes of any layout (NCHW, NHWC, NCHW16c...); the other axes pass
-through. Max pooling pads with the dtype's lowest value (``pad_temp``), average pooling with
-zeros and divides by the number of counted taps (a closed form of the window's position, so the
+through. Max pooling pads with max's identity (``pad_temp``: -inf for floats, the lowest value
+for integers), average pooling with zeros and divides by the number of counted taps (a closed form of the window's position, so the
 divisor costs no reduction): with ``count_include_pad`` the taps inside the explicitly padded
 input, without it the taps inside the input; ceil_mode's extra cells never count.
 """
@@ -79,7 +79,7 @@ def pool2d(data, kind, pool_size, strides=(1, 1), dilation=(1, 1), padding=(0, 0
     out_shape = list(shape)
     out_shape[ha], out_shape[wa] = out_h, out_w
     if kind == "max":
-        padded = pad_nd(data, before, after, O.min_value(data.dtype).value, name="pad_temp")
+        padded = pad_nd(data, before, after, O.max_identity(data.dtype).value, name="pad_temp")
 
         def body(*idx):
             src = list(idx)

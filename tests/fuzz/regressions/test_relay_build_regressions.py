@@ -46,8 +46,6 @@ def test_constant_named_like_an_input(opt_level):
     check(mod, {"p0": np.array([1.0, 2.0], "float32")}, opt_level)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 20 item 4: compiled max/min/relu/clip drop NaN "
-                                        "(fixed by the NaN-semantics part of issue 20)")
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_nan_through_relu_maximum_and_max_pool(opt_level):
     """The fuzzer's NaN/inf inputs: the interpreter (numpy) keeps NaN through relu, maximum
@@ -76,9 +74,6 @@ def test_softmax_fused_with_elementwise_ops(opt_level):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 20 item 4 (NaN/inf semantics of max/min): the "
-                                        "max identity and pool padding are the lowest finite "
-                                        "float (as TVM's min_value), numpy's is -inf")
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_max_of_minus_infinity_is_minus_infinity(opt_level):
     """max_pool2d / max over elements that are all -inf gave -3.4028235e38, not -inf."""
