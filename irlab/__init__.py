@@ -7,8 +7,10 @@ imported only when used.
 
 __version__ = "0.1.0"
 
+import sys as _sys
+
 from irlab.errors import IrlabError, TVMError, DiagnosticError, RelayTypeError, ParseError
-from irlab import ir
+from irlab import ir, error
 from irlab.ir import IRModule
 from irlab.runtime.ndarray import cpu, device, Device
 from irlab.runtime.registry import register_func, get_global_func
@@ -24,6 +26,13 @@ from irlab.tir.transform.pipeline import lower
 from irlab import target
 from irlab.build_module import build
 from irlab import contrib
+
+# TVM also spells the pass infrastructure ``tvm.ir.transform`` / ``tvm.ir.instrument``; irlab
+# keeps one module each, reachable under both paths (ir sits below them, so it cannot import them).
+for _name, _module in (("transform", transform), ("instrument", instrument)):
+    setattr(ir, _name, _module)
+    _sys.modules[f"irlab.ir.{_name}"] = _module
+del _name, _module
 
 
 def explore(mod_or_expr, **kw):
