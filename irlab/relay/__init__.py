@@ -22,4 +22,5 @@ from irlab.relay import build_module
 from irlab.relay.pipeline import optimize
 from irlab.relay import frontend
 from irlab.relay import dataflow_pattern
+from irlab.relay.scope_builder import ScopeBuilder
 
