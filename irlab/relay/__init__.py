@@ -16,7 +16,7 @@ from irlab.relay.op import nn, image, annotation
 from irlab.relay import analysis, expr_functor, transform
 from irlab.relay.expr_functor import ExprFunctor, ExprVisitor, ExprMutator
 from irlab.relay.printer import astext, pretty_print
-from irlab.relay.parser import fromtext, parse_expr
+from irlab.relay.parser import fromtext, parse_expr, parse
 from irlab.relay.build_module import create_executor, bind_params_by_name, build
 from irlab.relay import build_module
 from irlab.relay.pipeline import optimize

@@ -17,3 +17,21 @@ def test_ir_instrument_and_transform_paths():
     assert importlib.import_module("irlab.ir.instrument") is tvm.instrument
     assert importlib.import_module("irlab.ir.transform") is tvm.transform
     assert tvm.ir.instrument.PassInstrument is tvm.instrument.PassInstrument
+
+
+def test_virtual_device_is_a_value():
+    vd = tvm.target.VirtualDevice(tvm.cpu(), tvm.target.Target("llvm"))
+    assert vd.device_type == 1 and vd.virtual_device_id == 0 and vd.memory_scope == ""
+    assert vd == tvm.target.VirtualDevice(tvm.cpu(), tvm.target.Target("llvm"))
+    assert tvm.target.VirtualDevice().is_fully_unconstrained()
+
+
+def test_import_from_std_core_only():
+    import pytest
+
+    mod = tvm.IRModule()
+    mod.import_from_std("core.rly")
+    assert len(mod) == 0
+    with pytest.raises(tvm.TVMError, match="prelude"):
+        mod.import_from_std("prelude.rly")
+    assert relay.parse is relay.parser.parse
