@@ -169,6 +169,7 @@ def register_convert_op_layout(op_name, convert_layout=None, level=10):
 
 
 __all__ = ["register_legalize", "register_alter_op_layout", "register_convert_op_layout",
-           "TargetHooks", "register", "get", "register_pattern", "register_compute", "register_strategy",
+           "TargetHooks", "register", "get", "register_pattern", "register_compute",
+           "register_strategy",
            "register_schedule", "register_injective_schedule", "register_broadcast_schedule",
            "register_reduce_schedule", "register_opaque_schedule", "OpPattern", "OpStrategy"]
