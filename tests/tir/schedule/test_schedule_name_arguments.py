@@ -1,0 +1,40 @@
+"""Schedule primitives take a block's name and a buffer's name, as TVM's do."""
+
+import pytest
+
+from irlab import tir
+from irlab.ir import assert_structural_equal
+from irlab.script import tir as T
+from irlab.tir.schedule.errors import ScheduleError
+
+
+@T.prim_func
+def two_stage(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8), "float32")
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+
+
+def test_block_and_buffer_names_equal_handles_and_indices():
+    by_name = tir.Schedule(two_stage)
+    by_name.cache_read("C", "B", "local")
+    by_name.compute_inline("B")
+    by_handle = tir.Schedule(two_stage)
+    by_handle.cache_read(by_handle.get_block("C"), 0, "local")
+    by_handle.compute_inline(by_handle.get_block("B"))
+    assert_structural_equal(by_name.mod["main"], by_handle.mod["main"])
+    assert len(by_name.get_loops("C")) == 2
+
+
+def test_unknown_buffer_name_is_a_schedule_error_and_changes_nothing():
+    sch = tir.Schedule(two_stage)
+    before = sch.mod
+    with pytest.raises(ScheduleError, match="does not read a buffer 'X'"):
+        sch.cache_read("C", "X", "local")
+    assert sch.mod is before
