@@ -35,3 +35,19 @@ def test_import_from_std_core_only():
     with pytest.raises(tvm.TVMError, match="prelude"):
         mod.import_from_std("prelude.rly")
     assert relay.parse is relay.parser.parse
+
+
+def test_make_node_and_custom_op_with_dict_attrs_and_stateful_flag():
+    attrs = tvm.ir.make_node("DictAttrs", Primitive=1, Composite="x")
+    assert attrs == tvm.ir.DictAttrs({"Primitive": 1, "Composite": "x"})
+    name = "test_paths.custom_identity"
+    relay.op.op.register(name, "identity with free-form attrs")
+    op = relay.op.op.get(name)
+    op.set_num_inputs(1).add_argument("data", "Tensor", "input")
+    op.set_attrs_type_key("DictAttrs")
+    op.add_type_rel("custom_identity", lambda arg_types, attrs: arg_types[0])
+    relay.op.op.register_stateful(name, True)
+    assert op.get_attr("TOpIsStateful") is True
+    x = relay.var("x", shape=(3,))
+    mod = relay.transform.InferType()(tvm.IRModule.from_expr(relay.Call(op, [x])))
+    assert mod["main"].ret_type == relay.TensorType((3,), "float32")

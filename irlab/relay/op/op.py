@@ -41,6 +41,12 @@ def register_pattern(op_name: str, pattern, level: int = 10) -> Op:
     return Op.get(op_name).set_attr("TOpPattern", OpPattern(pattern), level)
 
 
+def register_stateful(op_name: str, stateful: bool, level: int = 10) -> Op:
+    """Whether calls of the op have side effects (``TOpIsStateful``; stateful calls are
+    neither folded nor eliminated)."""
+    return Op.get(op_name).set_attr("TOpIsStateful", bool(stateful), level)
+
+
 def register_schedule(op_name: str, schedule, level: int = 10):
     """A strategy from the op's registered compute (``register_compute``) and ``schedule``:
     ``fschedule(attrs, sch, outs, target)``, applied on every target."""
@@ -169,7 +175,7 @@ def register_convert_op_layout(op_name, convert_layout=None, level=10):
 
 
 __all__ = ["register_legalize", "register_alter_op_layout", "register_convert_op_layout",
-           "TargetHooks", "register", "get", "register_pattern", "register_compute",
+           "TargetHooks", "register", "get", "register_stateful", "register_pattern", "register_compute",
            "register_strategy",
            "register_schedule", "register_injective_schedule", "register_broadcast_schedule",
            "register_reduce_schedule", "register_opaque_schedule", "OpPattern", "OpStrategy"]
