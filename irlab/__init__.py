@@ -27,6 +27,9 @@ from irlab import target
 from irlab.build_module import build
 from irlab import contrib
 
+runtime.registry.register_func_provider("tvm.graph_executor.create_executor",
+                                        "irlab.contrib.graph_executor")
+
 # TVM also spells the pass infrastructure ``tvm.ir.transform`` / ``tvm.ir.instrument``; irlab
 # keeps one module each, reachable under both paths (ir sits below them, so it cannot import them).
 for _name, _module in (("transform", transform), ("instrument", instrument)):
