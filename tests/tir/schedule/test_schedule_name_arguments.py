@@ -38,3 +38,13 @@ def test_unknown_buffer_name_is_a_schedule_error_and_changes_nothing():
     with pytest.raises(ScheduleError, match="does not read a buffer 'X'"):
         sch.cache_read("C", "X", "local")
     assert sch.mod is before
+
+
+def test_compute_at_errors_name_tvm_conditions():
+    """The messages keep TVM's key phrases, so code matching TVM's errors still matches."""
+    sch = tir.Schedule(two_stage)
+    i, _ = sch.get_loops("B")
+    with pytest.raises(ScheduleError, match="ancestor of block"):
+        sch.compute_at("B", i)
+    with pytest.raises(ScheduleError, match="output block"):
+        sch.compute_at("C", i)
