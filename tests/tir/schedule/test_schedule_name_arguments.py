@@ -48,3 +48,23 @@ def test_compute_at_errors_name_tvm_conditions():
         sch.compute_at("B", i)
     with pytest.raises(ScheduleError, match="output block"):
         sch.compute_at("C", i)
+
+
+@T.prim_func
+def annotated(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        for j in T.serial(8, annotations={"keep": 1}):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+
+
+def test_split_and_fuse_refuse_annotated_loops_and_leave_the_schedule():
+    sch = tir.Schedule(annotated)
+    before = sch.mod
+    i, j = sch.get_loops("B")
+    with pytest.raises(ScheduleError, match="annotations"):
+        sch.split(j, factors=[None, 2])
+    with pytest.raises(ScheduleError, match="annotations"):
+        sch.fuse(i, j)
+    assert sch.mod is before
