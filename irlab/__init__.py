@@ -12,6 +12,7 @@ import sys as _sys
 from irlab.errors import IrlabError, TVMError, DiagnosticError, RelayTypeError, ParseError
 from irlab import ir, error
 from irlab.ir import IRModule
+from irlab.runtime.dtype import DataType
 from irlab.runtime.ndarray import cpu, device, Device
 from irlab.runtime.registry import register_func, get_global_func
 from irlab import nd, runtime
@@ -46,6 +47,6 @@ def explore(mod_or_expr, **kw):
 
 
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
-           "ir", "IRModule", "cpu", "device", "Device", "register_func", "get_global_func",
-           "nd", "runtime", "transform",
+           "ir", "IRModule", "DataType", "error", "cpu", "device", "Device", "register_func",
+           "get_global_func", "nd", "runtime", "transform",
            "instrument", "relay", "parser", "tir", "te", "script", "lower", "target", "build", "contrib"]

@@ -51,3 +51,9 @@ def test_make_node_and_custom_op_with_dict_attrs_and_stateful_flag():
     x = relay.var("x", shape=(3,))
     mod = relay.transform.InferType()(tvm.IRModule.from_expr(relay.Call(op, [x])))
     assert mod["main"].ret_type == relay.TensorType((3,), "float32")
+
+
+def test_top_level_datatype_is_the_runtime_one():
+    from irlab.runtime.dtype import DataType
+
+    assert tvm.DataType is DataType
