@@ -121,6 +121,12 @@ def split(func, loop, factors, preserve_unit_iters=True):
     return replace(func, loop, body), new_vars
 
 
+def add_unit_loop(func, node):
+    """Wrap ``node`` (a BlockRealize or a For) in ``for u in range(1)``; returns (func, u)."""
+    var = E.Var("u", "int32")
+    return replace(func, node, S.For(var, 0, 1, S.ForKind.SERIAL, node)), var
+
+
 def fuse(func, loops, preserve_unit_iters=True):
     """Fuse directly nested ``loops`` into one; returns (func, fused var)."""
     if not loops:

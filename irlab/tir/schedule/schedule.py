@@ -228,6 +228,17 @@ class Schedule:
                      [("preserve_unit_iters", bool(preserve_unit_iters))], [rv])
         return rv
 
+    def add_unit_loop(self, block_or_loop) -> LoopRV:
+        """Wrap a block (or a loop) in a new loop of extent 1 (TVM's ``add_unit_loop``:
+        gives a loop-less block a loop to schedule around); returns the new loop."""
+        target = self._block_arg(block_or_loop)
+        name = target.func_name
+        node = self._realize(target) if isinstance(target, BlockRV) else self._loop(target)
+        func, var = PL.add_unit_loop(self._func(name), node)
+        rv = LoopRV(var, name)
+        self._commit(name, func, "add_unit_loop", [("block_or_loop", target)], [], [rv])
+        return rv
+
     def reorder(self, *ordered_loops) -> None:
         """Reorder loops of one chain into the given order."""
         loops = _flatten(ordered_loops)

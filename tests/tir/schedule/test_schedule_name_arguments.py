@@ -68,3 +68,29 @@ def test_split_and_fuse_refuse_annotated_loops_and_leave_the_schedule():
     with pytest.raises(ScheduleError, match="annotations"):
         sch.fuse(i, j)
     assert sch.mod is before
+
+
+@T.prim_func
+def scalar_add(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
+    with T.block("C"):
+        vi = T.axis.spatial(1, 0)
+        C[()] = A[()] + 1
+
+
+def test_add_unit_loop_above_block_then_loop_keeps_values_and_replays():
+    import numpy as np
+
+    from irlab.tir.interpreter import run
+
+    sch = tir.Schedule(scalar_add)
+    first = sch.add_unit_loop("C")
+    second = sch.add_unit_loop(first)
+    loops = sch.get_loops("C")
+    assert len(loops) == 2 and all(sch.get(lp).extent.value == 1 for lp in loops)
+    assert sch.get(second).body is sch.get(loops[1])
+    a, c = np.array(41, "int32"), np.zeros((), "int32")
+    run(sch.mod["main"], a, c)
+    assert int(c) == 42
+    replayed = tir.Schedule(scalar_add)
+    sch.trace.apply_to_schedule(replayed)
+    assert_structural_equal(replayed.mod["main"], sch.mod["main"])
