@@ -518,7 +518,13 @@ class _Parser:
         return lhs
 
     def parse_postfix(self):
-        """An atom followed by call argument lists and ``.index`` projections."""
+        """An atom followed by call argument lists and ``.index`` projections; a leading
+        ``-`` negates it (a literal folds: ``--10`` is the constant 10)."""
+        if self.accept("binop", "-"):
+            operand = self.parse_postfix()
+            if isinstance(operand, Constant):
+                return Constant(-operand.data.numpy())
+            return Call(Op.get("negative"), [operand])
         expr = self.parse_atom()
         while True:
             if self.at("punct", "("):

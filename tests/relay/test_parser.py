@@ -287,3 +287,14 @@ def test_infix_operators_follow_precedence_and_left_associativity():
         _relay.equal(_relay.divide(x, _relay.const(2.0)), x),
         _relay.subtract(n, one), _relay.const(-1)])
     assert_structural_equal(mod["main"].body, expected, map_free_vars=True)
+
+
+def test_unary_minus_and_parse_errors_are_diagnostics():
+    from irlab.errors import DiagnosticError
+
+    assert int(parse_expr("--10").data.numpy()) == 10
+    assert int(parse_expr("---10").data.numpy()) == -10
+    neg = parse_expr("free_var %x: float32;\n-%x")
+    assert neg.op.name == "negative"
+    with pytest.raises(DiagnosticError, match="does not fit in int32"):
+        parse_expr("2147483648i32")
