@@ -224,6 +224,8 @@ class _Parser:
             elif callee is M["alloc_buffer"] and isinstance(st, ast.Assign):
                 # TVM lets root allocations and handle matches interleave in the head
                 self.root_allocs.append(self.buffer_decl(call, 0, st.targets[0]))
+            elif callee is M["Buffer"] and isinstance(st, ast.Assign):
+                self.buffer_decl(call, 0, st.targets[0])  # a buffer declaration, no storage
             else:
                 rest = body_nodes[k:]
                 break

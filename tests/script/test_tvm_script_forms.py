@@ -41,3 +41,24 @@ def test_opaque_builtins_and_tvm_keyword_forms():
     assert call.dtype == "void" and call.args[0] == "impl"
     frag = T.tvm_fill_fragment(x, 16, 16, 16, 0, 0.0, dtype="handle")
     assert frag.op == "tir.tvm_fill_fragment" and frag.dtype == "handle"
+
+
+@T.prim_func
+def rank0(a: T.handle) -> None:
+    S = T.Buffer((4,), "float32")  # a head declaration (no storage), before the handle match
+    A = T.match_buffer(a, (), "float32")
+    B = T.alloc_buffer((), "float32")
+    with T.block("copy"):
+        T.reads(A[()])
+        T.writes(B[()])
+        B[()] = A[()]
+    A[()] = B[()] + T.float32(1)
+
+
+def test_rank0_buffers_print_as_python_and_roundtrip():
+    from irlab.ir import assert_structural_equal
+    from irlab.script import from_source
+
+    text = rank0.script()
+    assert "A[()]" in text and "[]" not in text
+    assert_structural_equal(rank0, from_source(text), map_free_vars=True)
