@@ -7,9 +7,12 @@ imported only when used.
 
 __version__ = "0.1.0"
 
+import sys as _sys
+
 from irlab.errors import IrlabError, TVMError, DiagnosticError, RelayTypeError, ParseError
-from irlab import ir
+from irlab import ir, error
 from irlab.ir import IRModule
+from irlab.runtime.dtype import DataType
 from irlab.runtime.ndarray import cpu, device, Device
 from irlab.runtime.registry import register_func, get_global_func
 from irlab import nd, runtime
@@ -26,6 +29,16 @@ from irlab.build_module import build
 from irlab import codegen  # seed 000: tvm.codegen.build_module.CodeGenBase
 from irlab import contrib
 
+runtime.registry.register_func_provider("tvm.graph_executor.create_executor",
+                                        "irlab.contrib.graph_executor")
+
+# TVM also spells the pass infrastructure ``tvm.ir.transform`` / ``tvm.ir.instrument``; irlab
+# keeps one module each, reachable under both paths (ir sits below them, so it cannot import them).
+for _name, _module in (("transform", transform), ("instrument", instrument)):
+    setattr(ir, _name, _module)
+    _sys.modules[f"irlab.ir.{_name}"] = _module
+del _name, _module
+
 
 def explore(mod_or_expr, **kw):
     """Graph view and pass stepper of a program, as one notebook app (``irlab.widgets``)."""
@@ -35,7 +48,7 @@ def explore(mod_or_expr, **kw):
 
 
 __all__ = ["explore", "IrlabError", "TVMError", "DiagnosticError", "RelayTypeError", "ParseError",
-           "ir", "IRModule", "cpu", "device", "Device", "register_func", "get_global_func",
-           "nd", "runtime", "transform",
+           "ir", "IRModule", "DataType", "error", "cpu", "device", "Device", "register_func",
+           "get_global_func", "nd", "runtime", "transform",
            "instrument", "relay", "parser", "tir", "te", "script", "lower", "target", "build",
            "codegen", "contrib"]

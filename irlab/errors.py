@@ -21,8 +21,9 @@ class RelayTypeError(DiagnosticError):
     """Type inference rejected a program (shape or dtype mismatch, bad attributes...)."""
 
 
-class ParseError(IrlabError):
-    """The text given to a parser is not valid; the message shows line:column and a caret."""
+class ParseError(DiagnosticError):
+    """The text given to a parser is not valid; the message shows line:column and a caret.
+    A diagnostic (``DiagnosticError``), as TVM's parser reports its errors."""
 
     def __init__(self, message, line=None, column=None):
         super().__init__(message)

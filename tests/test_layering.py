@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # viz, but ``irlab report`` writes the explorer's HTML). Units of one layer may import each
 # other (the list below still names the ones that form cycles).
 LAYERS = [
-    ("errors",),
+    ("errors", "error"),
     ("runtime",),
     ("ir", "transform", "instrument"),
     ("tir",),  # TIR's nodes: expr, stmt, buffer, function, functor, op

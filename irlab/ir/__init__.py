@@ -5,7 +5,8 @@ from irlab.runtime.dtype import DataType, parse_dtype, normalize_dtype, to_numpy
 from irlab.ir.span import Span, SourceName
 from irlab.ir.type import (Type, PrimType, TensorType, TupleType, FuncType, IncompleteType,
                            scalar_type, type_to_text)
-from irlab.ir.attrs import Attrs, DictAttrs, get_attrs_type, normalize_attr_value
+from irlab.ir.attrs import (Attrs, DictAttrs, get_attrs_type, make_node,
+                            normalize_attr_value)
 from irlab.ir.expr import BaseExpr, RelayExpr, GlobalVar
 from irlab.ir.op import Op, OpPattern, TOpPattern, register_op
 from irlab.ir.module import IRModule

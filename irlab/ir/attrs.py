@@ -103,6 +103,8 @@ class Attrs(Node, metaclass=_AttrsMeta):
 
 
 def get_attrs_type(type_key: str) -> type:
+    if type_key == "DictAttrs":  # free-form attrs: what TVM's custom ops often declare
+        return DictAttrs
     try:
         return _ATTRS_TYPES[type_key]
     except KeyError:
@@ -168,3 +170,12 @@ class DictAttrs(Node):
 
     def __repr__(self):
         return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items) + "}"
+
+
+def make_node(type_key: str, **fields):
+    """TVM's ``tvm.ir.make_node``: an attrs node from its type key and fields
+    (``make_node("DictAttrs", Primitive=1)``, ``make_node("relay.attrs.ConcatenateAttrs",
+    axis=1)``)."""
+    if type_key == "DictAttrs":
+        return DictAttrs(fields)
+    return get_attrs_type(type_key)(**fields)

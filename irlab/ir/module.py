@@ -128,6 +128,14 @@ class IRModule:
     def get_global_vars(self) -> list:
         return [self._global_vars[n] for n in sorted(self._global_vars)]
 
+    def import_from_std(self, file_to_import: str) -> None:
+        """Import one of TVM's Relay standard-library files. irlab has no Relay ADTs or
+        prelude; ``core.rly`` only declares the opaque ``Storage`` type of the memory ops,
+        which irlab's types know without a declaration, so it imports nothing."""
+        if file_to_import != "core.rly":
+            raise IrlabError(f"IRModule.import_from_std: irlab has no Relay standard library "
+                             f"file {file_to_import!r} (no ADTs / prelude); only 'core.rly'")
+
     def with_attr(self, key, value) -> "IRModule":
         new = self.copy()
         new.attrs = (self.attrs or DictAttrs()).with_attr(key, value)

@@ -18,6 +18,7 @@ import difflib
 import hashlib
 
 from irlab.errors import StructuralMismatchError
+from irlab.ir.attrs import Attrs
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.node import Node
@@ -85,8 +86,8 @@ class _Equal:
         if not isinstance(a, Node) or not isinstance(b, Node):
             if type(a) is not type(b) and not (_number(a) and _number(b)):
                 raise _Mismatch(a, b, "values differ")
-            if a != b and not (a != a and b != b):  # NaN equals NaN here
-                raise _Mismatch(a, b, "values differ")
+            if a != b and not (a != a and b != b) and not _close_floats(a, b):
+                raise _Mismatch(a, b, "values differ")  # (NaN equals NaN here)
             return
         if type(a) is not type(b):
             raise _Mismatch(a, b, f"{type(a).__name__} vs {type(b).__name__}")
@@ -110,6 +111,9 @@ class _Equal:
         if key is not None:
             if key() != b._structural_key():
                 raise _Mismatch(a, b, "values differ")
+            return
+        if isinstance(a, Attrs):  # field by field, so float attrs get the float tolerance
+            stack.append((type(a)._structural_fields, a, b))
             return
         if a._value_semantics:
             if a != b:
@@ -142,6 +146,15 @@ class _Equal:
         self.node_map[a] = b
         self.node_map_rev[b] = a
         return True
+
+
+# TVM compares floating-point fields with this absolute tolerance, so an attribute written
+# as 1e-5 equals one read back from a float32 constant (9.99999974e-06).
+FLOAT_ATOL = 1e-9
+
+
+def _close_floats(a, b) -> bool:
+    return isinstance(a, float) and isinstance(b, float) and abs(a - b) < FLOAT_ATOL
 
 
 def _number(x):

@@ -16,11 +16,12 @@ from irlab.relay.op import nn, image, annotation
 from irlab.relay import analysis, expr_functor, transform
 from irlab.relay.expr_functor import ExprFunctor, ExprVisitor, ExprMutator
 from irlab.relay.printer import astext, pretty_print
-from irlab.relay.parser import fromtext, parse_expr
+from irlab.relay.parser import fromtext, parse_expr, parse
 from irlab.relay.build_module import create_executor, bind_params_by_name, build
 from irlab.relay import build_module
 from irlab.relay.backend import contrib as _byoc  # noqa: F401 -- registers relay.ext.ccompiler
 from irlab.relay.pipeline import optimize
 from irlab.relay import frontend
 from irlab.relay import dataflow_pattern
+from irlab.relay.scope_builder import ScopeBuilder
 

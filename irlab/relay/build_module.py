@@ -37,9 +37,43 @@ def bind_params_by_name(func, params):
 
 
 def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
+    """An executor for ``mod``: ``"debug"`` is the numpy reference interpreter; ``"graph"``
+    compiles ``@main`` with ``relay.build`` and runs it on the graph executor (irlab also runs
+    TVM's ``"vm"`` and ``"aot"`` kinds that way: static shapes only)."""
     from irlab.relay.interpreter import create_executor as _create
 
+    if kind in ("graph", "vm", "aot"):
+        if mod is None:
+            raise IrlabError(f"create_executor({kind!r}) compiles a module: pass mod=")
+        return _GraphExecutor(mod, device, target, params)
     return _create(kind, mod, device, target, params)
+
+
+class _GraphExecutor:
+    """TVM's ``create_executor("graph", ...)``: ``evaluate()`` returns ``f(*inputs)``."""
+
+    def __init__(self, mod, device, target, params):
+        self.mod, self.device, self.target = mod, device, target
+        self.params = dict(params or {})
+
+    def evaluate(self, expr=None, binds=None):
+        if expr is not None or binds:
+            raise IrlabError('create_executor("graph").evaluate() compiles the module\'s @main; '
+                             'it takes no expr / binds (use kind="debug" for those)')
+        factory = build(self.mod, target=self.target, params=self.params)
+        runner = factory["default"](self.device)
+        names = [p.name_hint for p in self.mod["main"].params if p.name_hint not in self.params]
+
+        def run(*args, **kwargs):
+            if len(args) > len(names):
+                raise IrlabError(f"@main takes {len(names)} inputs, got {len(args)}")
+            for name, value in list(zip(names, args)) + list(kwargs.items()):
+                runner.set_input(name, value)
+            runner.run()
+            outputs = [runner.get_output(i) for i in range(runner.get_num_outputs())]
+            return outputs[0] if len(outputs) == 1 else outputs
+
+        return run
 
 
 class GraphExecutorFactoryModule:

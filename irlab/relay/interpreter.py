@@ -273,8 +273,8 @@ class _Callable:
 def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
     """An executor for ``mod``: ``"debug"`` is the numpy reference interpreter."""
     if kind != "debug":
-        raise IrlabError(f"executor kind {kind!r} needs compiled code (relay.build), which is "
-                         f"not available yet; use kind='debug' (the reference interpreter)")
+        raise IrlabError(f"unknown executor kind {kind!r}: use kind='debug' (the reference "
+                         f"interpreter) or 'graph' / 'vm' / 'aot' (compiled with relay.build)")
     if mod is not None and not isinstance(mod, IRModule):
         mod = IRModule.from_expr(mod)
     return Executor(mod, device, target, params)

@@ -52,6 +52,7 @@ _TOKEN = re.compile(r"""
 | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
 | (?P<str>"(?:[^"\\\n]|\\.)*")
 | (?P<arrow>->)
+| (?P<binop>==|!=|<=|>=|[-+*/<>])
 | (?P<punct>[()\[\]{},;:=.])
 """, re.X)
 _NUMBER = re.compile(r"(-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)(?:([fi])(\d*))?")
@@ -59,6 +60,15 @@ _META = re.compile(r"meta\[([A-Za-z0-9_.]+)\]\[(\d+)\]")
 _VERSION = re.compile(r'#\[\s*version\s*=\s*"([^"\n]*)"\s*\]')
 _KEYWORDS = {"fn", "def", "let", "if", "else", "free_var"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"'}
+# Infix operators (TVM's text format): the Relay op each stands for and its precedence (higher
+# binds tighter); all are left-associative.
+_BINARY_OPS = {"*": ("multiply", 4), "/": ("divide", 4), "+": ("add", 3), "-": ("subtract", 3),
+               "<": ("less", 2), ">": ("greater", 2), "<=": ("less_equal", 2),
+               ">=": ("greater_equal", 2), "==": ("equal", 1), "!=": ("not_equal", 1)}
+# Token kinds that end an operand: a ``-`` right after one is subtraction, not a sign.
+_OPERAND_ENDS = {"local", "graph", "global", "int", "float", "bool", "meta"}
+# Scalar type names TVM's parser reads with the default width.
+_DTYPE_ALIASES = {"int": "int32", "uint": "uint32", "float": "float32"}
 _INT_RANGES = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
@@ -194,6 +204,12 @@ def tokenize(source: _Source):
             pass
         elif kind == "bcomment":
             end = _skip_block_comment(text, pos, source)
+        elif kind in ("num", "special") and m.group()[0] == "-" and tokens and (
+                tokens[-1].kind in _OPERAND_ENDS or tokens[-1].value == ")"):
+            tokens.append(Token("binop", "-", pos, pos + 1))  # `%n -1` is `%n - 1`
+            end = pos + 1
+        elif kind == "binop":
+            tokens.append(Token("binop", m.group(), pos, end))
         elif kind == "punct" or kind == "arrow":
             tokens.append(Token("punct", m.group(), pos, end))
         elif kind == "local":
@@ -490,8 +506,25 @@ class _Parser:
         return body
 
     # -- expressions ----------------------------------------------------------------------
-    def parse_expr(self):
-        """An atom followed by call argument lists and ``.index`` projections."""
+    def parse_expr(self, min_precedence=1):
+        """Postfix expressions joined by infix operators (``%a + %b * 2`` is
+        ``add(%a, multiply(%b, 2))``), by precedence climbing."""
+        lhs = self.parse_postfix()
+        while self.at("binop") and _BINARY_OPS[self.peek().value][1] >= min_precedence:
+            token = self.advance()
+            op_name, precedence = _BINARY_OPS[token.value]
+            rhs = self.parse_expr(precedence + 1)
+            lhs = Call(Op.get(op_name), [lhs, rhs])
+        return lhs
+
+    def parse_postfix(self):
+        """An atom followed by call argument lists and ``.index`` projections; a leading
+        ``-`` negates it (a literal folds: ``--10`` is the constant 10)."""
+        if self.accept("binop", "-"):
+            operand = self.parse_postfix()
+            if isinstance(operand, Constant):
+                return Constant(-operand.data.numpy())
+            return Call(Op.get("negative"), [operand])
         expr = self.parse_atom()
         while True:
             if self.at("punct", "("):
@@ -735,7 +768,7 @@ class _Parser:
 
     def parse_dtype(self, token) -> str:
         try:
-            return normalize_dtype(token.value)
+            return normalize_dtype(_DTYPE_ALIASES.get(token.value, token.value))
         except IrlabError:
             raise self.error(token, f"unknown type '{token.value}'") from None
 

@@ -14,6 +14,14 @@ from irlab.runtime.packed_func import PackedFunc, as_packed_func
 
 _GLOBALS: dict[str, PackedFunc] = {}
 _LOCK = threading.Lock()
+# name -> module that registers it when imported (loaded on first lookup, so a lazily
+# imported layer -- the graph executor -- is found as TVM's C++ registry always finds it)
+_PROVIDERS: dict[str, str] = {}
+
+
+def register_func_provider(func_name: str, module_name: str) -> None:
+    """Say that importing ``module_name`` registers ``func_name``."""
+    _PROVIDERS[func_name] = module_name
 
 
 def register_func(func_name, f=None, override=False):
@@ -49,6 +57,11 @@ def register_func(func_name, f=None, override=False):
 def get_global_func(name: str, allow_missing: bool = False) -> PackedFunc | None:
     """The function registered as ``name``; ``None`` if missing and ``allow_missing``."""
     packed = _GLOBALS.get(name)
+    if packed is None and name in _PROVIDERS:
+        import importlib
+
+        importlib.import_module(_PROVIDERS[name])
+        packed = _GLOBALS.get(name)
     if packed is not None or allow_missing:
         return packed
     close = difflib.get_close_matches(name, list(_GLOBALS), n=5, cutoff=0.6)

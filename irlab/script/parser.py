@@ -29,6 +29,15 @@ _LOOP_KINDS = {id(M["serial"]): S.ForKind.SERIAL, id(M["parallel"]): S.ForKind.P
                id(M["thread_binding"]): S.ForKind.THREAD_BINDING}
 _AXIS = {id(M["axis.spatial"]): S.IterVar.DataPar, id(M["axis.reduce"]): S.IterVar.CommReduce,
          id(M["axis.scan"]): S.IterVar.Ordered, id(M["axis.opaque"]): 4}
+def _expand_aug_assign(st: ast.AugAssign) -> ast.Assign:
+    """``C[i] += x`` as TVM reads it: ``C[i] = C[i] + x`` (a store of the updated element)."""
+    load = ast.fix_missing_locations(ast.copy_location(
+        ast.Subscript(value=st.target.value, slice=st.target.slice, ctx=ast.Load()), st.target)) \
+        if isinstance(st.target, ast.Subscript) else st.target
+    value = ast.copy_location(ast.BinOp(left=load, op=st.op, right=st.value), st)
+    return ast.copy_location(ast.Assign(targets=[st.target], value=value), st)
+
+
 _BINOPS = {ast.Add: (E.Add, _op.add), ast.Sub: (E.Sub, _op.subtract),
            ast.Mult: (E.Mul, _op.multiply), ast.Div: (E.Div, _op.true_divide),
            ast.FloorDiv: (E.FloorDiv, _op.floordiv), ast.Mod: (E.FloorMod, _op.floormod)}
@@ -210,6 +219,13 @@ class _Parser:
                     self.fail(call, "T.match_buffer at function level takes a handle parameter")
                 buf = self.buffer_decl(call, 1, st.targets[0])
                 buffer_map[src] = buf
+            elif self._head_var(st, call, callee):
+                pass  # ``off = te.var("elem_offset")``: a variable the match_buffers below use
+            elif callee is M["alloc_buffer"] and isinstance(st, ast.Assign):
+                # TVM lets root allocations and handle matches interleave in the head
+                self.root_allocs.append(self.buffer_decl(call, 0, st.targets[0]))
+            elif callee is M["Buffer"] and isinstance(st, ast.Assign):
+                self.buffer_decl(call, 0, st.targets[0])  # a buffer declaration, no storage
             else:
                 rest = body_nodes[k:]
                 break
@@ -225,6 +241,18 @@ class _Parser:
             return PrimFunc(params, body, None, bmap, attrs)
         except IrlabError as err:
             self.fail(node, str(err))
+
+    def _head_var(self, st, call, callee) -> bool:
+        """Bind ``name = <Python call returning a TIR Var>`` met among the head declarations."""
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(
+                st.targets[0], ast.Name) and callable(callee)
+                and not isinstance(callee, (T._Marker, T._DType))):
+            return False
+        value = self.eval(call)
+        if not isinstance(value, E.Var):
+            return False
+        self.bind(st.targets[0].id, value)
+        return True
 
     def func_attrs(self, call) -> dict:
         """The dict of ``T.func_attr({...})``."""
@@ -282,7 +310,7 @@ class _Parser:
             var = E.Var(st.target.id, dtype.dtype)
             return self.scoped_let(var, value, st.target.id, rest, st), None
         if isinstance(st, ast.AugAssign):
-            self.fail(st, "augmented assignment is not supported; write A[i] = A[i] + x")
+            return self.assign(_expand_aug_assign(st), rest)
         if isinstance(st, ast.If):
             cond = self.eval(st.test)
             then = self.block_body(st.body, st)

@@ -486,10 +486,11 @@ class _FuncPrinter:
                 parts.append(self.expr(rg.min))
             else:
                 parts.append(f"{self.expr(rg.min)}:{self.end_text(rg.min, rg.extent)}")
-        return f"{self.name_of(r.buffer)}[{', '.join(parts)}]"
+        return f"{self.name_of(r.buffer)}[{', '.join(parts) or '()'}]"
 
     def load_text(self, buffer, indices) -> str:
-        return f"{self.name_of(buffer)}[{', '.join(self.expr(i) for i in indices)}]"
+        """``B[i, j]``; a rank-0 buffer's element is ``B[()]`` (``B[]`` is not Python)."""
+        return f"{self.name_of(buffer)}[{', '.join(self.expr(i) for i in indices) or '()'}]"
 
     # -- expressions ------------------------------------------------------------------------
     def expr(self, e, prec=0) -> str:

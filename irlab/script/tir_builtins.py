@@ -172,20 +172,34 @@ def Let(value, where=None, *, var=None, body=None):  # noqa: N802
     return _e.Let(var, value, body)
 
 
-def call_intrin(dtype, name, *args):
-    return _e.Call(dtype, name, args)
+def _void(dtype):
+    return dtype or "void"  # TVM spells a call with no result ``dtype=""``
 
 
-def call_extern(dtype, name, *args):
-    return _op.call_extern(dtype, name, *args)
+def call_intrin(*args, dtype=None):
+    """``T.call_intrin(dtype, name, *args)``, or TVM's ``T.call_intrin(name, *args, dtype=)``."""
+    if dtype is not None:
+        args = (dtype,) + args
+    return _e.Call(_void(args[0]), args[1], args[2:])
+
+
+def call_extern(*args, dtype=None):
+    """``T.call_extern(dtype, name, *args)``, or TVM's ``T.call_extern(name, *args, dtype=)``."""
+    if dtype is not None:
+        args = (dtype,) + args
+    return _op.call_extern(_void(args[0]), *args[1:])
 
 
 def call_packed(*args):
     return _op.call_packed(*args)
 
 
-def if_then_else(cond, t, f):
-    return _op.if_then_else(cond, t, f)
+def if_then_else(cond, t, f, dtype=None):
+    """``cond ? t : f``; TVM's scripts also pass the result ``dtype`` (it must agree)."""
+    result = _op.if_then_else(cond, t, f)
+    if dtype is not None and result.dtype != dtype:
+        return _op.cast(result, dtype)
+    return result
 
 
 def max(a, b):  # noqa: A001
@@ -228,8 +242,8 @@ def min_value(dtype):
     return _op.min_value(dtype)
 
 
-def likely(x):
-    return _e.Call("bool", "tir.likely", (x,))
+def likely(x, dtype="bool"):
+    return _e.Call(dtype, "tir.likely", (x,))
 
 
 def fma(a, b, c):
@@ -241,8 +255,8 @@ def pow(a, b):  # noqa: A001
 
 
 def _unary(name):
-    def build(x):
-        return _e.Call(_e.convert(x).dtype, "tir." + name, (x,))
+    def build(x, dtype=None):  # TVM's scripts may name the result dtype (``T.sqrt(x, dtype=)``)
+        return _e.Call(dtype or _e.convert(x).dtype, "tir." + name, (x,))
 
     build.__name__ = name
     return build
@@ -250,10 +264,57 @@ def _unary(name):
 
 for _name in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
               "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
-              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh"):
+              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"):
     globals()[_name] = _unary(_name)
+
+
+def _opaque(name, default_dtype):
+    def build(*args, dtype=default_dtype):
+        return _e.Call(dtype, "tir." + name, tuple(_e.convert(a) if not isinstance(a, str)
+                                                    else a for a in args))
+
+    build.__name__ = name
+    return build
+
+
+# TVM's lowered-code and accelerator builtins: irlab parses and prints them as opaque calls
+# (``T.call_intrin``) so TVM scripts that mention them load; irlab does not execute them.
+for _name, _dtype in _op.OPAQUE_BUILTINS.items():
+    if _name not in globals():
+        globals()[_name] = _opaque(_name, _dtype)
+
+
+def _binary(name):
+    def build(a, b, dtype=None):
+        a, b = _e.convert(a), _e.convert(b)
+        return _e.Call(dtype or a.dtype, "tir." + name, (a, b))
+
+    build.__name__ = name
+    return build
+
+
+for _name in ("atan2", "hypot", "copysign", "nextafter", "fmod"):
+    globals()[_name] = _binary(_name)
+
+
+def _predicate(name):
+    def build(x, dtype="bool"):
+        return _e.Call(dtype, "tir." + name, (x,))
+
+    build.__name__ = name
+    return build
+
+
+for _name in ("isnan", "isinf", "isfinite"):
+    globals()[_name] = _predicate(_name)
+popcount = _unary("popcount")
 
 # Names of intrinsics printed as ``T.<name>(...)`` (the rest print as ``T.call_intrin``).
 UNARY_NAMES = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
                "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
-               "cos", "tan", "asin", "acos", "atan", "sinh", "cosh")
+               "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+
+
+def tvm_call_packed(*args, dtype="int32"):
+    """TVM's lowered spelling of ``T.call_packed``."""
+    return _e.Call(dtype, "tir.tvm_call_packed", args)

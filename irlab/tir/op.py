@@ -35,7 +35,8 @@ def register_intrinsic(name, num_args=None, pure=True):
 
 for _name in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
               "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
-              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "isnan", "isinf",
+              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+              "isnan", "isinf",
               "isfinite", "bitwise_not", "popcount"):
     register_intrinsic("tir." + _name, 1)
 for _name in ("pow", "fmod", "atan2", "hypot", "copysign", "shift_left", "shift_right",
@@ -45,6 +46,23 @@ register_intrinsic("tir.fma", 3)
 register_intrinsic("tir.if_then_else", 3)
 register_intrinsic("tir.reinterpret", 1)
 register_intrinsic("tir.likely", 1)
+# TVM's lowered-code and accelerator builtins (name -> default result dtype): TVMScript reads
+# and prints them as opaque calls; irlab's interpreter and codegens do not execute them.
+OPAQUE_BUILTINS = {
+    "tvm_access_ptr": "handle", "tvm_struct_get": "int32", "tvm_struct_set": "int32",
+    "tvm_fill_fragment": "handle", "tvm_load_matrix_sync": "handle",
+    "tvm_store_matrix_sync": "handle", "tvm_mma_sync": "handle", "tvm_bmma_sync": "handle",
+    "tvm_tuple": "handle", "tvm_storage_sync": "int32", "tvm_warp_shuffle": "float32",
+    "tvm_warp_shuffle_up": "float32", "tvm_warp_shuffle_down": "float32",
+    "tvm_warp_activemask": "uint32", "tvm_thread_allreduce": "handle",
+    "tvm_stack_alloca": "handle", "tvm_stack_make_shape": "handle",
+    "tvm_stack_make_array": "handle", "tvm_throw_last_error": "int32",
+    "tvm_call_packed_lowered": "int32", "tvm_call_cpacked": "int32", "isnullptr": "bool",
+    "address_of": "handle", "type_annotation": "handle", "call_llvm_pure_intrin": "float32",
+    "llvm_lookup_intrinsic_id": "uint32",
+}
+for _name in OPAQUE_BUILTINS:
+    register_intrinsic("tir." + _name, None, pure=False)
 for _name in ("call_extern", "call_pure_extern", "call_packed", "call_intrin", "tvm_call_packed",
               "assume", "undef", "ret"):
     register_intrinsic("tir." + _name, None, pure=False)

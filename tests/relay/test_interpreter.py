@@ -75,7 +75,7 @@ def test_inputs_are_checked():
     with pytest.raises(IrlabError, match="no input named 'y'"):
         run(fn, y=np.zeros((2, 3), "float32"))
     with pytest.raises(IrlabError, match="kind='debug'"):
-        relay.create_executor("graph", mod=irlab.IRModule.from_expr(fn))
+        relay.create_executor("tensorrt", mod=irlab.IRModule.from_expr(fn))
 
 
 def test_integer_division_semantics_follow_tvm():

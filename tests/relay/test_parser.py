@@ -268,3 +268,33 @@ def test_error_bad_metadata():
     assert message.startswith("from_string:2:1: invalid metadata section")
     message = error_of("meta[relay.Constant][3]\n#[metadata]\n{\"relay.Constant\": []}")
     assert "meta[relay.Constant][3] is out of range" in message
+
+
+def test_infix_operators_follow_precedence_and_left_associativity():
+    """TVM's text format: ``* /`` bind tighter than ``+ -``, then comparisons, then ``== !=``;
+    a ``-`` right after an operand is subtraction (``%n -1``), else a sign."""
+    from irlab import relay as _relay
+    from irlab.ir import assert_structural_equal
+
+    mod = _relay.parse('#[version = "0.0.5"]\ndef @main(%n: int, %x: float) {\n'
+                       '  (%n - 1 * 2 + 3, %x / 2f == %x, %n -1, -1)\n}')
+    n, x = mod["main"].params
+    assert n.type_annotation == _relay.TensorType((), "int32")
+    assert x.type_annotation == _relay.TensorType((), "float32")
+    one, two, three = (_relay.const(v) for v in (1, 2, 3))
+    expected = _relay.Tuple([
+        _relay.add(_relay.subtract(n, _relay.multiply(one, two)), three),
+        _relay.equal(_relay.divide(x, _relay.const(2.0)), x),
+        _relay.subtract(n, one), _relay.const(-1)])
+    assert_structural_equal(mod["main"].body, expected, map_free_vars=True)
+
+
+def test_unary_minus_and_parse_errors_are_diagnostics():
+    from irlab.errors import DiagnosticError
+
+    assert int(parse_expr("--10").data.numpy()) == 10
+    assert int(parse_expr("---10").data.numpy()) == -10
+    neg = parse_expr("free_var %x: float32;\n-%x")
+    assert neg.op.name == "negative"
+    with pytest.raises(DiagnosticError, match="does not fit in int32"):
+        parse_expr("2147483648i32")

@@ -161,8 +161,8 @@ def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
     ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    for i in foo(4):\n"
      "        A[i] = 1.0\n", 3, "a loop must iterate"),
     ("@T.prim_func\ndef f(A):\n    pass\n", 2, "needs a type annotation"),
-    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    A[0] += 1.0\n", 3,
-     "augmented assignment"),
+    ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    A[0, 1] += 1.0\n", 3,
+     "dimensions"),  # ``+=`` is a store (TVM's form); its index is still checked
     ("@T.prim_func\ndef f(A: T.Buffer((4, 4), 'float32')):\n    A[0] = 1.0\n", 3,
      "dimensions"),
 ])

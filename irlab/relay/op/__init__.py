@@ -14,5 +14,6 @@ from irlab.relay.op import op  # noqa: E402
 from irlab.relay.op.op import (register_pattern, register_compute, register_strategy,  # noqa
                                register_schedule, register_injective_schedule,
                                register_broadcast_schedule, register_reduce_schedule,
-                               register_opaque_schedule)
+                               register_opaque_schedule, register_legalize,
+                               register_alter_op_layout, register_convert_op_layout)
 from irlab.relay.op.op_strategy import OpStrategy, OpImplementation  # noqa: E402,F401

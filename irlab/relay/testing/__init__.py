@@ -8,7 +8,8 @@ Every model module has ``get_workload(batch_size=1, ..., dtype="float32") -> (mo
 
 from __future__ import annotations
 
-from irlab.relay.testing import bert, chain, layers, mlp, mobilenet, resnet, simplenet
+from irlab.relay.testing import (bert, chain, inception_v3, layers, mlp, mobilenet, resnet,
+                                simplenet)
 from irlab.relay.testing.init import Initializer, Xavier, create_workload
 
 

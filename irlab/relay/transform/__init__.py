@@ -98,6 +98,8 @@ _PASS_MODULES = {
     "QnnLegalize": "build_pipeline_passes",
     "QnnCanonicalize": "build_pipeline_passes",
     "QnnLegalizeSequence": "build_pipeline_passes",
+    "AnnotateSpans": "annotate_spans",
+    "InferTypeLocal": "annotate_spans",
 }
 
 

@@ -28,6 +28,8 @@ from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, TupleWrapper
 from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.op import transform as _transform
+from irlab.relay.op.op import (TargetHooks, register_alter_op_layout,  # noqa: F401
+                               register_convert_op_layout, register_legalize)
 from irlab.relay.transform import function_pass
 from irlab.relay.transform.canonicalize import typed_function
 from irlab.relay.transform.fast_math import FAST_VERSIONS
@@ -213,80 +215,6 @@ def infer_correct_layouts(op, attrs, new_in, old_in, types):
     if any(layout is None for layout in list(inputs) + list(outputs)):
         return None
     return list(inputs), list(outputs), new_attrs
-
-
-# ---------------------------------------------------------------------------------------------
-# hook registries (op attributes, optionally per target)
-def _current_target_keys() -> list:
-    """Keys of the current target (kind name first), or [] when there is none: the generic
-    hooks (registered with ``target=None``) serve the generic CPU."""
-    try:
-        from irlab.target import Target  # not every build of irlab has targets yet
-    except ImportError:
-        return []
-    current = getattr(Target, "current", None)
-    target = current(allow_none=True) if current is not None else None
-    if target is None:
-        return []
-    kind = getattr(target, "kind", None)
-    keys = [str(getattr(kind, "name", kind))] if kind is not None else []
-    return keys + [str(k) for k in getattr(target, "keys", ())]
-
-
-class TargetHooks:
-    """The hooks of one op for one pass, by target key; ``None`` holds the generic hook.
-    Calling it runs the hook for the current target (or returns None when there is none)."""
-
-    def __init__(self):
-        self.by_target = {}  # key -> (hook, level)
-
-    def add(self, target, hook, level):
-        current = self.by_target.get(target)
-        if current is None or current[1] <= level:  # a lower level never overrides
-            self.by_target[target] = (hook, level)
-
-    def resolve(self, keys=None):
-        for key in list(keys if keys is not None else _current_target_keys()) + [None]:
-            if key in self.by_target:
-                return self.by_target[key][0]
-        return None
-
-    def __call__(self, *args):
-        hook = self.resolve()
-        return None if hook is None else hook(*args)
-
-
-def _register_hook(attr_key, op_name, hook, level, target):
-    def register(fn):
-        op = Op.get(op_name)
-        table = op.get_attr(attr_key)
-        if not isinstance(table, TargetHooks):
-            new_table = TargetHooks()
-            if table is not None:  # a plain hook set with set_attr stays the generic one
-                new_table.add(None, table, level)
-            op.reset_attr(attr_key)
-            op.set_attr(attr_key, new_table, 0)
-            table = new_table
-        table.add(target, fn, level)
-        return fn
-
-    return register(hook) if hook is not None else register
-
-
-def register_legalize(op_name, legal_op=None, level=10, target=None):
-    """Register ``legal_op(attrs, inputs, types) -> Expr | None`` for ``op_name`` (usable as a
-    decorator). ``types`` are the argument types then the output type."""
-    return _register_hook("FTVMLegalize", op_name, legal_op, level, target)
-
-
-def register_alter_op_layout(op_name, alter_layout=None, level=10, target=None):
-    """Register ``alter_layout(attrs, inputs, tinfos, out_type) -> Call | None``."""
-    return _register_hook("FTVMAlterOpLayout", op_name, alter_layout, level, target)
-
-
-def register_convert_op_layout(op_name, convert_layout=None, level=10):
-    """Register ``convert_layout(attrs, inputs, tinfos, desired_layouts) -> Call | None``."""
-    return _register_hook("FTVMConvertOpLayout", op_name, convert_layout, level, None)
 
 
 def _as_call(expr, what):

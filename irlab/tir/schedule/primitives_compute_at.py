@@ -127,9 +127,11 @@ def _move(func, realize, loop, preserve_unit_loops, index, reverse):
     block = realize.block
     name, lname = block.name_hint, loop.loop_var.name_hint
     if any(n is loop for n in find_path(func, realize)):
-        raise ScheduleError(f"block {name} is already under loop {lname}")
+        raise ScheduleError(f"block {name} is already under loop {lname} (the loop is an "
+                            f"ancestor of block {name})")
     if scope_of(func, realize) is not scope_of(func, loop):
-        raise ScheduleError(f"block {name} and loop {lname} are in different block scopes")
+        raise ScheduleError(f"block {name} and loop {lname} are in different block scopes "
+                            f"(they must be in the same block scope)")
     if not is_trivial_pred(realize.predicate):
         raise ScheduleError(f"block {name} has a predicate; it cannot be moved")
     order = _order(func)
@@ -137,11 +139,13 @@ def _move(func, realize, loop, preserve_unit_loops, index, reverse):
     others = producers(func, realize) if reverse else consumers(func, realize)
     role = "producer" if reverse else "consumer"
     if not others:
-        raise ScheduleError(f"block {name} has no {role} to be computed at")
+        raise ScheduleError(f"block {name} has no {role} to be computed at"
+                            + ("" if reverse else " (it is an output block)"))
     for o in others:
         if id(o) not in under:
             raise ScheduleError(f"the {role} {o.block.name_hint} of block {name} is not under "
-                                f"loop {lname}")
+                                f"loop {lname}: moving {name} requires all the {role}s "
+                                f"to be under the loop")
     _check_recomputable(func, realize)
     if reverse:
         _check_producers_final(func, others, loop, name)

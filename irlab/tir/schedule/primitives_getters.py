@@ -206,7 +206,7 @@ def check_sole_writer(func, realize, action):
             if id(w.buffer) in written:
                 raise ScheduleError(f"block {other.block.name_hint} also writes "
                                     f"{w.buffer.name}: block {name} is not its only writer "
-                                    f"and cannot be {action}")
+                                    f"and cannot be {action} (it is not a complete block)")
 
 
 def _rebuild(node, old, new):

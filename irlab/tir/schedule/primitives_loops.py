@@ -59,9 +59,21 @@ def _const_int(e, what):
     return e.value
 
 
+def _check_plain(loop, what):
+    """Split and fuse rebuild loops as plain serial ones: a loop carrying annotations or a
+    thread binding would lose them, so (as TVM) it is refused."""
+    name = loop.loop_var.name_hint
+    if loop.annotations:
+        keys = sorted(k for k, _ in loop.annotations)
+        raise ScheduleError(f"cannot {what} loop {name}: it has annotations {keys}")
+    if loop.thread_binding is not None or loop.kind == S.ForKind.THREAD_BINDING:
+        raise ScheduleError(f"cannot {what} loop {name}: it is bound to a thread")
+
+
 def split(func, loop, factors, preserve_unit_iters=True):
     """Split ``loop`` into ``len(factors)`` nested loops; returns (func, new loop vars)."""
     name = loop.loop_var.name_hint
+    _check_plain(loop, "split")
     factors = list(factors)
     if len(factors) < 2:
         raise ScheduleError(f"split of loop {name} needs at least 2 factors, got {factors}")
@@ -109,6 +121,12 @@ def split(func, loop, factors, preserve_unit_iters=True):
     return replace(func, loop, body), new_vars
 
 
+def add_unit_loop(func, node):
+    """Wrap ``node`` (a BlockRealize or a For) in ``for u in range(1)``; returns (func, u)."""
+    var = E.Var("u", "int32")
+    return replace(func, node, S.For(var, 0, 1, S.ForKind.SERIAL, node)), var
+
+
 def fuse(func, loops, preserve_unit_iters=True):
     """Fuse directly nested ``loops`` into one; returns (func, fused var)."""
     if not loops:
@@ -119,6 +137,8 @@ def fuse(func, loops, preserve_unit_iters=True):
                                 f"statement directly inside loop {outer.loop_var.name_hint}")
     if len({id(lp) for lp in loops}) != len(loops):
         raise ScheduleError("cannot fuse a loop with itself")
+    for lp in loops:
+        _check_plain(lp, "fuse")
     dtype = loops[0].loop_var.dtype
     fused = E.Var("_".join(lp.loop_var.name_hint for lp in loops) + "_fused", dtype)
     extent = None

@@ -119,6 +119,23 @@ class Schedule:
         self._mod = mod
         self._trace.append(Instruction(kind, list(inputs), list(attrs), outputs))
 
+    def _block_arg(self, block):
+        """A block handle; TVM also takes a block's name (looked up with ``get_block``)."""
+        return self.get_block(block) if isinstance(block, str) else block
+
+    def _buffer_index(self, block, buffer, kind):
+        """The position among ``block``'s ``kind`` ("read"/"write") regions of ``buffer``:
+        an int already, or (as TVM takes it) a buffer name or a Buffer."""
+        if isinstance(buffer, int) or hasattr(buffer, "__index__"):
+            return int(buffer)
+        node = self._realize(block).block
+        regions = node.reads if kind == "read" else node.writes
+        for i, region in enumerate(regions):
+            if region.buffer is buffer or region.buffer.name == buffer:
+                return i
+        raise ScheduleError(f"block {node.name_hint!r} does not {kind} a buffer "
+                            f"{getattr(buffer, 'name', buffer)!r}")
+
     def _realize(self, rv):
         if not isinstance(rv, BlockRV):
             raise ScheduleError(f"expected a block handle, got {rv!r}")
@@ -152,6 +169,7 @@ class Schedule:
 
     def get_loops(self, block) -> list:
         """The loops above ``block`` in its scope, outermost first."""
+        block = self._block_arg(block)
         func = self._func(block.func_name)
         rvs = [LoopRV(lp.loop_var, block.func_name)
                for lp in G.loops_of(func, self._realize(block))]
@@ -169,6 +187,7 @@ class Schedule:
 
     def get_producers(self, block) -> list:
         """Blocks of the same scope writing what ``block`` reads."""
+        block = self._block_arg(block)
         func = self._func(block.func_name)
         rvs = [BlockRV(r.block.name_hint, block.func_name)
                for r in G.producers(func, self._realize(block))]
@@ -177,6 +196,7 @@ class Schedule:
 
     def get_consumers(self, block) -> list:
         """Blocks of the same scope reading what ``block`` writes."""
+        block = self._block_arg(block)
         func = self._func(block.func_name)
         rvs = [BlockRV(r.block.name_hint, block.func_name)
                for r in G.consumers(func, self._realize(block))]
@@ -206,6 +226,17 @@ class Schedule:
         rv = LoopRV(var, name)
         self._commit(name, func, "fuse", [(None, lp) for lp in loops],
                      [("preserve_unit_iters", bool(preserve_unit_iters))], [rv])
+        return rv
+
+    def add_unit_loop(self, block_or_loop) -> LoopRV:
+        """Wrap a block (or a loop) in a new loop of extent 1 (TVM's ``add_unit_loop``:
+        gives a loop-less block a loop to schedule around); returns the new loop."""
+        target = self._block_arg(block_or_loop)
+        name = target.func_name
+        node = self._realize(target) if isinstance(target, BlockRV) else self._loop(target)
+        func, var = PL.add_unit_loop(self._func(name), node)
+        rv = LoopRV(var, name)
+        self._commit(name, func, "add_unit_loop", [("block_or_loop", target)], [], [rv])
         return rv
 
     def reorder(self, *ordered_loops) -> None:
@@ -263,15 +294,18 @@ class Schedule:
     # -- compute location -------------------------------------------------------------------
     def compute_inline(self, block) -> None:
         """Inline a spatial block into its consumers and drop its buffer."""
+        block = self._block_arg(block)
         func = PI.compute_inline(self._func(block.func_name), self._realize(block))
         self._commit(block.func_name, func, "compute_inline", [("block", block)])
 
     def reverse_compute_inline(self, block) -> None:
         """Inline a spatial block into its single producer."""
+        block = self._block_arg(block)
         func = PI.reverse_compute_inline(self._func(block.func_name), self._realize(block))
         self._commit(block.func_name, func, "reverse_compute_inline", [("block", block)])
 
     def _move(self, kind, fn, block, loop, preserve_unit_loops, index):
+        block = self._block_arg(block)
         func = fn(self._func(block.func_name), self._realize(block), self._loop(loop),
                   bool(preserve_unit_loops), int(index))
         self._commit(block.func_name, func, kind, [("block", block), ("loop", loop)],
@@ -294,6 +328,7 @@ class Schedule:
         """Move the init of a reduction block into a new block ``<name>_init`` before
         ``loop``; returns the init block. The update block keeps its name (TVM renames it
         ``<name>_update``) and now reads the region it writes."""
+        block = self._block_arg(block)
         func, init_name = PR.decompose_reduction(self._func(block.func_name),
                                                  self._realize(block), self._loop(loop))
         rv = BlockRV(init_name, block.func_name)
@@ -303,6 +338,8 @@ class Schedule:
 
     # -- cache ------------------------------------------------------------------------------
     def _cache(self, kind, fn, block, index, storage_scope, consumer_blocks):
+        block = self._block_arg(block)
+        index = self._buffer_index(block, index, "read" if kind == "cache_read" else "write")
         names = None if consumer_blocks is None else [
             c if isinstance(c, str) else c.name for c in consumer_blocks]
         func, name = fn(self._func(block.func_name), self._realize(block), int(index),
@@ -356,6 +393,7 @@ class Schedule:
         The map must be one-to-one over the buffer's shape; one leaving holes in the new
         shape (a split by a factor not dividing the extent) needs a constant ``pad_value``,
         written into the holes after the block producing the buffer."""
+        block = self._block_arg(block)
         func, imap = PLay.transform_layout(self._func(block.func_name), self._realize(block),
                                            buffer, index_map, pad_value)
         self._commit(block.func_name, func, "transform_layout",

@@ -1,0 +1,64 @@
+"""TVMScript forms TVM v0.13's own scripts use: augmented stores, root allocations between
+handle matches, head variables, ``dtype=`` keywords and TVM's opaque builtins."""
+
+import numpy as np
+
+from irlab.script import tir as T
+from irlab.tir import expr as E
+from irlab.tir.interpreter import run as run_prim_func
+
+
+@T.prim_func
+def matmul_aug(a: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, (4, 4), "float32")
+    B = T.alloc_buffer((4, 4), "float32")
+    C = T.match_buffer(c, (4, 4), "float32")
+    for i, j in T.grid(4, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = T.sqrt(A[vi, vj], dtype="float32")
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] += T.if_then_else(vk < 4, B[vi, vk], T.float32(0), dtype="float32")
+
+
+def test_augmented_store_and_interleaved_root_alloc_run():
+    a = np.random.default_rng(0).uniform(0, 4, (4, 4)).astype("float32")
+    c = np.zeros((4, 4), "float32")
+    run_prim_func(matmul_aug, a, c)
+    np.testing.assert_allclose(c, np.repeat(np.sqrt(a).sum(1, keepdims=True), 4, 1), rtol=1e-5)
+    assert [b.name for b in matmul_aug.body.block.alloc_buffers] == ["B"]
+
+
+def test_opaque_builtins_and_tvm_keyword_forms():
+    x = E.Var("x", "float32")
+    assert T.acosh(x).op == "tir.acosh" and T.atan2(x, x).dtype == "float32"
+    assert T.isnan(x).dtype == "bool" and T.likely(x > 0, dtype="bool").dtype == "bool"
+    call = T.call_extern("impl", x, dtype="")
+    assert call.dtype == "void" and call.args[0] == "impl"
+    frag = T.tvm_fill_fragment(x, 16, 16, 16, 0, 0.0, dtype="handle")
+    assert frag.op == "tir.tvm_fill_fragment" and frag.dtype == "handle"
+
+
+@T.prim_func
+def rank0(a: T.handle) -> None:
+    S = T.Buffer((4,), "float32")  # a head declaration (no storage), before the handle match
+    A = T.match_buffer(a, (), "float32")
+    B = T.alloc_buffer((), "float32")
+    with T.block("copy"):
+        T.reads(A[()])
+        T.writes(B[()])
+        B[()] = A[()]
+    A[()] = B[()] + T.float32(1)
+
+
+def test_rank0_buffers_print_as_python_and_roundtrip():
+    from irlab.ir import assert_structural_equal
+    from irlab.script import from_source
+
+    text = rank0.script()
+    assert "A[()]" in text and "[]" not in text
+    assert_structural_equal(rank0, from_source(text), map_free_vars=True)
