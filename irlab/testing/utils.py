@@ -151,8 +151,9 @@ def parametrize_targets(*targets):
         from irlab.runtime.ndarray import cpu
 
         names = chosen or [t for t, _ in enabled_targets()]
-        params = [pytest.param(t, cpu(0), marks=() if device_enabled(t) else
-                               pytest.mark.skip(reason=f"{t} cannot run here")) for t in names]
+        params = [pytest.param(t, cpu(0), marks=() if device_enabled(t) else pytest.mark.skip(
+            reason=f"{t} is not among the test targets (TVM_TEST_TARGETS) or cannot run here"))
+            for t in names]
         return pytest.mark.parametrize("target,dev", params)(func)
 
     if len(targets) == 1 and callable(targets[0]):
