@@ -19,8 +19,10 @@ class PackedFunc:
         self._fn = fn
         self.name = name if name is not None else getattr(fn, "__name__", "<anonymous>")
 
-    def __call__(self, *args):
-        return self._fn(*args)
+    def __call__(self, *args, **kwargs):
+        # Keyword arguments pass through: Python callers of a registered hook may use them
+        # (PrimFunc.script(show_meta=True) reaches the TVMScript printer through the registry).
+        return self._fn(*args, **kwargs)
 
     def __repr__(self):
         target = self._fn

@@ -181,3 +181,13 @@ def test_decorator_error_reports_file_line():
             A[0] = nope  # noqa: F821
     assert "test_script_roundtrip.py" in str(info.value)
     assert "undefined name 'nope'" in str(info.value)
+
+
+def test_script_keywords_reach_the_printer():
+    """PrimFunc.script() reaches the printer through the registry; keywords pass through."""
+    from irlab.script import from_source
+
+    src = ('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
+           '    for i in range(4):\n        A[i] = T.float32(1)\n')
+    func = from_source(src)
+    assert func.script(show_meta=True) == func.script()
