@@ -107,6 +107,44 @@ def post_order(expr, *, into_functions=True, stop=None, dataflow_only=False):
     return order
 
 
+class DeepSafeMemoVisitor:
+    """A visitor that memoizes each node's result in ``self.memo`` and never recurses deeper
+    than ``DEEP`` dataflow nodes: past that depth it first visits what lies below, children
+    before parents (the order the recursion would take), so the recursion stops at nodes
+    already in the memo however long a chain of calls is. Subclasses define ``_visit(e)``."""
+
+    DEEP = 64
+    _DATAFLOW = (Call, Tuple, TupleGetItem)
+
+    def __init__(self):
+        self.memo: dict = {}
+        self._depth = 0
+
+    def visit(self, e):
+        hit = self.memo.get(e)
+        if hit is None:
+            if self._depth > self.DEEP and isinstance(e, self._DATAFLOW):
+                self._visit_below(e)
+            self._depth += 1
+            try:
+                hit = self.memo[e] = self._visit(e)
+            finally:
+                self._depth -= 1
+        return hit
+
+    def _visit_below(self, e):
+        saved, self._depth = self._depth, 0
+        try:
+            for node in post_order(e, dataflow_only=True, stop=self.memo.keys()):
+                if node is not e and isinstance(node, self._DATAFLOW):
+                    self.visit(node)
+        finally:
+            self._depth = saved
+
+    def _visit(self, e):
+        raise NotImplementedError
+
+
 class ExprFunctor:
     """Base functor: ``visit(expr)`` dispatches to ``visit_<kind>(expr)``, memoized by identity."""
 

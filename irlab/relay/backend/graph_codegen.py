@@ -25,11 +25,9 @@ from irlab.relay import expr as R
 from irlab.relay.backend.external_codegen import ExternalCodegen, compiler_of
 from irlab.relay.backend.graph_plan_memory import plan_memory
 from irlab.relay.backend.te_compiler import TECompiler
-from irlab.relay.expr_functor import post_order
+from irlab.relay.expr_functor import DeepSafeMemoVisitor
 from irlab.relay.function import Function, is_primitive
 
-_DATAFLOW = (R.Call, R.Tuple, R.TupleGetItem)
-_DEEP = 64  # visit depth past which what is below is visited iteratively first
 
 
 def _reshape_only(func: Function) -> bool:
@@ -51,18 +49,17 @@ def _tensor_types(ty) -> list:
     return [ty]
 
 
-class GraphCodegen:
+class GraphCodegen(DeepSafeMemoVisitor):
     """Build the graph JSON of a fused, typed ``@main``."""
 
     def __init__(self, target, mod_name="default"):
+        super().__init__()
         self.compiler = TECompiler(target, prefix=f"tvmgen_{mod_name}")
         self.external = ExternalCodegen()  # functions with Compiler="<name>" (BYOC)
         self.nodes: list[dict] = []
         self.types: list[list] = []  # per node: its output TensorTypes
         self.params: dict = {}
-        self.memo: dict = {}
         self.node_exprs: list = []  # per node: the Relay expression it came from
-        self._depth = 0
         self.input_names: set = set()  # @main's parameter names (constants avoid them)
 
     def _add(self, node, types, expr=None):
@@ -79,30 +76,6 @@ class GraphCodegen:
         while f"p{k}" in self.input_names or f"p{k}" in self.params:
             k += 1
         return f"p{k}"
-
-    def visit(self, e):
-        hit = self.memo.get(e)
-        if hit is None:
-            if self._depth > _DEEP and isinstance(e, _DATAFLOW):
-                self._visit_below(e)
-            self._depth += 1
-            try:
-                hit = self.memo[e] = self._visit(e)
-            finally:
-                self._depth -= 1
-        return hit
-
-    def _visit_below(self, e):
-        """Visit the calls and tuples below ``e`` first, children before parents (the order
-        the recursion takes, so node ids are the same): the recursion on ``e`` then stops at
-        them, however long the chain of calls."""
-        saved, self._depth = self._depth, 0
-        try:
-            for node in post_order(e, dataflow_only=True, stop=self.memo.keys()):
-                if node is not e and isinstance(node, _DATAFLOW):
-                    self.visit(node)
-        finally:
-            self._depth = saved
 
     def _visit(self, e):
         if isinstance(e, R.Var):

@@ -25,7 +25,7 @@ from irlab.ir.op import Op, OpPattern
 from irlab.ir.structural import structural_equal, structural_hash
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay import expr as R
-from irlab.relay.expr_functor import post_order
+from irlab.relay.expr_functor import DeepSafeMemoVisitor
 from irlab.relay.function import Function
 from irlab.relay.op.op_strategy import select_implementation
 from irlab.tir.schedule import Schedule, ScheduleError
@@ -60,44 +60,17 @@ def fused_name(func: Function, prefix="tvmgen_default") -> str:
     return _truncate(f"{prefix}_fused_" + "_".join(names))
 
 
-_DATAFLOW = (R.Call, R.Tuple, R.TupleGetItem)
-_DEEP = 64  # visit depth past which what is below is visited iteratively first
 
 
-class _TEBuilder:
+class _TEBuilder(DeepSafeMemoVisitor):
     """Relay function body -> TE tensors, remembering the anchor op."""
 
     def __init__(self, target):
+        super().__init__()
         self.target = target
-        self.memo: dict = {}
         self.anchor = None  # (implementation, attrs, op)
         self.anchor_pattern = -1
         self.pattern_of_stage: dict = {}  # ComputeOp -> pattern of the Relay op making it
-        self._depth = 0
-
-    def visit(self, e):
-        hit = self.memo.get(e)
-        if hit is None:
-            if self._depth > _DEEP and isinstance(e, _DATAFLOW):
-                self._visit_below(e)
-            self._depth += 1
-            try:
-                hit = self.memo[e] = self._visit(e)
-            finally:
-                self._depth -= 1
-        return hit
-
-    def _visit_below(self, e):
-        """Visit the calls and tuples below ``e`` first, children before parents (the order
-        the recursion takes): the recursion on ``e`` then stops at them, however long the
-        chain of ops in the fused function (``relay.FuseOps.max_depth`` may allow thousands)."""
-        saved, self._depth = self._depth, 0
-        try:
-            for node in post_order(e, dataflow_only=True, stop=self.memo.keys()):
-                if node is not e and isinstance(node, _DATAFLOW):
-                    self.visit(node)
-        finally:
-            self._depth = saved
 
     def _visit(self, e):
         if isinstance(e, R.Var):
