@@ -16,7 +16,7 @@ from irlab.arith import int_set
 from irlab.arith.canonical import Canonicalizer
 from irlab.arith.int_set import ConstIntBound, ModularSet
 from irlab.arith.rewrite_rules import rewrite
-from irlab.tir.functor import _child_fields
+from irlab.tir.functor import child_fields
 
 _LEAVES = (E.IntImm, E.FloatImm, E.StringImm)
 _COMPARISONS = (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE)
@@ -67,7 +67,7 @@ def _rename(expr, mapping, memo):
             out = e if same else E.BufferLoad(buffer, indices, e.span)
         else:
             changes = {}
-            for name in _child_fields(cls):
+            for name in child_fields(cls):
                 value = getattr(e, name)
                 if isinstance(value, E.PrimExpr):
                     new = rec(value)

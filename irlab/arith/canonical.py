@@ -20,7 +20,7 @@ import math
 
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.tir.functor import _DEEP, ExprMutator, _child_fields, post_order_below
+from irlab.tir.functor import DEEP, ExprMutator, child_fields, post_order_below
 from irlab.arith.int_set import is_index_dtype
 
 # Node class -> the op builder, so that rebuilt nodes get the builders' constant folding.
@@ -102,10 +102,10 @@ class Canonicalizer(ExprMutator):
         return lin
 
     def _enter(self, e):
-        """One level deeper; past ``_DEEP`` levels, the sub-expressions of ``e`` are done
+        """One level deeper; past ``DEEP`` levels, the sub-expressions of ``e`` are done
         first, children before parents, so that the recursion on ``e`` stops at them."""
         depth = self._depth
-        if depth > _DEEP:
+        if depth > DEEP:
             self._depth = 0
             for node in post_order_below(e, self.memo_map):
                 if isinstance(node, E.PrimExpr) and is_index_dtype(node.dtype):
@@ -149,7 +149,7 @@ class Canonicalizer(ExprMutator):
                      id(getattr(e, "buffer", None)), getattr(e, "lanes", None)]
             if isinstance(e, E.Let):
                 parts.append(id(e.var))
-            for name in _child_fields(type(e)):
+            for name in child_fields(type(e)):
                 value = getattr(e, name)
                 if isinstance(value, tuple):
                     parts.append(tuple(self.key(v) if isinstance(v, E.PrimExpr) else v

@@ -22,7 +22,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.tir.functor import _DEEP, ExprMutator, post_order_below
+from irlab.tir.functor import DEEP, ExprMutator, post_order_below
 
 _BINOPS = {ast.Add: (E.Add, O.add), ast.Sub: (E.Sub, O.subtract), ast.Mult: (E.Mul, O.multiply),
            ast.FloorDiv: (E.FloorDiv, O.floordiv), ast.Mod: (E.FloorMod, O.floormod)}
@@ -378,7 +378,7 @@ class Rewriter(ExprMutator):
         if hit is not None:
             return hit
         depth = self._depth
-        if depth > _DEEP:  # rewrite what is below first, so that recursion stops here
+        if depth > DEEP:  # rewrite what is below first, so that recursion stops here
             self._depth = 0
             for node in post_order_below(e, memo):
                 self.visit_expr(node)

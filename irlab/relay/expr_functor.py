@@ -113,8 +113,8 @@ class DeepSafeMemoVisitor:
     before parents (the order the recursion would take), so the recursion stops at nodes
     already in the memo however long a chain of calls is. Subclasses define ``_visit(e)``."""
 
-    DEEP = 64
-    _DATAFLOW = (Call, Tuple, TupleGetItem)
+    DEEP = _DEEP
+    _DATAFLOW = _DATAFLOW
 
     def __init__(self):
         self.memo: dict = {}

@@ -21,7 +21,7 @@ from irlab.tir import op as _op
 from irlab.tir.buffer import BufferRegion, Range, decl_buffer
 from irlab.tir.expr import Add, BufferLoad, IntImm, PrimExpr, Sub, Var, convert
 from irlab.tir.function import PrimFunc
-from irlab.tir.functor import _DEEP, post_order_below, substitute
+from irlab.tir.functor import DEEP, post_order_below, substitute
 from irlab.tir.stmt import (Block, BlockRealize, BufferStore, For, IfThenElse, IterVar, LetStmt,
                             SeqStmt)
 from irlab.te.reduction import Reduce
@@ -68,7 +68,7 @@ def _rewrite(expr, var_map, info):
         key = id(e)
         if key in memo:
             return memo[key]
-        if depth[0] > _DEEP:  # deep: rewrite what is below first, children before parents
+        if depth[0] > DEEP:  # deep: rewrite what is below first, children before parents
             saved, depth[0] = depth[0], 0
             for node in post_order_below(e):
                 if id(node) not in memo:

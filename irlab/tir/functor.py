@@ -28,7 +28,9 @@ _STMT_CLASSES = (S.BufferStore, S.For, S.While, S.IfThenElse, S.SeqStmt, S.LetSt
 _NOT_VISITED = {"dtype", "op", "lanes", "buffer", "span", "name_hint", "kind", "attr_key",
                 "thread_binding", "annotations", "alloc_buffers", "match_buffers", "node"}
 
-_DEEP = 200
+# Expression depth past which the recursive walkers (simplifier, printer, codegens...) first
+# handle what lies below iteratively, so that their recursion stops there.
+DEEP = 200
 
 
 def _snake(name):
@@ -46,7 +48,7 @@ def _method_name(cls):
 _FIELDS_CACHE: dict = {}
 
 
-def _child_fields(cls):
+def child_fields(cls):
     """Fields of a node class that may hold sub-expressions/statements (not binding sites)."""
     fields = _FIELDS_CACHE.get(cls)
     if fields is None:
@@ -59,7 +61,7 @@ def _child_fields(cls):
 def expr_children(e):
     """Direct sub-expressions of ``e``, in field order."""
     out = []
-    for name in _child_fields(type(e)):
+    for name in child_fields(type(e)):
         value = getattr(e, name)
         if isinstance(value, E.PrimExpr):
             out.append(value)
@@ -127,7 +129,7 @@ class ExprFunctor(_Dispatch):
             if result is not _MISSING:
                 return result
         depth = state.get("_depth", 0)
-        if depth > _DEEP:
+        if depth > DEEP:
             self._visit_below_iteratively(e)
         table = type(self).__dict__.get("_dispatch_table")
         method = table.get(type(e)) if table is not None else None
@@ -174,7 +176,7 @@ class ExprMutator(ExprFunctor):
 
     def _mutate_children(self, e):
         changes = {}
-        for name in _child_fields(type(e)):
+        for name in child_fields(type(e)):
             value = getattr(e, name)
             new = self._mutate_value(value)
             if new is not value:
@@ -231,7 +233,7 @@ class StmtExprVisitor(ExprVisitor, StmtFunctor):
             self._visit_value(value.region)
 
     def _visit_stmt_children(self, s):
-        for name in _child_fields(type(s)):
+        for name in child_fields(type(s)):
             self._visit_value(getattr(s, name))
 
 
@@ -257,7 +259,7 @@ class StmtExprMutator(ExprMutator, StmtFunctor):
 
     def _mutate_stmt_children(self, s):
         changes = {}
-        for name in _child_fields(type(s)):
+        for name in child_fields(type(s)):
             value = getattr(s, name)
             new = self._mutate_value(value)
             if new is not value:

@@ -6,7 +6,7 @@ from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import BufferRegion, Range
-from irlab.tir.functor import (StmtExprMutator, _child_fields, expr_children, post_order_visit,
+from irlab.tir.functor import (StmtExprMutator, child_fields, expr_children, post_order_visit,
                                substitute)
 from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.primitives_getters import (check_sole_writer, consumers, producers,
@@ -178,7 +178,7 @@ def _summary(stmt):
     if hit is not None and hit[0] is stmt:
         return hit[1]
     loaded, nested = set(), []
-    for name in _child_fields(type(stmt)):
+    for name in child_fields(type(stmt)):
         value = getattr(stmt, name)
         for v in value if isinstance(value, tuple) else (value,):
             if isinstance(v, S.Block):

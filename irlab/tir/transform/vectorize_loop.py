@@ -22,7 +22,7 @@ from __future__ import annotations
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator, post_order_below, substitute
+from irlab.tir.functor import DEEP, StmtExprMutator, post_order_below, substitute
 from irlab.tir.transform.common import const_int, is_no_op
 
 # elementwise intrinsics: a vector call computes each lane as the scalar call would
@@ -56,7 +56,6 @@ def _widen(e, lanes):
     raise _NotVectorizable
 
 
-_DEEP = 200  # expression depth past which what is below is vectorized iteratively first
 
 
 class _IdKeys:
@@ -82,7 +81,7 @@ class _Vectorizer:
         hit = self.memo.get(id(e))
         if hit is not None:
             return hit[1]
-        if self.depth > _DEEP:  # deep: what is below first, so that recursion stops there
+        if self.depth > DEEP:  # deep: what is below first, so that recursion stops there
             saved, self.depth = self.depth, 0
             try:
                 for node in post_order_below(e, _IdKeys(self.memo)):
