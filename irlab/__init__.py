@@ -40,6 +40,19 @@ for _name, _module in (("transform", transform), ("instrument", instrument)):
 del _name, _module
 
 
+# Relax and MetaSchedule load on first use (``tvm.relax``, ``from irlab import meta_schedule``):
+# neither is needed to build a Relay model, and ``import irlab`` must stay fast.
+_LAZY_SUBPACKAGES = ("relax", "meta_schedule")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"irlab.{name}")
+    raise AttributeError(f"module 'irlab' has no attribute {name!r}")
+
+
 def explore(mod_or_expr, **kw):
     """Graph view and pass stepper of a program, as one notebook app (``irlab.widgets``)."""
     from irlab.widgets import explore as _e

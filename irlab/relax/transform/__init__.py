@@ -1,0 +1,7 @@
+"""Relax passes (``tvm.relax.transform``): each an ordinary module pass, so instruments and the
+PassStepper see them."""
+
+# --- graph-level passes: LegalizeOps, FuseOps, FuseTIR, DCE, CanonicalizeBindings, FoldConstant ---
+
+
+# --- lowering to the VM: ToNonDataflow, CallTIRRewrite, StaticPlanBlockMemory, VMShapeLower, ... ---
