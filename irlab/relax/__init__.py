@@ -7,3 +7,5 @@
 
 
 # --- VM: ExecBuilder, Executable, VirtualMachine, build (relax-vm) ---
+from irlab.relax.exec_builder import ExecBuilder
+from irlab.runtime.relax_vm import VirtualMachine, VMExecutable as Executable
