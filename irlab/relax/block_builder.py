@@ -120,27 +120,46 @@ class BlockBuilder:
         scope.end_frame()
         scope.frame = BlockFrame(is_dataflow)
 
-    def _end_block(self):
-        scope = self._scope("ending a block")
-        scope.end_frame()
-
-    def _begin_dataflow_block(self):
+    def begin_dataflow_block(self):
+        """Open a DataflowBlock in the current scope (``with bb.dataflow()`` does this)."""
         self._begin_block(is_dataflow=True)
 
-    def _begin_binding_block(self):
+    def begin_binding_block(self):
+        """Open a (non-dataflow) BindingBlock in the current scope."""
         self._begin_block(is_dataflow=False)
+
+    def end_block(self):
+        """Close the open block; returns it (None when no block was open)."""
+        return self._scope("ending a block").end_frame()
+
+    # TVM's private spellings, used by code written against tvm.relax
+    _begin_dataflow_block = begin_dataflow_block
+    _begin_binding_block = begin_binding_block
+    _end_block = end_block
+
+    def begin_scope(self):
+        """Start a new function body / SeqExpr scope (mutators visiting a SeqExpr)."""
+        self.scopes.append(BuilderScope())
+
+    def end_scope(self) -> list:
+        """Close the innermost scope; returns its non-empty blocks."""
+        scope = self.scopes.pop()
+        scope.end_frame()
+        return scope.blocks
 
     def current_block_is_dataflow(self) -> bool:
         frame = self.scopes[-1].frame if self.scopes else None
         return frame is not None and frame.is_dataflow
 
     def _frame(self) -> BlockFrame:
+        """The open block of the current scope (a BindingBlock is opened if none is)."""
         scope = self._scope("bb.emit")
         if scope.frame is None:
             scope.frame = BlockFrame(is_dataflow=False)
         return scope.frame
 
     def in_block(self) -> bool:
+        """True inside a function or SeqExpr scope (where bindings can be emitted)."""
         return bool(self.scopes)
 
     # -- emitting ---------------------------------------------------------------------------
@@ -159,6 +178,7 @@ class BlockBuilder:
         return binding.var
 
     def append_binding(self, frame, binding):
+        """Add a normalized binding to ``frame`` and remember it for ``lookup_binding``."""
         frame.bindings.append(binding)
         self._bindings[binding.var] = binding.value
 

@@ -53,10 +53,14 @@ class BuilderScope:
         self.frame: BlockFrame | None = None
 
     def end_frame(self):
-        if self.frame is not None:
-            if self.frame.bindings:
-                self.blocks.append(self.frame.finish())
-            self.frame = None
+        """Close the open block; keep it if it has bindings; return it (or None)."""
+        if self.frame is None:
+            return None
+        block = self.frame.finish()
+        if block.bindings:
+            self.blocks.append(block)
+        self.frame = None
+        return block
 
 
 class Normalizer:
