@@ -21,4 +21,7 @@ from irlab.relax import op, struct_info, expr, block_builder, text, expr_functor
 
 # --- VM: ExecBuilder, Executable, VirtualMachine, build (relax-vm) ---
 from irlab.relax.exec_builder import ExecBuilder
-from irlab.runtime.relax_vm import VirtualMachine, VMExecutable as Executable
+from irlab.runtime.relax_vm import VirtualMachine
+from irlab.relax.vm_build import build, Executable
+from irlab.relax.pipeline import get_pipeline
+from irlab.relax import transform, backend

@@ -133,6 +133,24 @@ class ExecBuilder:
         """Fall through when register ``cond`` is true, else jump by ``false_offset``."""
         self._emit(If(_register(cond, "emit_if"), int(false_offset)))
 
+    def num_instructions(self) -> int:
+        """How many instructions the open function has (the pc of the next one)."""
+        if self._current is None:
+            raise IrlabError("ExecBuilder: no function is open")
+        return len(self._code[self._current])
+
+    def set_jump_offset(self, pc: int, offset: int) -> None:
+        """Set the offset of the Goto or If at ``pc`` of the open function (code generators
+        emit a jump before they know how far it goes)."""
+        code = self._code[self._current] if self._current is not None else None
+        instr = code[pc] if code is not None and 0 <= pc < len(code) else None
+        if isinstance(instr, Goto):
+            code[pc] = Goto(int(offset))
+        elif isinstance(instr, If):
+            code[pc] = If(instr.cond, int(offset))
+        else:
+            raise IrlabError(f"ExecBuilder: instruction {pc} is not a Goto or an If")
+
     # -- result ------------------------------------------------------------------------------
     def get(self) -> VMExecutable:
         """The executable: each function checked (registers defined before use, jumps inside

@@ -78,6 +78,7 @@ def match_shape(value, heap, size, *codes_and_ctx):
     size = int(size)
     err_ctx = codes_and_ctx[2 * size] if len(codes_and_ctx) > 2 * size else None
     names = codes_and_ctx[2 * size + 1] if len(codes_and_ctx) > 2 * size + 1 else None
+    names = names.split(",") if isinstance(names, str) else names
     if len(shape) != size:
         raise VMError(f"{_context(err_ctx)}match_cast: expected {size} dimensions, got "
                       f"{len(shape)} (shape {tuple(shape)})")

@@ -188,6 +188,8 @@ def _const_text(value) -> str:
     if isinstance(value, NDArray):
         body = np.array2string(value.numpy(), threshold=8, separator=", ").replace("\n", "")
         return f"NDArray({value.dtype}, shape={value.shape}) {body}"
+    if isinstance(value, DataType):
+        return f"dtype({str(value)!r})"
     return repr(value)
 
 
