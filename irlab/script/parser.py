@@ -696,7 +696,8 @@ class _Parser:
                         end = self.eval(e.upper)
                         ranges.append(Range.from_min_extent(lo, self.extent(lo, end)))
                     else:
-                        ranges.append(Range.from_min_extent(self.eval(e), 1))
+                        index = E.convert(self.eval(e))  # extent 1 in the index's dtype
+                        ranges.append(Range.from_min_extent(index, E.convert(1, index.dtype)))
                 return [BufferRegion(buf, ranges)]
         value = self.eval(node)
         if isinstance(value, Buffer):
