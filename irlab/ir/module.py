@@ -75,7 +75,9 @@ class IRModule:
         is_prim_func = type(func).__name__ == "PrimFunc"
         if not is_prim_func and not isinstance(func, RelayExpr):
             raise IrlabError(f"module entries must be functions, got {type(func).__name__}")
-        if not is_prim_func:
+        # Relax functions (``_is_module_function``) go in as they are; a bare Relay
+        # expression becomes a function of its free variables.
+        if not is_prim_func and not getattr(func, "_is_module_function", False):
             func = get_global_func("relay.ir.as_function")(func)
         gv = self._resolve(key, create=True)
         if not update and gv in self._functions:
@@ -158,6 +160,8 @@ class IRModule:
         if self._functions and not any(type(f).__module__.startswith("irlab.relay.")
                                        for f in self._functions.values()):
             return self.script()
+        if any(getattr(f, "_is_module_function", False) for f in self._functions.values()):
+            return get_global_func("relax.module_text")(self)
         return get_global_func("relay.ir.pretty_print")(self)
 
     def __repr__(self):

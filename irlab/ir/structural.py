@@ -257,7 +257,11 @@ class _Hasher:
             if not self.map_free_vars:
                 return hash(("free", id(var)))
             self.define(var)
-        annotation = [getattr(var, f) for f in type(var)._structural_fields if f != "name_hint"]
+        # Annotations that are identity nodes (a Relax Var's struct info, which may hold
+        # symbolic dims) are left out: their plain hash would be their identity.
+        annotation = [value for value in (getattr(var, f) for f in type(var)._structural_fields
+                                          if f != "name_hint")
+                      if not (isinstance(value, Node) and not value._value_semantics)]
         return hash(("var", self.var_index[var], _plain(annotation)))
 
     @staticmethod

@@ -4,6 +4,19 @@
 """
 
 # --- IR, StructInfo, BlockBuilder, ops (relax-ir) ---
+from irlab.ir.expr import GlobalVar
+from irlab.ir.span import Span
+from irlab.relax.struct_info import (StructInfo, ObjectStructInfo, PrimStructInfo,
+                                     ShapeStructInfo, TensorStructInfo, TupleStructInfo,
+                                     FuncStructInfo)
+from irlab.relax.expr import (Expr, Var, DataflowVar, Call, Tuple, TupleGetItem, ShapeExpr,
+                              PrimValue, StringImm, DataTypeImm, Constant, If, SeqExpr, Binding,
+                              VarBinding, MatchCast, BindingBlock, DataflowBlock, Function,
+                              ExternFunc, const, extern)
+from irlab.relax.block_builder import BlockBuilder
+from irlab.relax.op.base import call_tir, call_dps_packed, call_pure_packed
+from irlab.relax.expr_functor import ExprFunctor, PyExprVisitor, PyExprMutator
+from irlab.relax import op, struct_info, expr, block_builder, text, expr_functor, analysis
 
 
 # --- VM: ExecBuilder, Executable, VirtualMachine, build (relax-vm) ---

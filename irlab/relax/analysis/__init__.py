@@ -1,0 +1,5 @@
+"""Analyses of Relax IR (``tvm.relax.analysis``)."""
+
+from irlab.relax.analysis.well_formed import well_formed, verify_well_formed
+from irlab.relax.analysis.variables import (free_vars, bound_vars, all_vars, all_global_vars,
+                                            get_var2val, free_symbolic_vars)

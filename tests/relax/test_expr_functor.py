@@ -1,0 +1,67 @@
+"""Relax ExprVisitor / ExprMutator."""
+
+import irlab as tvm
+from irlab import relax, tir
+from irlab.relax.analysis import free_vars, bound_vars, get_var2val
+
+
+def _t(shape, dtype="float32"):
+    return relax.TensorStructInfo(shape, dtype)
+
+
+def _module():
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", _t([n]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv = bb.emit(relax.call_pure_packed("f", x, sinfo_args=_t([n])))
+            lv1 = bb.emit(relax.call_pure_packed("g", lv, sinfo_args=_t([n])))
+            gv = bb.emit_output(lv1)
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def test_identity_mutator_returns_same_function():
+    mod = _module()
+    func = mod["main"]
+    assert relax.PyExprMutator(mod).visit_expr(func) is func
+
+
+def test_mutator_rewrites_and_remaps_struct_info():
+    mod = _module()
+
+    @relax.expr_functor.mutator
+    class ToInt(relax.PyExprMutator):
+        def visit_call_(self, call):
+            call = super().visit_call_(call)
+            name = call.args[0].global_symbol
+            shape = call.sinfo_args[0].dims
+            return relax.call_pure_packed(name + "_i", *call.args[1:],
+                                          sinfo_args=_t(shape, "int32"))
+
+    new = ToInt(mod).visit_expr(mod["main"])
+    assert new.ret_struct_info.dtype == "float32"  # declared return kept
+    bindings = new.body.blocks[0].bindings
+    assert [b.value.args[0].global_symbol for b in bindings[:2]] == ["f_i", "g_i"]
+    assert bindings[1].value.args[1] is bindings[0].var
+    assert bindings[0].var.struct_info.dtype == "int32"
+
+
+def test_visitor_and_variable_analyses():
+    func = _module()["main"]
+    counted = []
+
+    class Count(relax.PyExprVisitor):
+        def visit_call_(self, call):
+            counted.append(call)
+            super().visit_call_(call)
+
+    Count().visit_expr(func)
+    assert len(counted) == 2
+    assert free_vars(func) == []
+    assert [v.name_hint for v in bound_vars(func)] == ["x", "lv", "lv", "gv"]
+    body = func.body
+    assert free_vars(body) == [func.params[0]]
+    assert len(get_var2val(func)) == 3
+    tvm.ir.assert_structural_equal(func, func)

@@ -1,0 +1,97 @@
+"""relax.analysis.well_formed: each error is reported with the function and binding."""
+
+import pytest
+
+from irlab import relax, tir
+from irlab.errors import DiagnosticError
+from irlab.ir import IRModule
+from irlab.relax.analysis import verify_well_formed, well_formed
+
+
+def _t(shape):
+    return relax.TensorStructInfo(shape, "float32")
+
+
+def _packed(name, arg):
+    return relax.call_pure_packed(name, arg, sinfo_args=_t([2]))
+
+
+def _good():
+    x = relax.Var("x", _t([2]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv = bb.emit(_packed("f", x))
+            gv = bb.emit_output(lv)
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def test_good_module_is_well_formed():
+    assert well_formed(_good())
+    verify_well_formed(_good())
+
+
+def _module(func):
+    return IRModule({"main": relax.BlockBuilder().normalize(func)})
+
+
+def test_dataflow_var_used_outside_its_block():
+    x = relax.Var("x", _t([2]))
+    lv = relax.DataflowVar("lv", _t([2]))
+    call = relax.BlockBuilder().normalize(_packed("f", x))
+    block = relax.DataflowBlock([relax.VarBinding(lv, call)])
+    func = relax.Function([x], relax.SeqExpr([block], lv), _t([2]))
+    assert not well_formed(_module(func))
+    with pytest.raises(DiagnosticError, match="DataflowVar 'lv' is used outside"):
+        verify_well_formed(_module(func))
+
+
+def test_undefined_symbolic_var():
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", _t([2]))
+    y = relax.Var("y", _t([n]))
+    call = relax.BlockBuilder().normalize(
+        relax.call_pure_packed("f", x, sinfo_args=_t([n])))
+    block = relax.BindingBlock([relax.VarBinding(y, call)])
+    func = relax.Function([x], relax.SeqExpr([block], y), _t([n]))
+    with pytest.raises(DiagnosticError, match="symbolic variable n is used but not defined"):
+        verify_well_formed(_module(func))
+
+
+def test_impure_call_in_dataflow_block():
+    x = relax.Var("x", _t([2]))
+    lv = relax.DataflowVar("lv", _t([2]))
+    gv = relax.Var("gv", _t([2]))
+    call = relax.BlockBuilder().normalize(relax.op.call_packed("p", x, sinfo_args=_t([2])))
+    block = relax.DataflowBlock([relax.VarBinding(lv, call), relax.VarBinding(gv, lv)])
+    func = relax.Function([x], relax.SeqExpr([block], gv), _t([2]), is_pure=False)
+    with pytest.raises(DiagnosticError, match="impure call of packed function 'p' inside a "
+                                              "dataflow block"):
+        verify_well_formed(_module(func))
+
+
+def test_impure_call_in_pure_function():
+    x = relax.Var("x", _t([2]))
+    y = relax.Var("y", _t([2]))
+    call = relax.BlockBuilder().normalize(relax.op.call_packed("p", x, sinfo_args=_t([2])))
+    block = relax.BindingBlock([relax.VarBinding(y, call)])
+    func = relax.Function([x], relax.SeqExpr([block], y), _t([2]))
+    with pytest.raises(DiagnosticError, match="pure function"):
+        verify_well_formed(_module(func))
+    assert well_formed(_module(func.with_fields(is_pure=False)))
+
+
+def test_undefined_variable_and_missing_global():
+    x = relax.Var("x", _t([2]))
+    z = relax.Var("z", _t([2]))
+    func = relax.Function([x], relax.SeqExpr([], z), _t([2]))
+    with pytest.raises(DiagnosticError, match="'z' is used before"):
+        verify_well_formed(_module(func))
+    y = relax.Var("y", _t([2]))
+    call = relax.Call(relax.GlobalVar("missing"), [x])
+    call._set_struct_info(_t([2]))
+    block = relax.BindingBlock([relax.VarBinding(y, call)])
+    func = relax.Function([x], relax.SeqExpr([block], y), _t([2]))
+    with pytest.raises(DiagnosticError, match="@missing is not a function of the module"):
+        verify_well_formed(IRModule({"main": func}))
