@@ -56,8 +56,8 @@ class ModuleNamespace:
         gv = self._global_vars.get(name)
         if gv is None:
             known = ", ".join(sorted(self._global_vars)) or "none"
-            raise ParseError(f"module {self._class_name} has no function {name!r} "
-                             f"(functions: {known})")
+            raise AttributeError(f"module {self._class_name} has no function {name!r} "
+                                 f"(functions: {known})")
         return gv
 
     def __repr__(self):

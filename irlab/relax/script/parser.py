@@ -18,7 +18,9 @@ from irlab import tir as _tir
 from irlab.errors import IrlabError, ParseError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
+from irlab.ir.op import Op
 from irlab.ir.structural import structural_equal
+from irlab.relax.op.registry import is_pure_op
 from irlab.relax.script import builtins as R
 from irlab.script import dialect
 from irlab.script.tir_builtins import DTYPES
@@ -62,6 +64,7 @@ class FunctionParser:
         self.symbols: dict = {}  # name -> tir.Var: the function's symbolic dims
         self.bb = _relax.BlockBuilder(_signature_module(ctx, self.node.name))
         self.attrs: dict = {}
+        self.block_locals: dict = {}  # name -> line of a dataflow block keeping it inside
 
     # -- errors and scopes ------------------------------------------------------------------
     def fail(self, node, message):
@@ -76,6 +79,10 @@ class FunctionParser:
                 return table[name]
         if hasattr(_py, name):
             return getattr(_py, name)
+        line = self.block_locals.get(name)
+        if line is not None:
+            self.fail(node, f"{name} is a dataflow variable of the block at line {line}: "
+                            f"list it in that block's R.output(...) to use it after the block")
         self.fail(node, f"undefined name {name!r}")
 
     def bind(self, name, value):
@@ -213,6 +220,8 @@ class FunctionParser:
             self.stmt(inner, names)
         self.bb._end_block()
         local = self.scopes.pop()
+        line = st.lineno + self.source.line_offset
+        self.block_locals.update({name: line for name in local if name not in names})
         for name in names:
             if name not in local:
                 self.fail(st, f"R.output({name}): {name} is not bound in this dataflow block")
@@ -252,6 +261,7 @@ class FunctionParser:
             self.bb.emit_normalized(_relax.MatchCast(var, expr, sinfo))
         else:
             expr = self.bb.normalize(self.as_expr(value, value_node))
+            self.check_purity(expr, in_dataflow, st)
             sinfo = expr.struct_info
             if annotation is not None:
                 sinfo = self.check_annotation(annotation, sinfo, st)
@@ -259,6 +269,25 @@ class FunctionParser:
             self.bb.emit_normalized(_relax.VarBinding(var, expr))
         self.bind(name, var)
         return None
+
+    def check_purity(self, expr, in_dataflow, st):
+        """An impure call (``R.call_packed``...) needs ``@R.function(pure=False)`` and must
+        stay out of dataflow blocks."""
+        if not (isinstance(expr, _relax.Call) and self.is_impure(expr)):
+            return
+        if in_dataflow:
+            self.fail(st, "an impure call cannot be in a dataflow block: move it after "
+                          "the block")
+        if self.pure and not self.attrs.get("relax.force_pure"):
+            self.fail(st, f"function {self.node.name} makes an impure call: declare it "
+                          f"@R.function(pure=False)")
+
+    def is_impure(self, call) -> bool:
+        op = call.op
+        if isinstance(op, Op):
+            return not is_pure_op(op)
+        sinfo = self.ctx.signatures.get(op) if isinstance(op, GlobalVar) else op.struct_info_
+        return isinstance(sinfo, _relax.FuncStructInfo) and not sinfo.purity
 
     def check_annotation(self, annotation, deduced, st):
         """The annotated struct info, when the value can be one (else a clear error)."""
@@ -311,9 +340,12 @@ class FunctionParser:
             return self.lookup(node.id, node)
         if isinstance(node, ast.Attribute):
             base = self.eval(node.value)
-            if isinstance(base, dialect.ModuleNamespace) or hasattr(base, node.attr):
+            try:
                 return getattr(base, node.attr)
-            self.fail(node, f"{node.attr!r} is not defined in {ast.unparse(node.value)}")
+            except AttributeError as err:
+                detail = str(err) if isinstance(base, dialect.ModuleNamespace) else \
+                    f"{node.attr!r} is not defined in {ast.unparse(node.value)}"
+                self.fail(node, detail)
         if isinstance(node, (ast.Tuple, ast.List)):
             items = [self.eval(e) for e in node.elts]
             return tuple(items) if isinstance(node, ast.Tuple) else items
