@@ -259,3 +259,26 @@ def test_standalone_function_script_and_tvm_script_names():
                           'R.Tensor((2,), dtype="float32"):\n    return x\n')
     assert tvm.script.relax.Tensor is R.Tensor
     assert "call_tir" in dir(R)
+
+
+def test_block_builder_module_with_emit_te_round_trips():
+    from irlab import te
+
+    def matmul(a, b):
+        k = te.reduce_axis((0, 4), "k")
+        return te.compute((a.shape[0], b.shape[1]),
+                          lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="mm")
+
+    bb = relax.BlockBuilder()
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, 4], "float32"))
+    w = relax.Var("w", relax.TensorStructInfo([4, 3], "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            lv = bb.emit_te(matmul, x, w)
+            gv = bb.emit_output(lv)
+        bb.emit_func_output(gv)
+    text = round_trip(bb.get())
+    assert "lv = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((n, 3), dtype=\"float32\"))" \
+        in text
+    assert "    @T.prim_func\n    def matmul(" in text
