@@ -31,6 +31,11 @@ CASES = [
     ("    for i in range(3):\n        pass\n    return x\n", 3, "unsupported statement For"),
     ("    y = R.call_tir(f, (x,), out_sinfo=5)\n    return y\n", 3,
      "expected a struct info"),
+    ("    if x:\n        y = x\n    return x\n", 3, "needs an `else`"),
+    ("    if x:\n        y = x\n    else:\n        z = x\n    return x\n", 6,
+     "same variable last"),
+    ("    with R.dataflow():\n        if x:\n            y = x\n        else:\n"
+     "            y = x\n        R.output(y)\n    return y\n", 4, "no `if` inside a dataflow"),
 ]
 
 

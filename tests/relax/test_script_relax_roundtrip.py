@@ -282,3 +282,28 @@ def test_block_builder_module_with_emit_te_round_trips():
     assert "lv = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((n, 3), dtype=\"float32\"))" \
         in text
     assert "    @T.prim_func\n    def matmul(" in text
+
+
+def test_if_else_binds_the_value_of_both_branches():
+    @R.function
+    def f(c: R.Tensor((), "bool"), x: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
+        if c:
+            a = (x, x)
+            y: R.Tensor((2,), "float32") = a[0]
+        else:
+            y: R.Tensor((2,), "float32") = x
+        return y
+
+    binding = f.body.blocks[0].bindings[0]
+    assert isinstance(binding.value, relax.If)
+    assert [len(b.bindings) for b in binding.value.true_branch.blocks] == [2]
+    assert binding.value.false_branch.blocks == ()
+    text = f.script()
+    assert '''    if c:
+        a: R.Tuple(R.Tensor((2,), dtype="float32"), R.Tensor((2,), dtype="float32")) = (x, x)
+        gv: R.Tensor((2,), dtype="float32") = a[0]
+        y: R.Tensor((2,), dtype="float32") = gv
+    else:
+        y: R.Tensor((2,), dtype="float32") = x
+    return y''' in text
+    assert_structural_equal(from_source(text), f)

@@ -20,6 +20,7 @@ from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.ir.structural import structural_equal
+from irlab.relax.normalizer import is_leaf
 from irlab.relax.op.registry import is_pure_op
 from irlab.relax.script import builtins as R
 from irlab.script import dialect
@@ -181,6 +182,10 @@ class FunctionParser:
             return self.assign(st.target.id, st.annotation, st.value, st, outputs)
         if isinstance(st, ast.Expr):
             return self.expr_stmt(st, outputs)
+        if isinstance(st, ast.If):
+            if outputs is not None:
+                self.fail(st, "no `if` inside a dataflow block (it is control flow)")
+            return self.if_stmt(st)
         if isinstance(st, ast.Pass):
             return None
         if isinstance(st, ast.Return):
@@ -226,6 +231,47 @@ class FunctionParser:
             if name not in local:
                 self.fail(st, f"R.output({name}): {name} is not bound in this dataflow block")
             self.bind(name, local[name])
+
+    def if_stmt(self, st):
+        """``if c: ...; v = a  else: ...; v = b`` binds ``v`` to ``relax.If`` of both branches
+        (each a SeqExpr ending with the value assigned to ``v``)."""
+        if not st.orelse:
+            self.fail(st, "an `if` of an @R.function needs an `else` (both branches assign "
+                          "the same variable last)")
+        cond = self.bb.normalize(self.as_expr(self.eval(st.test), st.test))
+        name, annotation, then = self.branch(st.body, st)
+        other_name, _, other = self.branch(st.orelse, st.orelse[0])
+        if other_name != name:
+            self.fail(st.orelse[-1], f"both branches must assign the same variable last "
+                                     f"({name} in the first, {other_name} here)")
+        value = self.bb.normalize(_relax.If(cond, then, other))
+        sinfo = value.struct_info
+        if annotation is not None:
+            sinfo = self.check_annotation(annotation, sinfo, st)
+        var = _relax.Var(name, sinfo)
+        self.bb.emit_normalized(_relax.VarBinding(var, value))
+        self.bind(name, var)
+
+    def branch(self, stmts, node):
+        """(name assigned last, its annotation node, the branch as a SeqExpr)."""
+        last = stmts[-1]
+        target = last.targets[0] if isinstance(last, ast.Assign) and \
+            len(last.targets) == 1 else getattr(last, "target", None)
+        if not isinstance(last, (ast.Assign, ast.AnnAssign)) or not isinstance(
+                target, ast.Name) or last.value is None:
+            self.fail(last, "a branch of an `if` ends by assigning its value to a variable")
+        self.scopes.append({})
+        self.bb.begin_scope()
+        try:
+            for inner in stmts[:-1]:
+                self.stmt(inner, None)
+            body = self.bb.normalize(self.as_expr(self.eval(last.value), last.value))
+            if not is_leaf(body):  # as the normalizer would, in this branch's block
+                body = self.bb.emit(body)
+        finally:
+            blocks = self.bb.end_scope()
+            self.scopes.pop()
+        return target.id, getattr(last, "annotation", None), _relax.SeqExpr(blocks, body)
 
     def output_names(self, st) -> list:
         """The names given to the block's ``R.output(...)`` (its last statement)."""

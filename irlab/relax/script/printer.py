@@ -135,12 +135,29 @@ class FunctionPrinter:
             rhs = f"R.match_cast({self.expr(value)}, {self.sinfo(b.struct_info)})"
             ann = self.sinfo(b.var.struct_info)
             return [f"{self.define(b.var, b.var.name_hint)}: {ann} = {rhs}"]
+        if isinstance(value, _relax.If):
+            return self.if_binding(b)
         rhs = self.expr(value)
         sinfo = b.var.struct_info
         if _is_void(sinfo) and _is_void(value.struct_info_):
             return [rhs]
         ann = "" if self.hide_annotation(value, sinfo) else f": {self.sinfo(sinfo)}"
         return [f"{self.define(b.var, b.var.name_hint)}{ann} = {rhs}"]
+
+    def if_binding(self, b) -> list:
+        """``if c:`` / ``else:``, each branch's statements ending with ``v: sinfo = value``."""
+        lines = [f"if {self.expr(b.value.cond)}:"]
+        branches = []
+        for seq in (b.value.true_branch, b.value.false_branch):
+            body = [line for block in seq.blocks for line in self.block(block)]
+            branches.append((body, self.expr(seq.body)))
+        name = self.define(b.var, b.var.name_hint)
+        last = f"{name}: {self.sinfo(b.var.struct_info)} = "
+        for k, (body, value) in enumerate(branches):
+            if k:
+                lines.append("else:")
+            lines.extend("    " + line for line in body + [last + value])
+        return lines
 
     @staticmethod
     def hide_annotation(value, sinfo) -> bool:
