@@ -31,6 +31,8 @@ from irlab import contrib
 
 runtime.registry.register_func_provider("tvm.graph_executor.create_executor",
                                         "irlab.contrib.graph_executor")
+# ``from irlab.script import relax as R`` reaches Relax's TVMScript (above script) this way
+runtime.registry.register_func_provider("script.relax.namespace", "irlab.relax.script")
 
 # TVM also spells the pass infrastructure ``tvm.ir.transform`` / ``tvm.ir.instrument``; irlab
 # keeps one module each, reachable under both paths (ir sits below them, so it cannot import them).

@@ -148,16 +148,17 @@ class IRModule:
 
     # -- printing ---------------------------------------------------------------------------
     def script(self, *args, **kwargs) -> str:
-        """TVMScript text of the module's PrimFuncs (``irlab.script.printer``)."""
+        """TVMScript text of the module (``irlab.script.printer``)."""
         return get_global_func("script.print_module")(self)
 
     def astext(self, show_meta_data=True, annotate=None) -> str:
         return get_global_func("relay.ir.astext")(self, show_meta_data)
 
     def __str__(self):
-        # As TVM: a module with no Relay function (PrimFuncs only) prints as TVMScript.
-        if self._functions and all(type(f).__name__ == "PrimFunc"
-                                   for f in self._functions.values()):
+        # As TVM: a module with no Relay function (PrimFuncs, Relax functions) prints as
+        # TVMScript.
+        if self._functions and not any(type(f).__module__.startswith("irlab.relay.")
+                                       for f in self._functions.values()):
             return self.script()
         if any(getattr(f, "_is_module_function", False) for f in self._functions.values()):
             return get_global_func("relax.module_text")(self)

@@ -132,10 +132,12 @@ class _Equal:
         prev = self.node_map.get(a)
         if prev is b:
             return False
-        if not (isinstance(a, RelayExpr) and isinstance(b, RelayExpr)):
+        if not (isinstance(a, RelayExpr) and isinstance(b, RelayExpr)) or \
+                getattr(a, "_structural_tree", False):
             # Only Relay expressions are graph nodes (as in TVM): TIR expressions, ranges,
             # statements are trees, so a pass reusing one Ramp or Range in several places
-            # equals its parsed, unshared copy.
+            # equals its parsed, unshared copy. Leaf values of a higher IR (Relax's shapes in
+            # struct info) say ``_structural_tree``: printed text cannot show their sharing.
             return True
         if prev is not None:
             if prev is not b:

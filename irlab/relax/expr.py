@@ -209,6 +209,8 @@ class TupleGetItem(Expr):
 class ShapeExpr(Expr):
     """A shape value built from PrimExprs (``R.shape([n, 4])``)."""
 
+    _structural_tree = True  # a leaf value: compared as a tree, sharing ignored
+
     values: tuple
 
     def __init__(self, values, span=None):
@@ -224,6 +226,8 @@ class ShapeExpr(Expr):
 
 class PrimValue(Expr):
     """A scalar given by a PrimExpr (Python ints become int64, as in TVM)."""
+
+    _structural_tree = True  # a leaf value: compared as a tree, sharing ignored
 
     value: object
 
@@ -241,6 +245,8 @@ class PrimValue(Expr):
 class StringImm(Expr):
     """A string constant (an argument of packed functions)."""
 
+    _structural_tree = True  # a leaf value: compared as a tree, sharing ignored
+
     value: str
 
     def __init__(self, value, span=None):
@@ -250,6 +256,8 @@ class StringImm(Expr):
 
 class DataTypeImm(Expr):
     """A dtype constant (``R.dtype("float32")``)."""
+
+    _structural_tree = True  # a leaf value: compared as a tree, sharing ignored
 
     value: str
 
@@ -429,9 +437,10 @@ class Function(Expr):
         return _copy_sinfo(self, self.with_fields(attrs=DictAttrs(attrs) if attrs else None))
 
     def script(self, *args, **kwargs) -> str:
-        from irlab.relax.text import relax_text
+        """TVMScript text of this function (``@R.function``, TVM's layout)."""
+        from irlab.script.printer import script
 
-        return relax_text(self)
+        return script(self)
 
 
 def _copy_sinfo(old, new):

@@ -20,6 +20,7 @@ from irlab.tir import op as _op
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from irlab.tir.function import PrimFunc
+from irlab.script import dialect
 from irlab.script import tir_builtins as T
 from irlab.script.inference import infer_regions, contains_block
 
@@ -58,24 +59,26 @@ def parse_function(fn) -> PrimFunc:
 
 
 def ir_module(cls):
-    """Decorator: an ``IRModule`` of the ``@T.prim_func`` methods of a class."""
+    """Decorator: an ``IRModule`` of the functions of a class (``@T.prim_func``, and those of
+    dialects such as ``@R.function``, which refer to each other as ``cls.f``)."""
     from irlab.ir.module import IRModule
 
     if not inspect.isclass(cls):
-        raise ParseError("@I.ir_module decorates a class whose methods are @T.prim_func")
-    mod = IRModule()
-    for name, value in cls.__dict__.items():
-        if isinstance(value, PrimFunc):
-            mod[name] = value
-    return mod
+        raise ParseError("@I.ir_module decorates a class whose methods are @T.prim_func or "
+                         "@R.function")
+    items = [(name, value) for name, value in cls.__dict__.items()
+             if isinstance(value, (PrimFunc, dialect.DeferredFunction))]
+    return dialect.build_module(cls.__name__, items, IRModule())
 
 
 def from_source(text: str, extra_vars=None):
-    """Parse TVMScript text (a ``@T.prim_func`` function or an ``@I.ir_module`` class)."""
+    """Parse TVMScript text (a ``@T.prim_func`` / ``@R.function`` function or an
+    ``@I.ir_module`` class)."""
     import irlab
     from irlab.script import ir_builtins as I
+    from irlab.script import relax as R
 
-    env = {"T": T, "I": I, "tvm": irlab, "irlab": irlab}
+    env = {"T": T, "I": I, "R": R, "tvm": irlab, "irlab": irlab}
     env.update(extra_vars or {})
     src = textwrap.dedent(text)
     try:
@@ -87,18 +90,23 @@ def from_source(text: str, extra_vars=None):
     if len(defs) != 1:
         raise ParseError("the script must hold exactly one function or class", 1)
     node = defs[0]
-    parser = _Parser(env, "<script>", 0, src)
+    source = dialect.SourceInfo(src, "<script>", 0, env)
     if isinstance(node, ast.FunctionDef):
-        return parser.function(node)
+        decorator = dialect.decorator_of(node, source)
+        if decorator is not None:
+            return dialect.build_module(
+                "Module", [(node.name, decorator.defer_source(node, source))],
+                _module())[node.name]
+        return _Parser(env, "<script>", 0, src).function(node)
+    items = dialect.parse_class_body(
+        node, source, lambda item: _Parser(env, "<script>", 0, src).function(item))
+    return dialect.build_module(node.name, items, _module())
+
+
+def _module():
     from irlab.ir.module import IRModule
 
-    mod = IRModule()
-    for item in node.body:
-        if isinstance(item, ast.FunctionDef):
-            mod[item.name] = _Parser(env, "<script>", 0, src).function(item)
-        elif not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
-            parser.fail(item, "an @I.ir_module class may only hold @T.prim_func functions")
-    return mod
+    return IRModule()
 
 
 parse = from_source
@@ -688,7 +696,8 @@ class _Parser:
                         end = self.eval(e.upper)
                         ranges.append(Range.from_min_extent(lo, self.extent(lo, end)))
                     else:
-                        ranges.append(Range.from_min_extent(self.eval(e), 1))
+                        index = E.convert(self.eval(e))  # extent 1 in the index's dtype
+                        ranges.append(Range.from_min_extent(index, E.convert(1, index.dtype)))
                 return [BufferRegion(buf, ranges)]
         value = self.eval(node)
         if isinstance(value, Buffer):

@@ -18,6 +18,7 @@ from irlab.tir.buffer import Buffer
 from irlab.tir.functor import post_order_below, post_order_visit
 from irlab.script.tir_builtins import UNARY_NAMES
 from irlab.runtime.registry import register_func
+from irlab.script import dialect
 
 HEADER_T = "# from tvm.script import tir as T"
 HEADER_I = "# from tvm.script import ir as I"
@@ -32,9 +33,13 @@ _KIND = {S.ForKind.PARALLEL: "T.parallel", S.ForKind.VECTORIZED: "T.vectorized",
 
 
 def script(node, *args, **kwargs) -> str:
-    """TVMScript text of a PrimFunc or an IRModule."""
+    """TVMScript text of a PrimFunc, an IRModule or a dialect's function (Relax)."""
     if type(node).__name__ == "IRModule":
         return print_module(node)
+    printer = dialect.function_printer(node)
+    if printer is not None:
+        lines, headers = printer.print_lines(node, None, None)
+        return "\n".join(_header_lines(headers) + [""] + lines) + "\n"
     return print_prim_func(node)
 
 
@@ -43,19 +48,32 @@ def print_prim_func(func, name=None) -> str:
 
 
 def print_module(mod) -> str:
-    out = [HEADER_I, HEADER_T, "", "@I.ir_module", "class Module:"]
-    first = True
+    """The module as an ``@I.ir_module`` class, functions sorted by name as TVM prints them;
+    PrimFuncs print here, other functions by their dialect's registered printer."""
+    class_name = "Module"
+    body, headers = [], {HEADER_I}
     for gv in mod.get_global_vars():
         func = mod[gv]
-        if type(func).__name__ != "PrimFunc":
-            continue
-        if not first:
-            out.append("")
-        first = False
-        out.extend("    " + ln for ln in _FuncPrinter(func).lines(gv.name_hint))
-    if first:
-        out.append("    pass")
-    return "\n".join(out) + "\n"
+        if type(func).__name__ == "PrimFunc":
+            headers.add(HEADER_T)
+            lines = _FuncPrinter(func).lines(gv.name_hint)
+        else:
+            printer = dialect.function_printer(func)
+            if printer is None:
+                continue
+            lines, used = printer.print_lines(func, gv.name_hint, class_name)
+            headers.update(used)
+        if body:
+            body.append("")
+        body.extend("    " + ln if ln else "" for ln in lines)
+    out = _header_lines(headers) + ["", "@I.ir_module", f"class {class_name}:"]
+    return "\n".join(out + (body or ["    pass"])) + "\n"
+
+
+def _header_lines(headers) -> list:
+    """The ``# from tvm.script import ...`` lines in TVM's order: I, T, then the dialects."""
+    order = [HEADER_I, HEADER_T]
+    return [h for h in order if h in headers] + sorted(set(headers) - set(order))
 
 
 def _identifier(name: str) -> str:

@@ -155,6 +155,23 @@ def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
     assert "T.writes(B[vi])" in text
 
 
+
+def test_int64_block_regions_round_trip():
+    """A region ``X[vi]`` over an int64 index has an int64 extent, inferred or parsed."""
+    f = from_source('''
+@T.prim_func
+def f(x: T.handle, y: T.handle):
+    n = T.int64()
+    X = T.match_buffer(x, (n,), "float32")
+    Y = T.match_buffer(y, (n,), "float32")
+    for i in range(n):
+        with T.block("Y"):
+            vi = T.axis.spatial(n, i)
+            Y[vi] = T.exp(X[vi])
+''')
+    assert structural_equal(from_source(f.script()), f)
+
+
 @pytest.mark.parametrize("src, line, what", [
     ("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    for i in range(4):\n"
      "        A[i] = Q[i]\n", 4, "undefined name 'Q'"),

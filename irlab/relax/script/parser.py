@@ -1,0 +1,451 @@
+"""TVMScript parser for Relax: the ``ast`` of an ``@R.function`` -> ``relax.Function``.
+
+Statements are walked here and emitted through a ``relax.BlockBuilder`` (which normalizes
+and deduces struct info); expressions are evaluated by a small ``ast`` evaluator against the
+function's scopes, its module (``cls.f``) and the Python globals, so ``R``, ``T`` and ``I`` can
+be any alias. String dims in annotations (``R.Tensor(("n", 4))``) are the function's symbolic
+variables (``builtins.symbol_table``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins as _py
+import operator
+
+from irlab import relax as _relax
+from irlab import tir as _tir
+from irlab.errors import IrlabError, ParseError
+from irlab.ir.expr import GlobalVar
+from irlab.ir.module import IRModule
+from irlab.ir.op import Op
+from irlab.ir.structural import structural_equal
+from irlab.relax.normalizer import is_leaf
+from irlab.relax.op.registry import is_pure_op
+from irlab.relax.script import builtins as R
+from irlab.script import dialect
+from irlab.script.tir_builtins import DTYPES
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+           ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+class DeferredRelaxFunction(dialect.DeferredFunction):
+    """An ``@R.function`` waiting for its module (``@I.ir_module`` or ``from_source``)."""
+
+    def __init__(self, node, source, pure, private):
+        self.node, self.source = node, source
+        self.name = node.name
+        self.pure, self.private = pure, private
+
+    def declare(self, ctx):
+        gv = ctx.global_vars.get(self.name)
+        if gv is not None:
+            ctx.signatures[gv] = FunctionParser(self, ctx).signature()
+
+    def define(self, ctx):
+        return FunctionParser(self, ctx).parse()
+
+    def __repr__(self):
+        return f"<@R.function {self.name} (parsed when its @I.ir_module is)>"
+
+
+class FunctionParser:
+    """Parses one ``@R.function``."""
+
+    def __init__(self, deferred: DeferredRelaxFunction, ctx: dialect.ModuleContext):
+        self.node, self.source = deferred.node, deferred.source
+        self.pure, self.private = deferred.pure, deferred.private
+        self.ctx = ctx
+        self.module_names = ctx.names()
+        self.scopes: list[dict] = [{}]
+        self.symbols: dict = {}  # name -> tir.Var: the function's symbolic dims
+        self.bb = _relax.BlockBuilder(_signature_module(ctx, self.node.name))
+        self.attrs: dict = {}
+        self.block_locals: dict = {}  # name -> line of a dataflow block keeping it inside
+
+    # -- errors and scopes ------------------------------------------------------------------
+    def fail(self, node, message):
+        self.source.fail(node, message)
+
+    def lookup(self, name, node):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        for table in (self.module_names, self.source.env):
+            if name in table:
+                return table[name]
+        if hasattr(_py, name):
+            return getattr(_py, name)
+        line = self.block_locals.get(name)
+        if line is not None:
+            self.fail(node, f"{name} is a dataflow variable of the block at line {line}: "
+                            f"list it in that block's R.output(...) to use it after the block")
+        self.fail(node, f"undefined name {name!r}")
+
+    def bind(self, name, value):
+        self.scopes[-1][name] = value
+
+    # -- the function -----------------------------------------------------------------------
+    def signature(self):
+        """The FuncStructInfo of the function (for calls from other functions)."""
+        with R.symbol_table(self.symbols):
+            params = [self.param_sinfo(arg) for arg in self.node.args.args]
+            ret = self.ret_sinfo()
+        return _relax.FuncStructInfo(params, ret or _relax.ObjectStructInfo(), self.pure)
+
+    def param_sinfo(self, arg):
+        if arg.annotation is None:
+            self.fail(arg, f"parameter {arg.arg} needs a struct info annotation such as "
+                           f"R.Tensor((n, 4), \"float32\")")
+        return self.struct_info(arg.annotation)
+
+    def ret_sinfo(self):
+        returns = self.node.returns
+        return None if returns is None else self.struct_info(returns)
+
+    def struct_info(self, node):
+        value = self.eval(node)
+        try:
+            return R.as_struct_info(value)
+        except IrlabError as err:
+            self.fail(node, str(err))
+
+    def parse(self):
+        node = self.node
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            self.fail(node, "an @R.function takes plain positional parameters")
+        with R.symbol_table(self.symbols):
+            ret = self.ret_sinfo()
+            params = []
+            for arg in node.args.args:
+                var = _relax.Var(arg.arg, self.param_sinfo(arg))
+                self.bind(arg.arg, var)
+                params.append(var)
+            with self.bb.function(node.name, params, pure=self.pure, private=self.private):
+                body = self.body(node.body)
+                gv = self.bb.emit_func_output(body)
+        func = self.bb.get()[gv]
+        if self.attrs:
+            func = func.with_attr(self.attrs)
+        if ret is not None:
+            func = self.with_ret(func, ret)
+        return func
+
+    def with_ret(self, func, ret):
+        """``func`` returning the annotated ``ret`` (checked against what its body gives)."""
+        body_sinfo = func.body.struct_info_
+        if body_sinfo is not None and not ret.is_base_of(body_sinfo):
+            self.fail(self.node.returns, f"the function returns {body_sinfo}, which is not "
+                                         f"a {ret} as annotated")
+        new = _relax.Function(func.params, func.body, ret, func.is_pure, func.attrs)
+        return self.bb.normalize(new)
+
+    # -- statements -------------------------------------------------------------------------
+    def body(self, stmts):
+        """Emit the statements of the function body; the returned value."""
+        stmts = list(stmts)
+        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value,
+                                                                   ast.Constant):
+            stmts = stmts[1:]  # docstring
+        for k, st in enumerate(stmts):
+            if isinstance(st, ast.Return):
+                if k != len(stmts) - 1:
+                    self.fail(stmts[k + 1], "statements after `return`")
+                if st.value is None:
+                    self.fail(st, "an @R.function returns a value")
+                return self.as_expr(self.eval(st.value), st.value)
+            self.stmt(st, dataflow_outputs=None)
+        self.fail(self.node, f"function {self.node.name} has no `return`")
+
+    def stmt(self, st, dataflow_outputs):
+        try:
+            self._stmt(st, dataflow_outputs)
+        except ParseError:
+            raise
+        except (IrlabError, TypeError, ValueError, IndexError, KeyError) as err:
+            self.fail(st, f"{type(err).__name__}: {err}")
+
+    def _stmt(self, st, outputs):
+        if isinstance(st, ast.With):
+            return self.with_stmt(st, outputs)
+        if isinstance(st, ast.Assign):
+            if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
+                self.fail(st, "a binding assigns one name (`lv = value`)")
+            return self.assign(st.targets[0].id, None, st.value, st, outputs)
+        if isinstance(st, ast.AnnAssign):
+            if st.value is None or not isinstance(st.target, ast.Name):
+                self.fail(st, "expected `name: R.Tensor(...) = value`")
+            return self.assign(st.target.id, st.annotation, st.value, st, outputs)
+        if isinstance(st, ast.Expr):
+            return self.expr_stmt(st, outputs)
+        if isinstance(st, ast.If):
+            if outputs is not None:
+                self.fail(st, "no `if` inside a dataflow block (it is control flow)")
+            return self.if_stmt(st)
+        if isinstance(st, ast.Pass):
+            return None
+        if isinstance(st, ast.Return):
+            self.fail(st, "`return` inside a block: return after the dataflow block")
+        self.fail(st, f"unsupported statement {type(st).__name__} in an @R.function")
+
+    def expr_stmt(self, st, outputs):
+        v = st.value
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            return None  # a comment
+        callee = self.callee(v)
+        if callee is R.func_attr:
+            attrs = self.eval(v.args[0]) if len(v.args) == 1 else None
+            if not isinstance(attrs, dict):
+                self.fail(v, 'R.func_attr takes one dict, e.g. R.func_attr({"key": 1})')
+            self.attrs.update(attrs)
+            return None
+        if callee is R.output:
+            if outputs is None:
+                self.fail(v, "R.output(...) belongs inside `with R.dataflow():`")
+            return None  # read by the dataflow block before its bindings
+        if callee is R.dataflow:
+            self.fail(v, "R.dataflow() opens a block: `with R.dataflow():`")
+        self.assign("_", None, v, st, outputs)
+        return None
+
+    def with_stmt(self, st, outputs):
+        call = st.items[0].context_expr if len(st.items) == 1 else None
+        if call is None or self.callee(call) is not R.dataflow or st.items[0].optional_vars:
+            self.fail(st, "the only `with` of an @R.function is `with R.dataflow():`")
+        if outputs is not None:
+            self.fail(st, "dataflow blocks do not nest")
+        names = self.output_names(st)
+        self.scopes.append({})
+        self.bb._begin_dataflow_block()
+        for inner in st.body:
+            self.stmt(inner, names)
+        self.bb._end_block()
+        local = self.scopes.pop()
+        line = st.lineno + self.source.line_offset
+        self.block_locals.update({name: line for name in local if name not in names})
+        for name in names:
+            if name not in local:
+                self.fail(st, f"R.output({name}): {name} is not bound in this dataflow block")
+            self.bind(name, local[name])
+
+    def if_stmt(self, st):
+        """``if c: ...; v = a  else: ...; v = b`` binds ``v`` to ``relax.If`` of both branches
+        (each a SeqExpr ending with the value assigned to ``v``)."""
+        if not st.orelse:
+            self.fail(st, "an `if` of an @R.function needs an `else` (both branches assign "
+                          "the same variable last)")
+        cond = self.bb.normalize(self.as_expr(self.eval(st.test), st.test))
+        name, annotation, then = self.branch(st.body, st)
+        other_name, _, other = self.branch(st.orelse, st.orelse[0])
+        if other_name != name:
+            self.fail(st.orelse[-1], f"both branches must assign the same variable last "
+                                     f"({name} in the first, {other_name} here)")
+        value = self.bb.normalize(_relax.If(cond, then, other))
+        sinfo = value.struct_info
+        if annotation is not None:
+            sinfo = self.check_annotation(annotation, sinfo, st)
+        var = _relax.Var(name, sinfo)
+        self.bb.emit_normalized(_relax.VarBinding(var, value))
+        self.bind(name, var)
+
+    def branch(self, stmts, node):
+        """(name assigned last, its annotation node, the branch as a SeqExpr)."""
+        last = stmts[-1]
+        target = last.targets[0] if isinstance(last, ast.Assign) and \
+            len(last.targets) == 1 else getattr(last, "target", None)
+        if not isinstance(last, (ast.Assign, ast.AnnAssign)) or not isinstance(
+                target, ast.Name) or last.value is None:
+            self.fail(last, "a branch of an `if` ends by assigning its value to a variable")
+        self.scopes.append({})
+        self.bb.begin_scope()
+        try:
+            for inner in stmts[:-1]:
+                self.stmt(inner, None)
+            body = self.bb.normalize(self.as_expr(self.eval(last.value), last.value))
+            if not is_leaf(body):  # as the normalizer would, in this branch's block
+                body = self.bb.emit(body)
+        finally:
+            blocks = self.bb.end_scope()
+            self.scopes.pop()
+        return target.id, getattr(last, "annotation", None), _relax.SeqExpr(blocks, body)
+
+    def output_names(self, st) -> list:
+        """The names given to the block's ``R.output(...)`` (its last statement)."""
+        last = st.body[-1] if st.body else None
+        value = last.value if isinstance(last, ast.Expr) else None
+        if not (isinstance(value, ast.Call) and self.callee(value) is R.output):
+            self.fail(st, "a dataflow block ends with R.output(v, ...) naming the values "
+                          "used after it")
+        names = []
+        for arg in value.args:
+            if not isinstance(arg, ast.Name):
+                self.fail(arg, "R.output takes variable names")
+            names.append(arg.id)
+        return names
+
+    def assign(self, name, annotation, value_node, st, outputs):
+        """Emit ``name[: annotation] = value``."""
+        callee = self.callee(value_node)
+        if isinstance(value_node, ast.Call) and _is_dtype(callee) and not value_node.args:
+            return self.declare_symbol(name, callee, value_node)
+        value = self.eval(value_node)
+        if isinstance(value, dialect.ModuleNamespace):
+            self.bind(name, value)  # ``cls = Module``
+            return None
+        in_dataflow = outputs is not None
+        var_cls = _relax.DataflowVar if in_dataflow and name not in outputs else _relax.Var
+        if isinstance(value, R.MatchCastPair):
+            sinfo = value.struct_info
+            if annotation is not None:
+                self.check_annotation(annotation, sinfo, st)
+            var = var_cls(name, sinfo)
+            expr = self.bb.normalize(value.value)
+            self.bb.emit_normalized(_relax.MatchCast(var, expr, sinfo))
+        else:
+            expr = self.bb.normalize(self.as_expr(value, value_node))
+            self.check_purity(expr, in_dataflow, st)
+            sinfo = expr.struct_info
+            if annotation is not None:
+                sinfo = self.check_annotation(annotation, sinfo, st)
+            var = var_cls(name, sinfo)
+            self.bb.emit_normalized(_relax.VarBinding(var, expr))
+        self.bind(name, var)
+        return None
+
+    def check_purity(self, expr, in_dataflow, st):
+        """An impure call (``R.call_packed``...) needs ``@R.function(pure=False)`` and must
+        stay out of dataflow blocks."""
+        if not (isinstance(expr, _relax.Call) and self.is_impure(expr)):
+            return
+        if in_dataflow:
+            self.fail(st, "an impure call cannot be in a dataflow block: move it after "
+                          "the block")
+        if self.pure and not self.attrs.get("relax.force_pure"):
+            self.fail(st, f"function {self.node.name} makes an impure call: declare it "
+                          f"@R.function(pure=False)")
+
+    def is_impure(self, call) -> bool:
+        op = call.op
+        if isinstance(op, Op):
+            return not is_pure_op(op)
+        sinfo = self.ctx.signatures.get(op) if isinstance(op, GlobalVar) else op.struct_info_
+        return isinstance(sinfo, _relax.FuncStructInfo) and not sinfo.purity
+
+    def check_annotation(self, annotation, deduced, st):
+        """The annotated struct info, when the value can be one (else a clear error)."""
+        sinfo = self.struct_info(annotation)
+        if structural_equal(sinfo, deduced):
+            return deduced  # the same as without the annotation (sharing included)
+        if not sinfo.is_base_of(deduced) and not deduced.is_base_of(sinfo):
+            self.fail(st, f"the value is a {deduced}, which cannot be a {sinfo} as annotated "
+                          f"(use R.match_cast to check it at run time)")
+        return sinfo
+
+    def declare_symbol(self, name, dtype_call, node):
+        """``n = T.int64()``: the symbolic variable ``n`` (the one a signature named, if any)."""
+        var = self.symbols.get(name)
+        if var is None:
+            var = self.symbols[name] = _tir.Var(name, dtype_call.dtype)
+        elif var.dtype != dtype_call.dtype:
+            self.fail(node, f"symbolic variable {name} is {var.dtype}, declared here as "
+                            f"{dtype_call.dtype}")
+        self.bind(name, var)
+
+    # -- expressions ------------------------------------------------------------------------
+    def as_expr(self, value, node):
+        try:
+            return R.as_expr(value)
+        except IrlabError as err:
+            self.fail(node, str(err))
+
+    def callee(self, node):
+        if not isinstance(node, ast.Call):
+            return None
+        try:
+            return self.eval(node.func)
+        except ParseError:
+            return None
+
+    def eval(self, node):
+        try:
+            return self._eval(node)
+        except ParseError:
+            raise
+        except (IrlabError, TypeError, ValueError, IndexError, KeyError,
+                AttributeError) as err:
+            self.fail(node, f"{type(err).__name__}: {err}")
+
+    def _eval(self, node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id, node)
+        if isinstance(node, ast.Attribute):
+            base = self.eval(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError as err:
+                detail = str(err) if isinstance(base, dialect.ModuleNamespace) else \
+                    f"{node.attr!r} is not defined in {ast.unparse(node.value)}"
+                self.fail(node, detail)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self.eval(e) for e in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Dict):
+            return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+        if isinstance(node, ast.Subscript):
+            return self.eval(node.value)[self.eval(node.slice)]
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = self.eval(node.operand)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return _CMPOPS[type(node.ops[0])](self.eval(node.left),
+                                              self.eval(node.comparators[0]))
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        self.fail(node, f"unsupported expression {type(node).__name__} in an @R.function")
+
+    def call(self, node):
+        fn = self.eval(node.func)
+        if isinstance(fn, R.Marker):
+            self.fail(node, f"{fn!r} cannot be used inside an expression")
+        args = [self.eval(a) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        if isinstance(fn, GlobalVar):
+            return self.call_global(fn, args, kwargs, node)
+        if isinstance(fn, _relax.Var):  # a function-valued variable
+            return _relax.Call(fn, [self.as_expr(a, node) for a in args])
+        return fn(*args, **kwargs)
+
+    def call_global(self, gv, args, kwargs, node):
+        """``cls.f(x)``: call another Relax function of the module."""
+        if kwargs:
+            self.fail(node, f"a call of {gv.name_hint} takes positional arguments only")
+        sinfo = self.ctx.signatures.get(gv)
+        if sinfo is None:
+            self.fail(node, f"{gv.name_hint} is not a Relax function of this module: call a "
+                            f"PrimFunc with R.call_tir({gv.name_hint}, ...)")
+        return _relax.Call(gv, [self.as_expr(a, node) for a in args])
+
+
+def _signature_module(ctx, own_name) -> IRModule:
+    """A module of stand-ins with the declared signatures of the module's other Relax
+    functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed."""
+    mod = IRModule()
+    for gv, sinfo in ctx.signatures.items():
+        if gv.name_hint == own_name:
+            continue
+        params = [_relax.Var(f"p{k}", p) for k, p in enumerate(sinfo.params)]
+        mod[gv] = _relax.Function(params, _relax.Var("ret", sinfo.ret), sinfo.ret, sinfo.purity)
+    return mod
+
+
+def _is_dtype(value) -> bool:
+    """Whether ``value`` is one of T's dtypes (``T.int64``), as in ``n = T.int64()``."""
+    return any(value is d for d in DTYPES.values())

@@ -1,0 +1,309 @@
+"""TVMScript for Relax: each construct parses, prints in TVM's layout, and
+``from_source(mod.script())`` is structurally equal to the module (and prints the same)."""
+
+import pytest
+
+import irlab as tvm
+from irlab import relax, tir
+from irlab.ir import assert_structural_equal
+from irlab.script import from_source
+from irlab.script import ir as I
+from irlab.script import relax as R
+from irlab.script import tir as T
+
+
+def round_trip(mod):
+    """Print, parse back, compare; returns the text."""
+    text = mod.script()
+    again = from_source(text)
+    assert_structural_equal(mod, again)
+    assert again.script() == text
+    return text
+
+
+@I.ir_module
+class Exp:
+    @T.prim_func
+    def exp(x: T.handle, y: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (n,), "float32")
+        Y = T.match_buffer(y, (n,), "float32")
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = T.exp(X[vi])
+
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")) -> R.Tensor(("n",), "float32"):
+        cls = Exp
+        with R.dataflow():
+            lv = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor(("n",), "float32"))
+            gv = R.call_tir(cls.exp, (lv,), out_sinfo=R.Tensor(("n",), "float32"))
+            R.output(gv)
+        return gv
+
+
+def test_module_mixing_prim_func_and_relax_function_prints_tvm_layout():
+    text = round_trip(Exp)
+    assert text.startswith("# from tvm.script import ir as I\n"
+                           "# from tvm.script import tir as T\n"
+                           "# from tvm.script import relax as R\n\n@I.ir_module\nclass Module:")
+    expected = '''
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
+        n = T.int64()
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor((n,), dtype="float32"))
+            gv = R.call_tir(cls.exp, (lv,), out_sinfo=R.Tensor((n,), dtype="float32"))
+            R.output(gv)
+        return gv
+'''
+    assert text.endswith(expected)
+    assert str(Exp) == text  # print(mod) shows TVMScript for a Relax module
+
+
+def test_structure_of_parsed_module():
+    main = Exp["main"]
+    (block,) = main.body.blocks
+    assert isinstance(block, relax.DataflowBlock)
+    lv, gv = [b.var for b in block.bindings]
+    assert isinstance(lv, relax.DataflowVar) and not isinstance(gv, relax.DataflowVar)
+    call = block.bindings[0].value
+    assert call.op.name == "relax.call_tir"
+    assert call.args[0] is Exp.get_global_var("exp")
+    # one symbolic n for the parameter, the output and the return annotation
+    n = main.params[0].struct_info.dims[0]
+    assert isinstance(n, tir.Var) and n.name_hint == "n" and n.dtype == "int64"
+    assert gv.struct_info.dims[0] is n and main.ret_struct_info.dims[0] is n
+    assert main.attrs["global_symbol"] == "main"
+
+
+def test_symbolic_vars_shared_across_parameters():
+    @R.function
+    def f(x: R.Tensor(("n", "k"), "float32"), w: R.Tensor(("k", "m"), "float32")):
+        return w
+
+    n, k = f.params[0].struct_info.dims
+    k2, m = f.params[1].struct_info.dims
+    assert k is k2 and m is not n
+    text = f.script()
+    assert 'def f(x: R.Tensor(("n", "k"), dtype="float32"), ' \
+           'w: R.Tensor(("k", "m"), dtype="float32")) -> ' \
+           'R.Tensor(("k", "m"), dtype="float32"):' in text
+    # declared in the order TVM prints them: the return annotation first, then the params
+    assert "    k = T.int64()\n    m = T.int64()\n    n = T.int64()\n" in text
+    assert_structural_equal(from_source(text), f)
+
+
+SINFO = [
+    'R.Tensor((2, 3), dtype="float32")',
+    'R.Tensor(("n", 4), dtype="float16")',
+    'R.Tensor(("n * 4",), dtype="int32")',
+    'R.Tensor(dtype="float32", ndim=2)',
+    'R.Tensor(dtype="float32")',
+    "R.Tensor(ndim=3)",
+    "R.Tensor",
+    "R.Tensor((), dtype=\"bool\")",
+    "R.Shape([2, 3])",
+    'R.Shape(["n", 4])',
+    "R.Shape(ndim=2)",
+    "R.Shape(ndim=-1)",
+    'R.Tuple(R.Tensor((2,), dtype="float32"), R.Shape(ndim=1))',
+    "R.Tuple",
+    "R.Object",
+    'R.Prim("int64")',
+    'R.Prim(value="n")',
+    'R.Callable((R.Tensor((2,), dtype="float32"),), R.Object, True)',
+    "R.Callable",
+]
+
+
+@pytest.mark.parametrize("sinfo", SINFO)
+def test_struct_info_annotations(sinfo):
+    text = f'''
+@R.function
+def f(x: {sinfo}, y: R.Tensor(("n",), dtype="float32")) -> {sinfo}:
+    return x
+'''
+    f = from_source(text)
+    printed = f.script()
+    assert f"def f(x: {sinfo}" in printed
+    assert_structural_equal(from_source(printed), f)
+
+
+def test_dataflow_and_plain_blocks_match_cast_and_shapes():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def copy(a: T.handle, b: T.handle):
+            n = T.int64()
+            A = T.match_buffer(a, (n,), "float32")
+            B = T.match_buffer(b, (n,), "float32")
+            for i in range(n):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, i)
+                    B[vi] = A[vi]
+
+        @R.function
+        def main(x: R.Tensor(dtype="float32", ndim=1), s: R.Shape(["m"])):
+            m = T.int64()
+            cls = Mod
+            y = R.match_cast(x, R.Tensor(("k",), "float32"))  # defines k
+            k = T.int64()
+            with R.dataflow():
+                lv = R.call_tir(cls.copy, (y,), out_sinfo=R.Tensor((k,), "float32"))
+                shape: R.Shape([k, m]) = R.shape([k, m])
+                t = (lv, shape)
+                first = t[0]
+                R.output(first, shape)
+            size = R.prim_value(k * 2)
+            return (first, shape, size)
+
+    text = round_trip(Mod)
+    assert 'y: R.Tensor((k,), dtype="float32") = R.match_cast(x, ' \
+           'R.Tensor((k,), dtype="float32"))' in text
+    assert "R.output(shape, first)" in text  # in binding order, as TVM
+    assert "t: R.Tuple(" in text and "first: R.Tensor((k,), dtype=\"float32\") = t[0]" in text
+    assert "size: R.Prim(value=k * 2) = R.prim_value(k * 2)" in text
+    main = Mod["main"]
+    assert [type(b) for b in main.body.blocks] == [relax.BindingBlock, relax.DataflowBlock,
+                                                   relax.BindingBlock]
+    assert isinstance(main.body.blocks[0].bindings[0], relax.MatchCast)
+
+
+def test_call_packed_call_dps_packed_and_impure_function():
+    @R.function(pure=False)
+    def f(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        y = R.call_dps_packed("my_dps", (x,), out_sinfo=R.Tensor((4,), "float32"))
+        R.call_packed("custom_inplace_update", y, sinfo_args=R.Tensor((4,), "float32"))
+        z: R.Object = R.call_packed("my_object")
+        return y
+
+    assert not f.is_pure
+    calls = [b.value for b in f.body.blocks[0].bindings]
+    assert calls[0].op.name == "relax.call_dps_packed"
+    assert calls[0].args[0].global_symbol == "my_dps"
+    assert isinstance(calls[1].op, relax.ExternFunc)
+    assert calls[1].op.global_symbol == "custom_inplace_update"
+    text = f.script()
+    assert "@R.function(pure=False)\ndef f(" in text
+    assert 'y = R.call_dps_packed("my_dps", (x,), out_sinfo=R.Tensor((4,), dtype="float32"))' \
+        in text
+    assert 'R.call_packed("custom_inplace_update", y, sinfo_args=(R.Tensor((4,), ' \
+           'dtype="float32"),))' in text
+    assert_structural_equal(from_source(text), f)
+
+
+def test_constants_strings_and_call_tir_options():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def two(a: T.Buffer((2,), "float32"), b: T.Buffer((2,), "float32"),
+                c: T.Buffer((2,), "float32")):
+            for i in range(2):
+                with T.block("c"):
+                    vi = T.axis.spatial(2, i)
+                    b[vi] = a[vi]
+                    c[vi] = a[vi]
+
+        @R.function(private=True)
+        def helper(x: R.Tensor((2,), "float32")):
+            R.func_attr({"some_attr": 1, "note": "hi"})
+            cls = Mod
+            pair = R.call_tir(cls.two, (x,), out_sinfo=[R.Tensor((2,), "float32"),
+                                                       R.Tensor((2,), "float32")])
+            c = R.const([1.5, -2.0], "float32")
+            one = R.const(1, "int32")
+            s = R.str("text")
+            return (pair, c, one, s)
+
+    text = round_trip(Mod)
+    assert "@R.function(private=True)\n    def helper(" in text
+    assert 'R.func_attr({"note": "hi", "some_attr": 1})' in text or \
+        'R.func_attr({"some_attr": 1, "note": "hi"})' in text
+    assert ("out_sinfo=[R.Tensor((2,), dtype=\"float32\"), "
+            "R.Tensor((2,), dtype=\"float32\")])") in text
+    assert 'R.const([1.5, -2.0], "float32")' in text and 'R.const(1, "int32")' in text
+    assert "global_symbol" not in str(Mod["helper"].attrs or "")
+
+
+def test_calls_between_relax_functions():
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")) -> R.Tensor(("n",), "float32"):
+            cls = Mod
+            y = cls.twice(x)
+            return y
+
+        @R.function
+        def twice(a: R.Tensor(("m",), "float32")) -> R.Tensor(("m",), "float32"):
+            return a
+
+    call = Mod["main"].body.blocks[0].bindings[0].value
+    assert call.op is Mod.get_global_var("twice")
+    assert Mod["main"].body.blocks[0].bindings[0].var.struct_info.dims[0] is \
+        Mod["main"].params[0].struct_info.dims[0]
+    text = round_trip(Mod)
+    assert 'y: R.Tensor((n,), dtype="float32") = cls.twice(x)' in text
+
+
+def test_standalone_function_script_and_tvm_script_names():
+    @R.function
+    def f(x: R.Tensor((2,), "float32")):
+        return x
+
+    assert f.script() == ('# from tvm.script import relax as R\n\n@R.function\n'
+                          'def f(x: R.Tensor((2,), dtype="float32")) -> '
+                          'R.Tensor((2,), dtype="float32"):\n    return x\n')
+    assert tvm.script.relax.Tensor is R.Tensor
+    assert "call_tir" in dir(R)
+
+
+def test_block_builder_module_with_emit_te_round_trips():
+    from irlab import te
+
+    def matmul(a, b):
+        k = te.reduce_axis((0, 4), "k")
+        return te.compute((a.shape[0], b.shape[1]),
+                          lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="mm")
+
+    bb = relax.BlockBuilder()
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, 4], "float32"))
+    w = relax.Var("w", relax.TensorStructInfo([4, 3], "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            lv = bb.emit_te(matmul, x, w)
+            gv = bb.emit_output(lv)
+        bb.emit_func_output(gv)
+    text = round_trip(bb.get())
+    assert "lv = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((n, 3), dtype=\"float32\"))" \
+        in text
+    assert "    @T.prim_func\n    def matmul(" in text
+
+
+def test_if_else_binds_the_value_of_both_branches():
+    @R.function
+    def f(c: R.Tensor((), "bool"), x: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
+        if c:
+            a = (x, x)
+            y: R.Tensor((2,), "float32") = a[0]
+        else:
+            y: R.Tensor((2,), "float32") = x
+        return y
+
+    binding = f.body.blocks[0].bindings[0]
+    assert isinstance(binding.value, relax.If)
+    assert [len(b.bindings) for b in binding.value.true_branch.blocks] == [2]
+    assert binding.value.false_branch.blocks == ()
+    text = f.script()
+    assert '''    if c:
+        a: R.Tuple(R.Tensor((2,), dtype="float32"), R.Tensor((2,), dtype="float32")) = (x, x)
+        gv: R.Tensor((2,), dtype="float32") = a[0]
+        y: R.Tensor((2,), dtype="float32") = gv
+    else:
+        y: R.Tensor((2,), dtype="float32") = x
+    return y''' in text
+    assert_structural_equal(from_source(text), f)
