@@ -14,6 +14,7 @@ from irlab.ir.expr import RelayExpr
 from irlab.ir.op import TYPE_RELATIONS, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import const as _const
+from irlab.relay.op.layout_rules import binary_broadcast_layout, elemwise_arbitrary_layout
 from irlab.relay.op.op_common import broadcast_shapes, identity_rel, make_call, out_array
 
 
@@ -99,11 +100,13 @@ def _bool_rel(ctx):
 for _name, _fn in _UNARY.items():
     register_op(_name, num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
                 type_rel=identity_rel, pattern=OpPattern.ELEMWISE, support_level=3,
-                reference=_unary_reference(_fn), description=f"Elementwise {_name}.")
+                reference=_unary_reference(_fn), description=f"Elementwise {_name}.",
+                ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 for _name, _fn in _PREDICATES.items():
     register_op(_name, num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
                 type_rel=_bool_rel, pattern=OpPattern.ELEMWISE, support_level=3,
-                reference=_unary_reference(_fn), description=f"Elementwise {_name}.")
+                reference=_unary_reference(_fn), description=f"Elementwise {_name}.",
+                ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 
 
 def _unary_maker(name):
@@ -198,13 +201,15 @@ for _name, _fn in _ARITHMETIC.items():
                 arguments=[("lhs", "Tensor", "The left hand side tensor."),
                            ("rhs", "Tensor", "The right hand side tensor.")],
                 type_rel=_broadcast_rel(), pattern=OpPattern.BROADCAST, support_level=1,
-                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.")
+                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.",
+                ).set_attrs(FInferCorrectLayout=binary_broadcast_layout)
 for _name, _fn in _COMPARISON.items():
     register_op(_name, num_inputs=2,
                 arguments=[("lhs", "Tensor", "The left hand side tensor."),
                            ("rhs", "Tensor", "The right hand side tensor.")],
                 type_rel=_broadcast_rel("bool"), pattern=OpPattern.BROADCAST, support_level=4,
-                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.")
+                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.",
+                ).set_attrs(FInferCorrectLayout=binary_broadcast_layout)
 
 
 def _binary_maker(name):
@@ -247,7 +252,8 @@ def _cast_reference(inputs, attrs, out_type):
 
 register_op("cast", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
             attrs_type=CastAttrs, type_rel=_cast_rel, pattern=OpPattern.ELEMWISE,
-            support_level=3, reference=_cast_reference, description="Cast to another dtype.")
+            support_level=3, reference=_cast_reference, description="Cast to another dtype.",
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 
 
 def cast(data, dtype):
@@ -262,7 +268,8 @@ def _clip_reference(inputs, attrs, out_type):
 register_op("clip", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
             attrs_type=ClipAttrs, type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
             support_level=3, reference=_clip_reference,
-            description="Clip values into [a_min, a_max].")
+            description="Clip values into [a_min, a_max].",
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 
 
 def clip(a, a_min, a_max):

@@ -20,6 +20,7 @@ from irlab.ir.expr import RelayExpr
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Constant, Tuple, TupleWrapper
+from irlab.relay.op.layout_rules import concatenate_layout
 from irlab.relay.op.op_common import make_call, out_array
 
 
@@ -424,7 +425,8 @@ register_op("concatenate", num_inputs=1,
             arguments=[("data", "Tensor", "The input list of tensors.")],
             attrs_type=ConcatenateAttrs, type_rel=_concatenate_rel,
             pattern=OpPattern.INJECTIVE, support_level=1, reference=_concatenate_reference,
-            description="Concatenate a tuple of tensors along an axis.")
+            description="Concatenate a tuple of tensors along an axis.",
+            ).set_attrs(FInferCorrectLayout=concatenate_layout)
 
 
 def _as_tuple_arg(data, op_name, keep_tuple):

@@ -12,8 +12,11 @@ from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import to_numpy_dtype
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
+from irlab.relay.op.layout_rules import conv2d_layout
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
-                                      int_pair, layout_axes, padding4, unpack_kernel)
+                                      int_pair, kernel_out_channels, layout_axes, padding4,
+                                      unpack_kernel)
+from irlab.relay.op.op import register_alter_op_layout, register_convert_op_layout
 from irlab.relay.op.op_common import make_call, out_array
 from irlab.tir.data_layout import split_kernel_layout
 
@@ -158,7 +161,8 @@ register_op("nn.conv2d", num_inputs=2,
                        ("weight", "Tensor", "The weight tensor.")],
             attrs_type=Conv2DAttrs, type_rel=_conv2d_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_conv2d_reference, support_level=2,
-            description="2-D convolution (cross-correlation) of data with a weight tensor.")
+            description="2-D convolution (cross-correlation) of data with a weight tensor.",
+            ).set_attrs(FInferCorrectLayout=conv2d_layout)
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
@@ -175,7 +179,75 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
     return make_call("nn.conv2d", [data, weight], attrs)
 
 
-__all__ = ["Conv2DAttrs", "conv2d"]
+# ---------------------------------------------------------------------------------------------
+# layout hooks (TVM's python/tvm/relay/op/nn/_nn.py and topi/x86/conv2d_alter_op.py)
+def is_depthwise_conv2d(data_shape, data_layout, weight_shape, kernel_layout, groups):
+    """Each input channel convolved on its own: C_in == C_out == groups."""
+    in_channels = data_shape[data_layout.index("C")]
+    out_channels = kernel_out_channels(weight_shape, kernel_layout)
+    return in_channels == groups and out_channels == groups
+
+
+@register_convert_op_layout("nn.conv2d")
+def convert_conv2d(attrs, inputs, tinfos, desired_layouts):
+    """New data layout as desired; a "default" kernel layout follows the data layout
+    (OIHW for NCHW; HWIO, or HWOI for depthwise, for NHWC)."""
+    data, weight = inputs
+    if len(desired_layouts) != 2:
+        raise IrlabError("nn.conv2d needs two desired layouts (data, kernel), got "
+                         f"{desired_layouts!r}")
+    data_layout, kernel_layout = desired_layouts
+    if data_layout == "default":
+        raise IrlabError("the data layout of nn.conv2d cannot be 'default'")
+    new_attrs = dict(attrs)
+    new_attrs["data_layout"] = data_layout
+    if kernel_layout != "default":
+        new_attrs["kernel_layout"] = kernel_layout
+    elif data_layout == "NCHW":
+        new_attrs["kernel_layout"] = "OIHW"
+    elif data_layout == "NHWC":
+        depthwise = is_depthwise_conv2d(tinfos[0].shape, attrs.data_layout, tinfos[1].shape,
+                                        attrs.kernel_layout, attrs.groups)
+        new_attrs["kernel_layout"] = "HWOI" if depthwise else "HWIO"
+    elif data_layout == "HWNC":
+        new_attrs["kernel_layout"] = "HWOI"
+    else:
+        raise IrlabError(f"layout {data_layout} is not supported for nn.conv2d")
+    return conv2d(data, weight, **new_attrs)
+
+
+@register_alter_op_layout("nn.conv2d")
+def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
+    """With no target, conv2d stays as it is."""
+    return None
+
+
+@register_alter_op_layout("nn.conv2d", target="cpu")
+def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
+    """CPU targets (llvm, c): an NCHW/OIHW conv2d the packed schedule would run gets an
+    ``OIHW{n}o`` kernel (``use_prepacked_kernel`` picks n), so the weight is packed once --
+    by FoldConstant when it is a constant -- instead of on every call. Before::
+
+        nn.conv2d(%x, meta[relay.Constant][0], padding=[1, 1, 1, 1])
+
+    After AlterOpLayout (then FoldConstant packs the constant)::
+
+        %0 = layout_transform(meta[relay.Constant][0], src_layout="OIHW", dst_layout="OIHW64o");
+        nn.conv2d(%x, %0, padding=[1, 1, 1, 1], kernel_layout="OIHW64o")
+    """
+    from irlab.relay.op.strategy.conv import use_prepacked_kernel
+    from irlab.target import Target
+
+    target = Target.current(allow_none=True)
+    block = None if target is None else use_prepacked_kernel(attrs, tinfos, out_type, target)
+    if block is None:
+        return None
+    new_attrs = dict(attrs)
+    new_attrs["kernel_layout"] = f"OIHW{block}o"
+    return conv2d(*inputs, **new_attrs)
+
+
+__all__ = ["Conv2DAttrs", "conv2d", "is_depthwise_conv2d"]
 
 
 # ---------------------------------------------------------------------------------------------

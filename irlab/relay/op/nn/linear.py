@@ -13,6 +13,7 @@ from irlab.runtime.dtype import to_numpy_dtype
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import acc_dtype, dtype_or_empty
+from irlab.relay.op.op import register_alter_op_layout
 from irlab.relay.op.op_common import make_call, out_array
 
 
@@ -238,6 +239,35 @@ def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_
     attrs = BatchMatmulAttrs(out_dtype=dtype_or_empty(out_dtype), transpose_a=bool(transpose_a),
                              transpose_b=bool(transpose_b))
     return make_call("nn.batch_matmul", [tensor_a, tensor_b], attrs)
+
+
+# ---------------------------------------------------------------------------------------------
+# layout hooks (TVM's topi/x86/dense_alter_op.py)
+@register_alter_op_layout("nn.dense", target="cpu")
+def alter_op_layout_dense_cpu(attrs, inputs, tinfos, out_type):
+    """CPU targets (llvm, c): a float32 dense the packed schedule would run becomes
+    ``nn.contrib_dense_pack`` on the weight in layout ``NC{n}n`` (``use_prepacked_dense`` picks
+    n), so the weight is packed once -- by FoldConstant when it is a constant -- instead of on
+    every call (TVM's x86 ``_alter_dense_layout``). Before::
+
+        nn.dense(%x, meta[relay.Constant][0], units=256)
+
+    After AlterOpLayout (then FoldConstant packs the constant)::
+
+        %0 = layout_transform(meta[relay.Constant][0], src_layout="NC", dst_layout="NC64n");
+        nn.contrib_dense_pack(%x, %0, units=None, weight_layout="NC64n")
+    """
+    from irlab.relay.op.strategy.dense import use_prepacked_dense
+    from irlab.relay.op.transform import layout_transform
+    from irlab.target import Target
+
+    target = Target.current(allow_none=True)
+    block = None if target is None else use_prepacked_dense(attrs, tinfos, out_type, target)
+    if block is None:
+        return None
+    layout = f"NC{block}n"
+    weight = layout_transform(inputs[1], "NC", layout)
+    return contrib_dense_pack(inputs[0], weight, layout, None, attrs.out_dtype)
 
 
 __all__ = ["DenseAttrs", "DensePackAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense",

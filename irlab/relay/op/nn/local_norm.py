@@ -7,6 +7,7 @@ import numpy as np
 
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import OpPattern, register_op
+from irlab.relay.op.layout_rules import channel_normalization_layout
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import acc_dtype
 from irlab.relay.op.op_common import make_call, normalize_axis, out_array
@@ -104,7 +105,8 @@ register_op("nn.instance_norm", num_inputs=3,
             attrs_type=InstanceNormAttrs, type_rel=_instance_norm_rel,
             pattern=OpPattern.OPAQUE, reference=_instance_norm_reference, support_level=1,
             description="Instance normalization: each (sample, channel) normalized over the "
-                        "remaining axes, then scaled by gamma and shifted by beta.")
+                        "remaining axes, then scaled by gamma and shifted by beta.",
+            ).set_attrs(FInferCorrectLayout=channel_normalization_layout(2, 1))
 
 
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):

@@ -6,6 +6,7 @@ import numpy as np
 
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import OpPattern, register_op
+from irlab.relay.op.layout_rules import channel_normalization_layout
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import TupleWrapper
 from irlab.relay.op.nn._utils import acc_dtype
@@ -123,14 +124,16 @@ register_op("nn.batch_norm", num_inputs=5,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_batch_norm_reference,
             support_level=1,
             description="Batch normalization with the moving statistics (inference); returns "
-                        "(out, moving_mean, moving_var).")
+                        "(out, moving_mean, moving_var).",
+            ).set_attrs(FInferCorrectLayout=channel_normalization_layout(4, 3))
 register_op("nn.layer_norm", num_inputs=3,
             arguments=[("data", "Tensor", "Input to which layer_norm will be applied."),
                        ("gamma", "Tensor", "The gamma scale factor."),
                        ("beta", "Tensor", "The beta offset factor.")],
             attrs_type=LayerNormAttrs, type_rel=_layer_norm_rel, pattern=OpPattern.OPAQUE,
             reference=_layer_norm_reference, support_level=1,
-            description="Layer normalization over one axis.")
+            description="Layer normalization over one axis.",
+            ).set_attrs(FInferCorrectLayout=channel_normalization_layout(2, 1))
 
 
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True,
