@@ -11,10 +11,11 @@ from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import normalize_dtype, to_numpy_dtype
 from irlab.ir.expr import RelayExpr
-from irlab.ir.op import TYPE_RELATIONS, OpPattern, register_op
+from irlab.ir.op import TYPE_RELATIONS, Op, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import const as _const
 from irlab.relay.op.layout_rules import binary_broadcast_layout, elemwise_arbitrary_layout
+from irlab.relay.op.scale_axis import ScaleAxisRule
 from irlab.relay.op.op_common import broadcast_shapes, identity_rel, make_call, out_array
 
 
@@ -203,6 +204,10 @@ for _name, _fn in _ARITHMETIC.items():
                 type_rel=_broadcast_rel(), pattern=OpPattern.BROADCAST, support_level=1,
                 reference=_binary_reference(_fn), description=f"Broadcasting {_name}.",
                 ).set_attrs(FInferCorrectLayout=binary_broadcast_layout)
+# how a per-channel scale crosses them (FoldScaleAxis)
+Op.get("add").set_attr("TScaleAxisRule", ScaleAxisRule.ADDITIVE)
+Op.get("subtract").set_attr("TScaleAxisRule", ScaleAxisRule.ADDITIVE)
+Op.get("multiply").set_attr("TScaleAxisRule", ScaleAxisRule.SCALE)
 for _name, _fn in _COMPARISON.items():
     register_op(_name, num_inputs=2,
                 arguments=[("lhs", "Tensor", "The left hand side tensor."),

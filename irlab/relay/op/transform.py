@@ -321,7 +321,8 @@ def _transpose_reference(inputs, attrs, out_type):
 
 register_op("transpose", num_inputs=1, arguments=_DATA, attrs_type=TransposeAttrs,
             type_rel=_transpose_rel, pattern=OpPattern.INJECTIVE, support_level=3,
-            reference=_transpose_reference, description="Permute the dimensions of a tensor.")
+            reference=_transpose_reference, description="Permute the dimensions of a tensor.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def transpose(data, axes=None):
@@ -567,7 +568,8 @@ def _tile_reference(inputs, attrs, out_type):
 
 register_op("tile", num_inputs=1, arguments=_DATA, attrs_type=TileAttrs, type_rel=_tile_rel,
             pattern=OpPattern.BROADCAST, support_level=3, reference=_tile_reference,
-            description="Repeat the whole tensor reps times along each axis.")
+            description="Repeat the whole tensor reps times along each axis.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def tile(data, reps):
@@ -596,7 +598,8 @@ def _repeat_reference(inputs, attrs, out_type):
 register_op("repeat", num_inputs=1, arguments=_DATA, attrs_type=RepeatAttrs,
             type_rel=_repeat_rel, pattern=OpPattern.BROADCAST, support_level=3,
             reference=_repeat_reference,
-            description="Repeat each element repeats times along an axis.")
+            description="Repeat each element repeats times along an axis.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def repeat(data, repeats, axis):
@@ -619,7 +622,8 @@ def _reverse_reference(inputs, attrs, out_type):
 
 register_op("reverse", num_inputs=1, arguments=_DATA, attrs_type=ReverseAttrs,
             type_rel=_reverse_rel, pattern=OpPattern.INJECTIVE, support_level=3,
-            reference=_reverse_reference, description="Reverse the elements along an axis.")
+            reference=_reverse_reference, description="Reverse the elements along an axis.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def reverse(data, axis):

@@ -8,6 +8,7 @@ import numpy as np
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import Op, OpPattern, register_op
 from irlab.relay.op.layout_rules import elemwise_arbitrary_layout
+from irlab.relay.op.scale_axis import ScaleAxisRule
 from irlab.ir.type import TupleType
 from irlab.relay.expr import TupleWrapper
 from irlab.relay.op.nn._utils import acc_dtype
@@ -91,12 +92,14 @@ _DATA = [("data", "Tensor", "The input tensor.")]
 register_op("nn.relu", num_inputs=1, arguments=_DATA, type_rel=identity_rel,
             pattern=OpPattern.ELEMWISE, reference=_relu_reference, support_level=1,
             description="Rectified linear unit: max(x, 0).",
-            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout,
+                        TScaleAxisRule=ScaleAxisRule.POSITIVE_HOMOGENEOUS)
 register_op("nn.leaky_relu", num_inputs=1, arguments=_DATA, attrs_type=LeakyReluAttrs,
             type_rel=_leaky_relu_rel, pattern=OpPattern.ELEMWISE,
             reference=_leaky_relu_reference, support_level=3,
             description="Leaky ReLU: x if x > 0 else alpha * x.",
-            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout,
+                        TScaleAxisRule=ScaleAxisRule.POSITIVE_HOMOGENEOUS)
 register_op("nn.softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_softmax_reference, support_level=1,

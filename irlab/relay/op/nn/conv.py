@@ -18,6 +18,7 @@ from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get
                                       unpack_kernel)
 from irlab.relay.op.op import register_alter_op_layout, register_convert_op_layout
 from irlab.relay.op.op_common import make_call, out_array
+from irlab.relay.op.scale_axis import ScaleAxes, ScaleAxisRule
 from irlab.tir.data_layout import split_kernel_layout
 
 
@@ -156,13 +157,33 @@ def _conv2d_reference(inputs, attrs, out_type):
     return out_array(out.transpose(["NCHW".index(c) for c in out_layout]), out_type)
 
 
+def _scale_axes(call):
+    """FoldScaleAxis: the channel axes of a conv2d in plain layouts (permutations of NCHW /
+    OIHW) with groups 1 or depthwise; None for split layouts (an OIHW16o kernel from
+    AlterOpLayout) and grouped convolutions, which are not folded into (as TVM)."""
+    attrs = call.attrs
+    kernel = attrs.kernel_layout
+    out_layout = attrs.out_layout or attrs.data_layout
+    if not all(layout.isupper() for layout in (attrs.data_layout, kernel, out_layout)):
+        return None
+    weight = tuple(call.args[1].checked_type.shape)
+    depthwise = weight[kernel.index("O")] == attrs.groups and weight[kernel.index("I")] == 1
+    if attrs.groups != 1 and not depthwise:
+        return None
+    # Input channel c of a depthwise conv feeds only output channel c.
+    return ScaleAxes(data=attrs.data_layout.index("C"), output=out_layout.index("C"),
+                     weight_of_data=kernel.index("O" if depthwise else "I"),
+                     weight_of_output=kernel.index("O"))
+
+
 register_op("nn.conv2d", num_inputs=2,
             arguments=[("data", "Tensor", "The input tensor."),
                        ("weight", "Tensor", "The weight tensor.")],
             attrs_type=Conv2DAttrs, type_rel=_conv2d_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_conv2d_reference, support_level=2,
             description="2-D convolution (cross-correlation) of data with a weight tensor.",
-            ).set_attrs(FInferCorrectLayout=conv2d_layout)
+            ).set_attrs(FInferCorrectLayout=conv2d_layout, TScaleAxisRule=ScaleAxisRule.WEIGHT,
+                        FScaleAxisChannels=_scale_axes)
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,

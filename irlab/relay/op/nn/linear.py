@@ -15,6 +15,7 @@ from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import acc_dtype, dtype_or_empty
 from irlab.relay.op.op import register_alter_op_layout
 from irlab.relay.op.op_common import make_call, out_array
+from irlab.relay.op.scale_axis import ScaleAxes, ScaleAxisRule
 
 
 class DenseAttrs(Attrs):
@@ -180,11 +181,20 @@ def _batch_matmul_reference(inputs, attrs, out_type):
     return _product(inputs[0], inputs[1], out_type, attrs.transpose_a, attrs.transpose_b)
 
 
+def _dense_scale_axes(call):
+    """FoldScaleAxis: the weight is (units, in_features), so a data scale (along the last
+    axis) folds into its columns, an output scale into its rows."""
+    return ScaleAxes(data=len(call.args[0].checked_type.shape) - 1,
+                     output=len(call.checked_type.shape) - 1, weight_of_data=1,
+                     weight_of_output=0)
+
+
 register_op("nn.dense", num_inputs=2,
             arguments=[("data", "Tensor", "Input data."), ("weight", "Tensor", "The weight.")],
             attrs_type=DenseAttrs, type_rel=_dense_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_dense_reference, support_level=1,
-            description="Dense (fully connected) layer: data @ weight.T.")
+            description="Dense (fully connected) layer: data @ weight.T.",
+            ).set_attrs(TScaleAxisRule=ScaleAxisRule.WEIGHT, FScaleAxisChannels=_dense_scale_axes)
 register_op("nn.contrib_dense_pack", num_inputs=2,
             arguments=[("data", "Tensor", "Input data."),
                        ("weight", "3D Tensor", "The weight packed in layout NC<n>n.")],
