@@ -10,14 +10,16 @@ import numpy as np
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import to_numpy_dtype
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TensorType
+from irlab.relay.expr import Call
+from irlab.relay.op import transform as _transform
 from irlab.relay.op.layout_rules import conv2d_layout
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
                                       int_pair, kernel_out_channels, layout_axes, padding4,
                                       unpack_kernel)
 from irlab.relay.op.op import register_alter_op_layout, register_convert_op_layout
-from irlab.relay.op.op_common import make_call, out_array
+from irlab.relay.op.op_common import checked_shape, make_call, out_array
 from irlab.relay.op.scale_axis import ScaleAxes, ScaleAxisRule
 from irlab.tir.data_layout import split_kernel_layout
 
@@ -268,7 +270,84 @@ def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
     return conv2d(*inputs, **new_attrs)
 
 
-__all__ = ["Conv2DAttrs", "conv2d", "is_depthwise_conv2d"]
+# ---------------------------------------------------------------------------------------------
+# CombineParallelConv2D: how sibling conv2d merge into one
+class Conv2DParallelCombiner:
+    """Concatenates the weights along O; following ops get their operands concatenated along
+    the channel axis."""
+
+    def is_supported(self, call):
+        return call.attrs.groups == 1
+
+    @staticmethod
+    def _kernel_hw(call):
+        layout = call.attrs.kernel_layout
+        shape = checked_shape(call.args[1])
+        return shape[layout.index("H")], shape[layout.index("W")]
+
+    @staticmethod
+    def _out_channels(call):
+        # a split kernel (OIHW16o) counts its blocks; its weights concatenate along the block
+        # axis O (same block: can_combine compares kernel_layout), keeping the channel order
+        return kernel_out_channels(checked_shape(call.args[1]), call.attrs.kernel_layout)
+
+    def can_combine(self, a, b):
+        fields = ("strides", "padding", "dilation", "groups", "data_layout", "kernel_layout",
+                  "out_dtype", "out_layout")
+        return (all(getattr(a.attrs, f) == getattr(b.attrs, f) for f in fields)
+                and self._kernel_hw(a) == self._kernel_hw(b))
+
+    def _channel_axis(self, call):
+        attrs = call.attrs
+        return (attrs.out_layout or attrs.data_layout).index("C")
+
+    def make_combined_op(self, branches):
+        root = branches[0][0]
+        weights = [branch[0].args[1] for branch in branches]
+        axis = root.attrs.kernel_layout.index("O")
+        channels = sum(self._out_channels(branch[0]) for branch in branches)
+        attrs = root.attrs.with_fields(channels=channels)
+        self.channel_axis = self._channel_axis(root)
+        return Call(root.op, [root.args[0], _transform.concatenate(weights, axis)], attrs)
+
+    def is_arg_compatible(self, a, b, index):
+        ta, tb = a.args[index].checked_type, b.args[index].checked_type
+        out_a, out_b = checked_shape(a), checked_shape(b)
+        if ta.dtype != tb.dtype or len(ta.shape) != len(tb.shape):
+            return False
+        pos = self.channel_axis - len(out_a) + len(ta.shape)
+        if pos < 0 or ta.shape[pos] != out_a[self.channel_axis] or \
+                tb.shape[pos] != out_b[self.channel_axis]:
+            return False  # the channel axis must be there and not broadcast
+        return all(ta.shape[i] == tb.shape[i] for i in range(len(ta.shape)) if i != pos)
+
+    def make_combined_following(self, data, branches, depth, parent_index):
+        call = branches[0][depth]
+        ndim = len(checked_shape(call))
+        args = []
+        for i, arg in enumerate(call.args):
+            if i == parent_index:
+                args.append(data)
+                continue
+            axis = self.channel_axis - ndim + len(checked_shape(arg))
+            args.append(_transform.concatenate([b[depth].args[i] for b in branches], axis))
+        return Call(call.op, args, call.attrs, call.type_args)
+
+    def group_outputs(self, data, branches, depth):
+        outputs, start = [], 0
+        lead = self.channel_axis
+        for branch in branches:
+            channels = self._out_channels(branch[0])
+            outputs.append(_transform.strided_slice(
+                data, [0] * lead + [start], [-1] * lead + [channels], [1] * (lead + 1),
+                slice_mode="size"))
+            start += channels
+        return outputs
+
+
+Op.get("nn.conv2d").set_attr("FCombineParallel", Conv2DParallelCombiner)
+
+__all__ = ["Conv2DAttrs", "conv2d", "is_depthwise_conv2d", "Conv2DParallelCombiner"]
 
 
 # ---------------------------------------------------------------------------------------------
