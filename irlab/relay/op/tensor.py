@@ -110,6 +110,11 @@ for _name, _fn in _PREDICATES.items():
                 ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 
 
+# FastMath swaps these for their fast approximate versions (same attrs)
+for _name in ("exp", "tanh", "erf"):
+    Op.get(_name).set_attr("TFastVersion", f"fast_{_name}")
+
+
 def _unary_maker(name):
     def make(data):
         return make_call(name, [data])
@@ -204,6 +209,10 @@ for _name, _fn in _ARITHMETIC.items():
                 type_rel=_broadcast_rel(), pattern=OpPattern.BROADCAST, support_level=1,
                 reference=_binary_reference(_fn), description=f"Broadcasting {_name}.",
                 ).set_attrs(FInferCorrectLayout=binary_broadcast_layout)
+# x op y == y op x: pattern rewrites (SimplifyExpr) try both operand orders
+for _name in ("add", "multiply", "maximum", "minimum", "logical_and", "logical_or",
+              "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"):
+    Op.get(_name).set_attr("TCommutative", True)
 # how a per-channel scale crosses them (FoldScaleAxis)
 Op.get("add").set_attr("TScaleAxisRule", ScaleAxisRule.ADDITIVE)
 Op.get("subtract").set_attr("TScaleAxisRule", ScaleAxisRule.ADDITIVE)
@@ -372,23 +381,25 @@ def _broadcast_to_reference(inputs, attrs, out_type):
 _DATA = [("data", "Tensor", "The input tensor.")]
 register_op("zeros", num_inputs=0, attrs_type=InitOpAttrs, type_rel=_init_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(0),
-            description="A tensor of zeros.")
+            description="A tensor of zeros.").set_attrs(TGenerator=True)
 register_op("ones", num_inputs=0, attrs_type=InitOpAttrs, type_rel=_init_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(1),
-            description="A tensor of ones.")
+            description="A tensor of ones.").set_attrs(TGenerator=True)
 register_op("full", num_inputs=1, arguments=[("fill_value", "double", "The fill value.")],
             attrs_type=InitOpAttrs, type_rel=_full_rel, pattern=OpPattern.ELEMWISE,
-            support_level=3, reference=_full_reference, description="A filled tensor.")
+            support_level=3, reference=_full_reference, description="A filled tensor.",
+            ).set_attrs(TGenerator=True)
 register_op("zeros_like", num_inputs=1, arguments=_DATA, type_rel=_like_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(0),
-            description="Zeros shaped like the input.")
+            description="Zeros shaped like the input.").set_attrs(TGenerator=True)
 register_op("ones_like", num_inputs=1, arguments=_DATA, type_rel=_like_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(1),
-            description="Ones shaped like the input.")
+            description="Ones shaped like the input.").set_attrs(TGenerator=True)
 register_op("full_like", num_inputs=2,
             arguments=_DATA + [("fill_value", "double", "The fill value.")],
             type_rel=_full_like_rel, pattern=OpPattern.ELEMWISE, support_level=3,
-            reference=_full_reference, description="A filled tensor shaped like the input.")
+            reference=_full_reference, description="A filled tensor shaped like the input.",
+            ).set_attrs(TGenerator=True)
 register_op("broadcast_to", num_inputs=1, arguments=_DATA, attrs_type=InitOpAttrs,
             type_rel=_broadcast_to_rel, pattern=OpPattern.BROADCAST, support_level=4,
             reference=_broadcast_to_reference, description="Broadcast to a shape.")

@@ -103,7 +103,7 @@ register_op("nn.leaky_relu", num_inputs=1, arguments=_DATA, attrs_type=LeakyRelu
 register_op("nn.softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_softmax_reference, support_level=1,
-            description="Softmax along an axis.")
+            description="Softmax along an axis.").set_attrs(TFastVersion="nn.fast_softmax")
 # FastMath's softmax: an approximate exp in compiled code, the exact softmax as semantics.
 register_op("nn.fast_softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
