@@ -384,6 +384,23 @@ def expand_dims(data, axis, num_newaxis=1):
                                                             num_newaxis=int(num_newaxis)))
 
 
+def expand_bias_to_match_axis(bias, target_ndim: int, axes):
+    """Insert unit axes into ``bias`` (whose dims are the sorted ``axes`` of a rank
+    ``target_ndim`` tensor) so it broadcasts along those axes (TVM's ExpandBiasToMatchAxis).
+
+    A (C,) bias for axis 1 of NCHW becomes ``expand_dims(bias, axis=1, num_newaxis=2)``.
+    """
+    axes = [int(a) for a in axes]
+    for i in range(len(axes), 0, -1):
+        if i == len(axes):
+            missing = target_ndim - axes[i - 1] - 1  # unit axes after the last kept axis
+        else:
+            missing = axes[i] - axes[i - 1]  # unit axes between two kept axes
+        if missing > 0:
+            bias = expand_dims(bias, axis=i, num_newaxis=missing)
+    return bias
+
+
 # ---------------------------------------------------------------------------------------------
 # concatenate / stack
 def _tensor_fields(ctx, op_name):

@@ -7,12 +7,12 @@ import numpy as np
 
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import Op, OpPattern, register_op
-from irlab.relay.op.layout_rules import elemwise_arbitrary_layout
-from irlab.relay.op.scale_axis import ScaleAxisRule
 from irlab.ir.type import TupleType
 from irlab.relay.expr import TupleWrapper
+from irlab.relay.op.layout_rules import elemwise_arbitrary_layout
 from irlab.relay.op.nn._utils import acc_dtype
 from irlab.relay.op.op_common import identity_rel, make_call, normalize_axis, out_array
+from irlab.relay.op.scale_axis import ScaleAxisRule
 
 
 class LeakyReluAttrs(Attrs):
@@ -120,6 +120,8 @@ register_op("nn.dropout", num_inputs=1, arguments=_DATA, attrs_type=DropoutAttrs
 # Dropout draws random numbers when training: passes must not evaluate it ahead of time
 # (FoldConstant skips stateful ops), as TVM's TOpIsStateful.
 Op.get("nn.dropout").set_attr("TOpIsStateful", True)
+# At inference, dropout's field 0 is its input (SimplifyInference).
+Op.get("nn.dropout").set_attr("FSimplifyInference", lambda attrs, args, data_type: args[0])
 
 
 def relu(data):
