@@ -307,3 +307,45 @@ def test_if_else_binds_the_value_of_both_branches():
         y: R.Tensor((2,), dtype="float32") = x
     return y''' in text
     assert_structural_equal(from_source(text), f)
+
+
+def test_call_tir_tir_vars_pure_packed_and_dtype_values():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def fill(a: T.handle, m: T.int64):
+            n = T.int64()
+            A = T.match_buffer(a, (n,), "float32")
+            for i in range(n):
+                with T.block("A"):
+                    vi = T.axis.spatial(n, i)
+                    A[vi] = T.Cast("float32", m)
+
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            n = T.int64()
+            cls = Mod
+            y = R.call_tir(cls.fill, (), out_sinfo=R.Tensor((n,), "float32"),
+                           tir_vars=R.shape([n * 2]))
+            z = R.call_pure_packed("my_pure", y, x, sinfo_args=R.Tensor((n,), "float32"))
+            d = R.dtype("float16")
+            return (z, d)
+
+    text = round_trip(Mod)
+    assert "tir_vars=R.shape([n * 2])" in text
+    assert 'R.call_pure_packed("my_pure", y, x, sinfo_args=(R.Tensor((n,), ' \
+           'dtype="float32"),))' in text
+    assert 'd: R.Object = R.dtype("float16")' in text
+
+
+def test_call_packed_without_sinfo_args():
+    @R.function(pure=False)
+    def f(x: R.Tensor((2,), "float32")):
+        R.call_packed("log_it", x)
+        return x
+
+    call = f.body.blocks[0].bindings[0].value
+    assert call.sinfo_args == ()
+    text = f.script()
+    assert 'R.call_packed("log_it", x)' in text
+    assert_structural_equal(from_source(text), f)

@@ -129,5 +129,5 @@ def test_seed_module_runs_for_several_shapes(inplace_update, n, k, m):
 def test_seed_module_rejects_a_weight_of_the_wrong_rows(inplace_update):
     x = np.ones((2, 3), "float32")
     w = np.ones((4, 5), "float32")  # k is 3 from x: match_cast must fail
-    with pytest.raises(tvm.IrlabError):
+    with pytest.raises(tvm.IrlabError, match="match_cast lv0: dim 0 is 4, expected k = 3"):
         evaluate(MyIRModule, [x, w], "relax_func")

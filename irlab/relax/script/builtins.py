@@ -185,14 +185,10 @@ def call_packed(func, *args, sinfo_args=None, **kwargs):
     """``R.call_packed("f", x, sinfo_args=R.Tensor(...))``: call a registered function."""
     if kwargs:
         raise IrlabError(f"R.call_packed: unexpected keyword arguments {sorted(kwargs)}")
-    if isinstance(func, str):
-        func = _relax.ExternFunc(func)
-    if sinfo_args is None:
-        sinfo_args = [_relax.ObjectStructInfo()]
-    elif not isinstance(sinfo_args, (list, tuple)):
-        sinfo_args = [sinfo_args]
-    return _relax.Call(func, [as_expr(a) for a in args], None,
-                       [as_struct_info(s) for s in sinfo_args])
+    if sinfo_args is not None:
+        sinfo_args = [as_struct_info(s) for s in (
+            sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args])]
+    return _relax.op.call_packed(func, *[as_expr(a) for a in args], sinfo_args=sinfo_args)
 
 
 class MatchCastPair:
@@ -231,6 +227,11 @@ def string(value):
 def make_tuple(*fields):
     """``R.tuple(a, b)``: a tuple value (``(a, b)`` too)."""
     return _relax.Tuple([as_expr(f) for f in fields])
+
+
+def dtype(value):
+    """``R.dtype("float32")``: a dtype value."""
+    return _relax.DataTypeImm(value)
 
 
 def ExternFunc(global_symbol):  # noqa: N802
