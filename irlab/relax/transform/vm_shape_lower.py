@@ -29,7 +29,8 @@ from irlab.relax.expr import (Call, ExternFunc, MatchCast, PrimValue, ShapeExpr,
 from irlab.relax.op.memory import call_builtin_with_ctx
 from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo,
                                      ShapeStructInfo, TensorStructInfo, TupleStructInfo)
-from irlab.relax.transform.binding_rewriter import BindingRewriter, relax_functions
+from irlab.relax.transform.binding_rewriter import (BindingRewriter, fill_struct_info,
+                                                   relax_functions)
 from irlab.runtime.relax_vm.builtin import MakeShapeCode, MatchShapeCode
 from irlab.tir import expr as tir_expr
 from irlab.tir.buffer import decl_buffer
@@ -330,6 +331,8 @@ def _lower(mod, ctx):
         out[gv] = lowered.with_attr(LOWERED_ATTR, True)
     for gv, prim_func in shape_funcs:
         out[gv] = prim_func.with_attr("global_symbol", gv.name_hint)
+    for gv, func in relax_functions(out):
+        fill_struct_info(func, out)
     return out
 
 
