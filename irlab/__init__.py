@@ -31,6 +31,9 @@ from irlab import contrib
 
 runtime.registry.register_func_provider("tvm.graph_executor.create_executor",
                                         "irlab.contrib.graph_executor")
+# load_module of an LLVM archive, in a process that has not compiled anything yet
+runtime.registry.register_func_provider("runtime.module.load_llvm_objects",
+                                        "irlab.target.llvm_jit")
 
 # TVM also spells the pass infrastructure ``tvm.ir.transform`` / ``tvm.ir.instrument``; irlab
 # keeps one module each, reachable under both paths (ir sits below them, so it cannot import them).
