@@ -17,6 +17,7 @@ from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.op.base import call_tir, call_dps_packed, call_pure_packed
 from irlab.relax.expr_functor import ExprFunctor, PyExprVisitor, PyExprMutator
 from irlab.relax import op, struct_info, expr, block_builder, text, expr_functor, analysis
+from irlab.relax import transform
 
 
 # --- VM: ExecBuilder, Executable, VirtualMachine, build (relax-vm) ---

@@ -83,6 +83,9 @@ class BlockBuilder:
         self._func: _FunctionScope | None = None
         self._bindings: dict = {}  # Var -> bound value (lookup_binding)
         self._func_hashes: dict = {}  # structural hash -> [GlobalVar] (dedup of add_func)
+        for gv, func in self.module.items():
+            if not isinstance(func, Function):
+                self._func_hashes.setdefault(structural_hash(func), []).append(gv)
         self._normalizer = Normalizer(self)
 
     @staticmethod

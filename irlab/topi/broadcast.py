@@ -10,7 +10,22 @@ from irlab import te
 from irlab.errors import IrlabError
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import dims, is_const
+
+
+def _broadcast_dim(x, y, a, b):
+    """The broadcast of two dims (ints, or PrimExprs for symbolic ones). A symbolic dim
+    against a constant other than 1 is taken to equal it (the caller's shape check, e.g.
+    Relax's struct-info deduction, decides)."""
+    if is_const(x) and is_const(y):
+        if x != y and 1 not in (x, y):
+            raise IrlabError(f"shapes {a} and {b} do not broadcast")
+        return max(x, y) if 0 not in (x, y) else 0
+    if is_const(x):
+        return y if x == 1 else x
+    if is_const(y):
+        return x if y == 1 else y
+    return x
 
 
 def broadcast_shape(a: tuple, b: tuple) -> tuple:
@@ -18,17 +33,16 @@ def broadcast_shape(a: tuple, b: tuple) -> tuple:
     for i in range(1, max(len(a), len(b)) + 1):
         x = a[-i] if i <= len(a) else 1
         y = b[-i] if i <= len(b) else 1
-        if x != y and 1 not in (x, y):
-            raise IrlabError(f"shapes {a} and {b} do not broadcast")
-        out.append(max(x, y) if 0 not in (x, y) else 0)
+        out.append(_broadcast_dim(x, y, a, b))
     return tuple(reversed(out))
 
 
 def _index(shape, out_shape, indices):
     """``indices`` of the output mapped onto a tensor of ``shape``."""
     offset = len(out_shape) - len(shape)
-    return [0 if shape[d] == 1 and out_shape[d + offset] != 1 else indices[d + offset]
-            for d in range(len(shape))]
+    return [0 if is_const(shape[d]) and shape[d] == 1 and not (
+        is_const(out_shape[d + offset]) and out_shape[d + offset] == 1) else indices[d + offset]
+        for d in range(len(shape))]
 
 
 def _binary(name, fn):
@@ -44,7 +58,7 @@ def _binary(name, fn):
                                   name=f"T_{name}", tag="broadcast")
             return te.compute(tensor.shape, lambda *i: fn(tensor(*i), value), name=f"T_{name}",
                               tag="broadcast")
-        sa, sb = const_shape(lhs), const_shape(rhs)
+        sa, sb = dims(lhs), dims(rhs)
         out_shape = broadcast_shape(sa, sb)
 
         def body(*i):

@@ -34,5 +34,37 @@ def const_shape(tensor) -> tuple:
     return tuple(out)
 
 
+def dims(tensor) -> tuple:
+    """The shape of a TE tensor: Python ints where constant, PrimExprs where symbolic (the
+    generic computes that accept symbolic shapes use this instead of ``const_shape``)."""
+    return tuple(int(d.value) if isinstance(d, E.IntImm) else d for d in tensor.shape)
+
+
+def is_const(dim) -> bool:
+    """True when a dim (int or PrimExpr) is a known constant."""
+    return isinstance(dim, int) or isinstance(dim, E.IntImm)
+
+
+def dims_equal(a, b) -> bool:
+    """True when two dims are provably equal (same constant, same expression)."""
+    if is_const(a) and is_const(b):
+        return int(getattr(a, "value", a)) == int(getattr(b, "value", b))
+    if is_const(a) or is_const(b):
+        return False
+    if a is b:
+        return True
+    from irlab.arith import Analyzer
+
+    return Analyzer().can_prove_equal(a, b)
+
+
+def prod(values):
+    """The product of dims (an int when all are constant, else a PrimExpr)."""
+    out = 1
+    for v in values:
+        out = out * v if not (isinstance(out, int) and out == 1) else v
+    return out
+
+
 def get_const_tuple(values) -> tuple:
     return tuple(int(v.value) if isinstance(v, E.IntImm) else int(v) for v in values)

@@ -3,3 +3,8 @@ its struct-info rule and legalization (``irlab.relax.op.registry``)."""
 
 from irlab.relax.op.base import (call_tir, call_dps_packed, call_pure_packed, call_packed,
                                  shape_of)
+from irlab.relax.op.binary import *  # noqa: F401,F403
+from irlab.relax.op.unary import *  # noqa: F401,F403
+from irlab.relax.op.datatype import astype
+from irlab.relax.op.linear_algebra import matmul
+from irlab.relax.op import nn, attrs, registry  # noqa: F401

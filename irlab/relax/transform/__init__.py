@@ -2,6 +2,7 @@
 PassStepper see them."""
 
 # --- graph-level passes: LegalizeOps, FuseOps, FuseTIR, DCE, CanonicalizeBindings, FoldConstant ---
+from irlab.relax.transform.legalize_ops import LegalizeOps
 
 
 # --- lowering to the VM: ToNonDataflow, CallTIRRewrite, StaticPlanBlockMemory, VMShapeLower, ... ---

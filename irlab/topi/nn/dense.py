@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from irlab import te
 from irlab.tir import op as O
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import const_shape, dims, is_const
 
 
 def _acc(value, out_dtype):
@@ -25,8 +25,19 @@ def _operand_b(b, transpose_b, batch_b):
     return lambda bi, k, j: b(*bi, k, j)
 
 
+def _is_one(dim) -> bool:
+    return is_const(dim) and dim == 1
+
+
+def _batch(x, y):
+    """The broadcast of two batch dims (a constant 1 repeats; symbolic dims are taken equal)."""
+    if is_const(x) and is_const(y):
+        return max(x, y)
+    return y if _is_one(x) else x
+
+
 def _product(a, b, transpose_a, transpose_b, out_dtype, name, batched, bn=None):
-    sa, sb = const_shape(a), const_shape(b)
+    sa, sb = dims(a), dims(b)
     out_dtype = out_dtype or a.dtype
     K = sa[-2] if transpose_a else sa[-1]
     N = sb[-2] if transpose_b else sb[-1]
@@ -36,12 +47,12 @@ def _product(a, b, transpose_a, transpose_b, out_dtype, name, batched, bn=None):
     def b_index(batch):
         if not batched:
             return ()
-        return (batch[0] if sb[0] != 1 else 0,)
+        return (batch[0] if not _is_one(sb[0]) else 0,)
 
     def a_elem(idx, kk):
         # idx: the output indices without j
         if batched:
-            bi = idx[0] if sa[0] != 1 else 0
+            bi = idx[0] if not _is_one(sa[0]) else 0
             i = idx[1]
             return a(bi, kk, i) if transpose_a else a(bi, i, kk)
         if transpose_a:
@@ -49,7 +60,7 @@ def _product(a, b, transpose_a, transpose_b, out_dtype, name, batched, bn=None):
         return a(*idx, kk)
 
     if batched:
-        out_shape = (max(sa[0], sb[0]), sa[-1] if transpose_a else sa[-2], N)
+        out_shape = (_batch(sa[0], sb[0]), sa[-1] if transpose_a else sa[-2], N)
     elif transpose_a:
         out_shape = (*sa[:-2], sa[-1], N)
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from irlab import te
 from irlab.tir import op as O
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import dims
 
 
 def _reduce_shape(shape, axis):
@@ -24,7 +24,7 @@ def _drop(idx, axis):
 
 
 def _max_stage(x, axis, name):
-    shape = const_shape(x)
+    shape = dims(x)
     k = te.reduce_axis((0, shape[axis]), name="k")
     return te.compute(_reduce_shape(shape, axis),
                       lambda *i: te.max(x(*_with_axis(i, axis, k)), axis=k),
@@ -33,7 +33,7 @@ def _max_stage(x, axis, name):
 
 def softmax(x, axis=-1, name="T_softmax"):
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``."""
-    shape = const_shape(x)
+    shape = dims(x)
     axis = axis % len(shape)
     mx = _max_stage(x, axis, name)
     ex = te.compute(shape, lambda *i: O.exp(x(*i) - mx(*_drop(i, axis))), name=f"{name}_exp",
@@ -53,7 +53,7 @@ def fast_softmax(x, axis=-1):
 
 def log_softmax(x, axis=-1, name="T_log_softmax"):
     """``x - max - log(sum(exp(x - max)))`` along ``axis``."""
-    shape = const_shape(x)
+    shape = dims(x)
     axis = axis % len(shape)
     mx = _max_stage(x, axis, name)
     k = te.reduce_axis((0, shape[axis]), name="k")

@@ -182,7 +182,7 @@ _register_transform_computes()
 
 def _register_bias_add_compute():
     from irlab.relay.op.strategy.generic import register_injective
-    from irlab.topi.nn import dense as D
+    from irlab.topi import nn as D
 
     register_injective("nn.bias_add", lambda attrs, inputs, out_type: [
         D.bias_add(inputs[0], inputs[1], attrs.axis)])

@@ -24,26 +24,26 @@ def _out_dtype(attrs, out_type):
 def dense_compute(attrs, inputs, out_type, bn=None):
     from irlab import topi
 
-    return [topi.nn.dense.dense(inputs[0], inputs[1], _out_dtype(attrs, out_type), bn=bn)]
+    return [topi.nn.dense(inputs[0], inputs[1], _out_dtype(attrs, out_type), bn=bn)]
 
 
 def dense_pack_compute(attrs, inputs, out_type):
     from irlab import topi
 
-    return [topi.nn.dense.dense_pack(inputs[0], inputs[1], _out_dtype(attrs, out_type))]
+    return [topi.nn.dense_pack(inputs[0], inputs[1], _out_dtype(attrs, out_type))]
 
 
 def matmul_compute(attrs, inputs, out_type, bn=None):
     from irlab import topi
 
-    return [topi.nn.dense.matmul(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b,
+    return [topi.nn.matmul(inputs[0], inputs[1], attrs.transpose_a, attrs.transpose_b,
                                  _out_dtype(attrs, out_type), bn=bn)]
 
 
 def batch_matmul_compute(attrs, inputs, out_type, bn=None):
     from irlab import topi
 
-    return [topi.nn.dense.batch_matmul(inputs[0], inputs[1], attrs.transpose_a,
+    return [topi.nn.batch_matmul(inputs[0], inputs[1], attrs.transpose_a,
                                        attrs.transpose_b, _out_dtype(attrs, out_type), bn=bn)]
 
 

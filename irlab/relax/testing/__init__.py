@@ -1,0 +1,3 @@
+"""Testing helpers for Relax (``tvm.relax.testing``)."""
+
+from irlab.relax.testing.evaluator import evaluate, Evaluator
