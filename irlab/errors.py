@@ -64,3 +64,9 @@ class ArgumentError(IrlabError, ValueError):
 
 class CompileError(IrlabError):
     """An external tool (the C compiler or linker) failed or is missing."""
+
+
+class VMError(IrlabError, RuntimeError):
+    """The Relax virtual machine rejected a program or an input at run time (a failed shape or
+    struct-info check names the value and dimension at fault). Also a ``RuntimeError``, as
+    TVM's VM raises."""

@@ -322,7 +322,10 @@ def load_module(path, fmt=""):
             part = os.path.join(tmp, "imports.zip")
             with open(part, "wb") as out:
                 out.write(blob)
-            for imported in load_module(part).imported_modules:
+            carried = load_module(part)
+            if type(carried) is not Module:  # the .so wraps a whole module (a Relax VM
+                return carried               # executable): that module is what was saved
+            for imported in carried.imported_modules:
                 module.import_module(imported)
     return module
 
@@ -365,6 +368,10 @@ def _load_archive(path, z):
         return Module((), z.read("target").decode() or None)
     if kind == "imports":  # the modules a .so carries: load_module adds them
         return Module(())
+    # module kinds of higher runtime parts (a Relax VM executable) register their loader
+    loader = get_global_func(f"runtime.module.load_archive.{kind}", allow_missing=True)
+    if loader is not None:
+        return loader(path, z)
     raise IrlabError(f"{path}: unknown module kind {kind!r}")
 
 

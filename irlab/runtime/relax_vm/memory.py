@@ -1,0 +1,71 @@
+"""Storage for the Relax VM: ``vm.builtin.alloc_storage`` makes a byte buffer, and
+``vm.builtin.alloc_tensor`` views a tensor inside it (what StaticPlanBlockMemory reuses)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irlab.errors import VMError
+from irlab.runtime.container import ShapeTuple
+from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
+from irlab.runtime.ndarray import ALIGNMENT, NDArray, cpu
+from irlab.runtime.registry import register_func
+
+
+class Storage:
+    """``nbytes`` bytes on the CPU, 64-byte aligned; tensors allocated in it share its memory."""
+
+    __slots__ = ("buffer", "nbytes", "device")
+
+    def __init__(self, nbytes: int, device=None):
+        if nbytes < 0:
+            raise VMError(f"alloc_storage: negative size {nbytes}")
+        raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+        start = -raw.ctypes.data % ALIGNMENT
+        self.buffer = raw[start:start + nbytes]
+        self.nbytes = nbytes
+        self.device = device or cpu(0)
+
+    def alloc_tensor(self, offset: int, shape, dtype) -> NDArray:
+        """A tensor of ``shape``/``dtype`` at byte ``offset``, sharing this storage."""
+        shape = tuple(int(d) for d in shape)
+        np_dtype = to_numpy_dtype(str(dtype) if not isinstance(dtype, str) else dtype)
+        size = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+        if offset < 0 or offset + size > self.nbytes:
+            raise VMError(f"alloc_tensor: a {dtype} tensor of shape {shape} ({size} bytes) at "
+                          f"offset {offset} does not fit in a storage of {self.nbytes} bytes")
+        data = np.ndarray(shape, dtype=np_dtype, buffer=self.buffer, offset=offset)
+        return NDArray(data, self.device)
+
+    def __repr__(self):
+        return f"Storage({self.nbytes} bytes, {self.device})"
+
+
+def storage_bytes(shape, dtype_hint) -> int:
+    """Bytes for a buffer of ``shape`` elements of ``dtype_hint`` (bool takes one byte)."""
+    dtype = parse_dtype(str(dtype_hint) if not isinstance(dtype_hint, str) else dtype_hint)
+    itemsize = 1 if dtype.code == "bool" else (dtype.bits * dtype.lanes + 7) // 8
+    return int(np.prod(tuple(shape), dtype=np.int64)) * itemsize
+
+
+@register_func("vm.builtin.alloc_storage")
+def alloc_storage(vm, shape, device_index=0, dtype_hint="uint8", mem_scope="global"):
+    """A new ``Storage`` of ``prod(shape)`` elements of ``dtype_hint`` on device
+    ``device_index`` (-1: the host)."""
+    devices = vm.devices if vm is not None else [cpu(0)]
+    if device_index >= len(devices) or device_index < -1:
+        raise VMError(f"alloc_storage: device index {device_index} is out of the VM's "
+                      f"{len(devices)} devices")
+    if mem_scope not in ("global", None):
+        raise VMError(f"alloc_storage: memory scope {mem_scope!r} is not supported on cpu")
+    return Storage(storage_bytes(shape, dtype_hint), devices[device_index])
+
+
+@register_func("vm.builtin.alloc_tensor")
+def alloc_tensor(storage, offset, shape, dtype):
+    if not isinstance(storage, Storage):
+        raise VMError(f"alloc_tensor: expected a Storage, got {type(storage).__name__}")
+    return storage.alloc_tensor(int(offset), ShapeTuple(shape), dtype)
+
+
+__all__ = ["Storage", "storage_bytes", "alloc_storage", "alloc_tensor"]
