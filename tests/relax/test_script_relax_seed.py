@@ -131,3 +131,28 @@ def test_seed_module_rejects_a_weight_of_the_wrong_rows(inplace_update):
     w = np.ones((4, 5), "float32")  # k is 3 from x: match_cast must fail
     with pytest.raises(tvm.IrlabError, match="match_cast lv0: dim 0 is 4, expected k = 3"):
         evaluate(MyIRModule, [x, w], "relax_func")
+
+
+@pytest.fixture
+def add_one_in_place():
+    """The seed's packed function, run by the VM: it updates gv0 in place (adds 1)."""
+    def update(array):
+        array.copyfrom(array.numpy() + 1)
+
+    tvm.register_func("custom_inplace_update", update, override=True)
+    yield
+    tvm.runtime.registry.remove_global_func("custom_inplace_update")
+
+
+def test_seed_module_builds_once_and_runs_for_several_shapes(add_one_in_place):
+    executable = relax.build(from_source(MyIRModule.script()), "llvm")
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    rng = np.random.default_rng(0)
+    for n, k, m in [(1, 3, 4), (7, 2, 5), (3, 1, 1)]:
+        x = rng.standard_normal((n, k)).astype("float32")
+        w = rng.standard_normal((k, m)).astype("float32")
+        out = vm["relax_func"](tvm.nd.array(x), tvm.nd.array(w))
+        np.testing.assert_allclose(out.numpy(), np.exp((x @ w).reshape(-1)) + 1, rtol=1e-5)
+    with pytest.raises(tvm.IrlabError, match=r"match_cast lv0.*shape\[0\] \(k\) is 4"):
+        vm["relax_func"](tvm.nd.array(np.ones((2, 3), "float32")),
+                         tvm.nd.array(np.ones((4, 5), "float32")))
