@@ -20,6 +20,7 @@ from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStruc
                                      ShapeStructInfo, TensorStructInfo, TupleStructInfo,
                                      struct_info_lca)
 from irlab.tir import expr as tir_expr
+from irlab.tir.function import PrimFunc
 from irlab.tir.functor import substitute
 
 _LEAVES = (rx.Var, GlobalVar, Op, rx.Constant, rx.ShapeExpr, rx.PrimValue, rx.StringImm,
@@ -170,12 +171,16 @@ class Normalizer:
         bb.scopes.append(scope)
         try:
             blocks = expr.blocks if isinstance(expr, rx.SeqExpr) else ()
-            for block in blocks:
-                scope.frame = BlockFrame(isinstance(block, rx.DataflowBlock))
+            for block in blocks:  # adjacent blocks of one kind merge (as TVM's normalizer)
+                is_dataflow = isinstance(block, rx.DataflowBlock)
+                if scope.frame is None or scope.frame.is_dataflow != is_dataflow:
+                    scope.end_frame()
+                    scope.frame = BlockFrame(is_dataflow)
                 for binding in block.bindings:
                     self.visit_binding(binding)
+            if scope.frame is None or scope.frame.is_dataflow:
                 scope.end_frame()
-            scope.frame = BlockFrame(False)
+                scope.frame = BlockFrame(False)
             body = self.normalize_argument(expr.body if isinstance(expr, rx.SeqExpr) else expr)
             scope.end_frame()
         finally:
@@ -228,6 +233,8 @@ class Normalizer:
             func = mod[op]
             if isinstance(func, rx.Function):
                 return func.struct_info_ or self.normalize(func).struct_info
+            if isinstance(func, PrimFunc):  # lowered code calls PrimFuncs in DPS style
+                return FuncStructInfo.opaque_func(ret=TupleStructInfo([]), purity=False)
             raise DiagnosticError(f"@{op.name_hint} is a {type(func).__name__}: call it with "
                                   f"R.call_tir", call)
         sinfo = op.struct_info

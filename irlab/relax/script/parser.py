@@ -427,11 +427,19 @@ class FunctionParser:
         """``cls.f(x)``: call another Relax function of the module."""
         if kwargs:
             self.fail(node, f"a call of {gv.name_hint} takes positional arguments only")
-        sinfo = self.ctx.signatures.get(gv)
-        if sinfo is None:
-            self.fail(node, f"{gv.name_hint} is not a Relax function of this module: call a "
-                            f"PrimFunc with R.call_tir({gv.name_hint}, ...)")
-        return _relax.Call(gv, [self.as_expr(a, node) for a in args])
+        args = [self.as_expr(a, node) for a in args]
+        if gv not in self.ctx.signatures:
+            if self.ctx.global_vars.get(gv.name_hint) is not gv:
+                self.fail(node, f"{gv.name_hint} is not a function of this module")
+            self.declare_prim_func(gv, len(args))
+        return _relax.Call(gv, args)
+
+    def declare_prim_func(self, gv, arity):
+        """``cls.f(a, b, out)`` of a PrimFunc (lowered code, after CallTIRRewrite): a call in
+        destination-passing style, returning nothing (``R.Tuple()``)."""
+        params = [_relax.Var(f"p{k}", _relax.ObjectStructInfo()) for k in range(arity)]
+        void = _relax.TupleStructInfo([])
+        self.bb.update_func(gv, _relax.Function(params, _relax.Var("ret", void), void, False))
 
 
 def _signature_module(ctx, own_name) -> IRModule:
