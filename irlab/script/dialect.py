@@ -71,6 +71,7 @@ class ModuleContext:
     class_name: str
     global_vars: dict  # name -> GlobalVar, one per function of the class
     signatures: dict = field(default_factory=dict)  # GlobalVar -> a dialect's signature
+    functions: dict = field(default_factory=dict)  # GlobalVar -> function already parsed
 
     @property
     def namespace(self) -> ModuleNamespace:
@@ -110,6 +111,8 @@ def build_module(class_name: str, items: list, mod):
     """Fill ``mod`` from ``items`` [(name, PrimFunc | DeferredFunction)] in class order."""
     gvars = {name: GlobalVar(name) for name, _ in items}
     ctx = ModuleContext(class_name, gvars)
+    ctx.functions = {gvars[name]: item for name, item in items
+                     if not isinstance(item, DeferredFunction)}
     for _, item in items:
         if isinstance(item, DeferredFunction):
             item.declare(ctx)

@@ -427,25 +427,17 @@ class FunctionParser:
         """``cls.f(x)``: call another Relax function of the module."""
         if kwargs:
             self.fail(node, f"a call of {gv.name_hint} takes positional arguments only")
-        args = [self.as_expr(a, node) for a in args]
-        if gv not in self.ctx.signatures:
-            if self.ctx.global_vars.get(gv.name_hint) is not gv:
-                self.fail(node, f"{gv.name_hint} is not a function of this module")
-            self.declare_prim_func(gv, len(args))
-        return _relax.Call(gv, args)
-
-    def declare_prim_func(self, gv, arity):
-        """``cls.f(a, b, out)`` of a PrimFunc (lowered code, after CallTIRRewrite): a call in
-        destination-passing style, returning nothing (``R.Tuple()``)."""
-        params = [_relax.Var(f"p{k}", _relax.ObjectStructInfo()) for k in range(arity)]
-        void = _relax.TupleStructInfo([])
-        self.bb.update_func(gv, _relax.Function(params, _relax.Var("ret", void), void, False))
+        if gv not in self.ctx.signatures and gv not in self.ctx.functions:
+            self.fail(node, f"{gv.name_hint} is not a function of this module")
+        # a PrimFunc is called so in lowered code (after CallTIRRewrite): destination-passing
+        # style, returning R.Tuple()
+        return _relax.Call(gv, [self.as_expr(a, node) for a in args])
 
 
 def _signature_module(ctx, own_name) -> IRModule:
-    """A module of stand-ins with the declared signatures of the module's other Relax
+    """The module's PrimFuncs and stand-ins with the declared signatures of its other Relax
     functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed."""
-    mod = IRModule()
+    mod = IRModule(dict(ctx.functions))
     for gv, sinfo in ctx.signatures.items():
         if gv.name_hint == own_name:
             continue
