@@ -152,6 +152,9 @@ def parse_class_body(node: ast.ClassDef, source: SourceInfo, parse_prim_func):
     for item in node.body:
         if isinstance(item, ast.FunctionDef):
             items.append((item.name, _parse_method(item, source, parse_prim_func)))
+        elif isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(
+                item.targets[0], ast.Name):  # ``f = R.ExternFunc("f")``
+            items.append((item.targets[0].id, _module_value(item, source)))
         elif not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
             source.fail(item, "an @I.ir_module class may only hold @T.prim_func and "
                               "@R.function functions")
@@ -169,6 +172,25 @@ def decorator_of(node: ast.FunctionDef, source: SourceInfo):
         if is_dialect_decorator(value):
             return value
     return None
+
+
+def is_module_function(value) -> bool:
+    """Whether a class attribute is a function of the module (a PrimFunc, a dialect's
+    deferred function, or a function object a dialect marks ``_is_module_function``)."""
+    return type(value).__name__ == "PrimFunc" or isinstance(value, DeferredFunction) or \
+        getattr(value, "_is_module_function", False)
+
+
+def _module_value(item, source):
+    try:
+        value = eval(compile(ast.Expression(item.value), source.filename, "eval"),  # noqa: S307
+                     dict(source.env))
+    except Exception as err:
+        source.fail(item.value, f"{type(err).__name__}: {err}")
+    if not is_module_function(value):
+        source.fail(item, "an @I.ir_module class may only hold functions "
+                          "(f = R.ExternFunc(\"f\") declares an external one)")
+    return value
 
 
 def _parse_method(item, source, parse_prim_func):

@@ -89,3 +89,8 @@ def test_symbolic_var_redeclared_with_another_dtype():
     text = HEAD.replace("(4,)", '("n",)') + "    n = T.int32()\n    return x\n"
     with pytest.raises(ParseError, match=r":3:.*symbolic variable n is int64"):
         from_source(text)
+
+
+def test_class_attribute_that_is_not_a_function():
+    with pytest.raises(ParseError, match=r"<script>:4:.*may only hold functions"):
+        from_source("@I.ir_module\nclass Module:\n    '''doc'''\n    x = 3\n")

@@ -349,3 +349,17 @@ def test_call_packed_without_sinfo_args():
     text = f.script()
     assert 'R.call_packed("log_it", x)' in text
     assert_structural_equal(from_source(text), f)
+
+
+def test_extern_func_entries_of_a_module():
+    @I.ir_module
+    class Mod:
+        my_ext = R.ExternFunc("my_ext")
+
+        @R.function
+        def main(x: R.Tensor((2,), "float32")):
+            return x
+
+    assert isinstance(Mod["my_ext"], relax.ExternFunc)
+    text = round_trip(Mod)
+    assert '    my_ext = R.ExternFunc("my_ext")\n' in text

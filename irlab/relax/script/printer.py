@@ -32,6 +32,8 @@ _DPS_OPS = ("relax.call_tir", "relax.call_dps_packed")
 
 def print_function(func, name=None, class_name=None):
     """(lines, header lines) of ``func`` as an ``@R.function`` (in class ``class_name``)."""
+    if isinstance(func, _relax.ExternFunc):
+        return [f"{name} = R.ExternFunc({json.dumps(func.global_symbol)})"], {HEADER_R}
     printer = FunctionPrinter(class_name)
     lines = printer.function(func, name or _default_name(func))
     headers = {HEADER_R} | ({HEADER_T} if printer.uses_tir else set())
