@@ -363,3 +363,14 @@ def test_extern_func_entries_of_a_module():
     assert isinstance(Mod["my_ext"], relax.ExternFunc)
     text = round_trip(Mod)
     assert '    my_ext = R.ExternFunc("my_ext")\n' in text
+
+
+def test_signature_dims_are_usable_in_the_body_without_declaration():
+    """As TVM's parser: ``"n"`` in a parameter's struct info defines ``n`` for the body."""
+    @R.function
+    def f(x: R.Tensor(("n", 2), "float32")):
+        y = R.match_cast(x, R.Tensor((n, 2), "float32"))  # noqa: F821
+        return y
+
+    n = f.params[0].struct_info.dims[0]
+    assert f.body.blocks[0].bindings[0].struct_info.dims[0] is n

@@ -75,7 +75,7 @@ class FunctionParser:
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
-        for table in (self.module_names, self.source.env):
+        for table in (self.symbols, self.module_names, self.source.env):
             if name in table:
                 return table[name]
         if hasattr(_py, name):
