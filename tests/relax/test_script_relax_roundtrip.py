@@ -374,3 +374,20 @@ def test_signature_dims_are_usable_in_the_body_without_declaration():
 
     n = f.params[0].struct_info.dims[0]
     assert f.body.blocks[0].bindings[0].struct_info.dims[0] is n
+
+
+def test_recursive_function():
+    @I.ir_module
+    class Mod:
+        @R.function
+        def count(n: R.Tensor((), "int64"), c: R.Tensor((), "bool")) -> R.Tensor((), "int64"):
+            cls = Mod
+            if c:
+                r: R.Tensor((), "int64") = cls.count(n, c)
+            else:
+                r: R.Tensor((), "int64") = n
+            return r
+
+    branch = Mod["count"].body.blocks[0].bindings[0].value.true_branch
+    assert branch.blocks[0].bindings[0].value.op is Mod.get_global_var("count")
+    assert round_trip(Mod).count("cls.count(n, c)") == 1

@@ -63,7 +63,7 @@ class FunctionParser:
         self.module_names = ctx.names()
         self.scopes: list[dict] = [{}]
         self.symbols: dict = {}  # name -> tir.Var: the function's symbolic dims
-        self.bb = _relax.BlockBuilder(_signature_module(ctx, self.node.name))
+        self.bb = _relax.BlockBuilder(_signature_module(ctx))
         self.attrs: dict = {}
         self.block_locals: dict = {}  # name -> line of a dataflow block keeping it inside
 
@@ -125,24 +125,25 @@ class FunctionParser:
                 var = _relax.Var(arg.arg, self.param_sinfo(arg))
                 self.bind(arg.arg, var)
                 params.append(var)
-            with self.bb.function(node.name, params, pure=self.pure, private=self.private):
+            self.bb.begin_scope()
+            try:
                 body = self.body(node.body)
-                gv = self.bb.emit_func_output(body)
-        func = self.bb.get()[gv]
-        if self.attrs:
-            func = func.with_attr(self.attrs)
+            finally:
+                blocks = self.bb.end_scope()
+        attrs = dict(self.attrs)
+        if not self.private:
+            attrs.setdefault("global_symbol", node.name)
         if ret is not None:
-            func = self.with_ret(func, ret)
-        return func
+            self.check_return(ret, body.struct_info)
+        func = _relax.Function(params, _relax.SeqExpr(blocks, body), ret, self.pure,
+                               attrs or None)
+        return self.bb.normalize(func)
 
-    def with_ret(self, func, ret):
-        """``func`` returning the annotated ``ret`` (checked against what its body gives)."""
-        body_sinfo = func.body.struct_info_
-        if body_sinfo is not None and not ret.is_base_of(body_sinfo):
+    def check_return(self, ret, body_sinfo):
+        """The annotated return struct info must describe what the body gives."""
+        if not ret.is_base_of(body_sinfo):
             self.fail(self.node.returns, f"the function returns {body_sinfo}, which is not "
                                          f"a {ret} as annotated")
-        new = _relax.Function(func.params, func.body, ret, func.is_pure, func.attrs)
-        return self.bb.normalize(new)
 
     # -- statements -------------------------------------------------------------------------
     def body(self, stmts):
@@ -157,7 +158,8 @@ class FunctionParser:
                     self.fail(stmts[k + 1], "statements after `return`")
                 if st.value is None:
                     self.fail(st, "an @R.function returns a value")
-                return self.as_expr(self.eval(st.value), st.value)
+                value = self.bb.normalize(self.as_expr(self.eval(st.value), st.value))
+                return value if is_leaf(value) else self.bb.emit(value)
             self.stmt(st, dataflow_outputs=None)
         self.fail(self.node, f"function {self.node.name} has no `return`")
 
@@ -434,13 +436,12 @@ class FunctionParser:
         return _relax.Call(gv, [self.as_expr(a, node) for a in args])
 
 
-def _signature_module(ctx, own_name) -> IRModule:
-    """The module's PrimFuncs and stand-ins with the declared signatures of its other Relax
-    functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed."""
+def _signature_module(ctx) -> IRModule:
+    """The module's PrimFuncs and stand-ins with the declared signatures of its Relax
+    functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed
+    (``f`` may be the function being parsed: a recursive call)."""
     mod = IRModule(dict(ctx.functions))
     for gv, sinfo in ctx.signatures.items():
-        if gv.name_hint == own_name:
-            continue
         params = [_relax.Var(f"p{k}", p) for k, p in enumerate(sinfo.params)]
         mod[gv] = _relax.Function(params, _relax.Var("ret", sinfo.ret), sinfo.ret, sinfo.purity)
     return mod
