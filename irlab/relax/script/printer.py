@@ -58,6 +58,7 @@ class FunctionPrinter:
     def __init__(self, class_name=None):
         self.class_name = class_name
         self.names: dict[int, str] = {}
+        self.suffix: dict[str, int] = {}
         self.used: set[str] = {"R", "T", "I"} | ({class_name} if class_name else set())
         self.head: list[str] = []  # declarations printed before the body statements
         self.signature_vars: set | None = None  # ids of symbolic vars the signature defines
@@ -67,10 +68,11 @@ class FunctionPrinter:
     # -- naming -----------------------------------------------------------------------------
     def define(self, obj, hint) -> str:
         base = _identifier(hint or "v")
-        name, k = base, 0
-        while name in self.used:
+        name, k = base, self.suffix.get(base, 0)
+        while name in self.used:  # lv, lv_1, lv_2...: the next free suffix, kept per base
             k += 1
             name = f"{base}_{k}"
+        self.suffix[base] = k
         self.used.add(name)
         self.names[id(obj)] = name
         return name
