@@ -6,15 +6,25 @@ function's output tensors give the PrimFunc (``te.create_prim_func``) and the ca
 placeholders use int32 copies of the dims (fresh int32 ``tir.Var``s for the symbolic ones) and
 the output shapes are mapped back to the Relax variables. Symbolic vars that only the outputs
 use (``zeros((n,))``) become scalar parameters of the PrimFunc, passed as ``tir_vars``.
+
+A compiled PrimFunc binds its buffers' dims from the arrays it is given, which works for
+constants and variables only; so a compound dim (``n * 2``) is given to TE as a fresh variable
+(one per distinct expression), and an output dim TE computes as a compound expression
+(``n + 2`` for a concat) is replaced by a fresh variable too, passed by the caller through
+``tir_vars`` (Relax allocated the output with exactly that extent).
 """
 
 from __future__ import annotations
 
 from irlab.errors import IrlabError
+from irlab.ir.structural import structural_equal, structural_hash
 from irlab.relax import expr as rx
 from irlab.relax.struct_info import TensorStructInfo
 from irlab.te import create_prim_func, placeholder
-from irlab.te.tensor import Tensor
+from irlab.te.operation import make_compute_op
+from irlab.te.tensor import ComputeOp, Tensor
+from irlab.tir.buffer import Range
+from irlab.tir.stmt import IterVar
 from irlab.tir import expr as tir_expr
 from irlab.tir.functor import ExprMutator
 
@@ -50,14 +60,32 @@ class _Converter:
 
     def __init__(self):
         self.to_te: dict = {}  # relax int64 Var -> int32 Var
+        self.compound: dict = {}  # structural hash -> [(relax expr, int32 Var)]
+        self.to_relax: dict = {}  # int32 Var -> relax int64 expression
         self.tensors: list = []  # (relax expr, te placeholder)
         self.names: set = set()
 
     def dim(self, d):
-        for v in rx.symbolic_vars(d):
-            if v not in self.to_te:
-                self.to_te[v] = tir_expr.Var(v.name_hint, "int32")
-        return retype_index(d, self.to_te, "int32")
+        """An int32 TE value for a relax dim (int64): constants and variables carry over; a
+        compound expression becomes one fresh variable per distinct expression."""
+        if isinstance(d, tir_expr.IntImm):
+            return tir_expr.IntImm("int32", d.value)
+        if isinstance(d, tir_expr.Var):
+            if d not in self.to_te:
+                self.to_te[d] = tir_expr.Var(d.name_hint, "int32")
+                self.to_relax[self.to_te[d]] = d
+            return self.to_te[d]
+        return self.fresh_for(d)
+
+    def fresh_for(self, d):
+        bucket = self.compound.setdefault(structural_hash(d, map_free_vars=False), [])
+        for expr, var in bucket:
+            if structural_equal(expr, d):
+                return var
+        var = tir_expr.Var(f"s{len(self.to_relax)}", "int32")
+        bucket.append((d, var))
+        self.to_relax[var] = d
+        return var
 
     def name(self, expr, index) -> str:
         base = expr.name_hint if isinstance(expr, rx.Var) else f"A{index}"
@@ -102,32 +130,59 @@ def _outputs(result, func) -> list:
     return items
 
 
+def _is_simple(dim) -> bool:
+    return isinstance(dim, (tir_expr.IntImm, tir_expr.Var))
+
+
+def _simple_extents(tensor, conv):
+    """``tensor`` itself, or its compute rebuilt over fresh variables where its extents are
+    compound expressions (the loops then run to the value the caller passes)."""
+    if all(_is_simple(d) for d in tensor.shape):
+        return tensor
+    op = tensor.op
+    if not isinstance(op, ComputeOp) or op.num_outputs != 1:
+        raise IrlabError(f"emit_te/call_te: output {op.name} has a compound shape "
+                         f"{list(tensor.shape)} the compiled function cannot bind")
+    axis = []
+    for iv in op.axis:
+        extent = iv.dom.extent
+        if not _is_simple(extent):
+            extent = conv.fresh_for(retype_index(extent, conv.to_relax, "int64"))
+            iv = IterVar(Range(0, extent), iv.var, iv.iter_type, iv.thread_tag)
+        axis.append(iv)
+    return make_compute_op(op.name, op.tag, op.attrs, axis, op.body).output(0)
+
+
+def _symbols(tensors) -> list:
+    found = []
+    for t in tensors:
+        for d in t.shape:
+            for v in rx.symbolic_vars(d):
+                if v not in found:
+                    found.append(v)
+    return found
+
+
 def te_call(func, args, kwargs):
     """Run ``func`` on TE versions of ``args``; return ``(prim_func, call_args, out_sinfo,
     tir_vars)`` for ``R.call_tir``."""
     conv = _Converter()
     te_args = [conv.convert(a) for a in args]
     te_kwargs = {k: conv.convert(v) for k, v in kwargs.items()}
-    outputs = _outputs(func(*te_args, **te_kwargs), func)
+    raw_outputs = _outputs(func(*te_args, **te_kwargs), func)
+    out_sinfo = [TensorStructInfo([retype_index(d, conv.to_relax, "int64") for d in t.shape],
+                                  t.dtype) for t in raw_outputs]
+    outputs = [_simple_extents(t, conv) for t in raw_outputs]
     inputs = [t for _, t in conv.tensors]
-    to_relax = {v32: v64 for v64, v32 in conv.to_te.items()}
-    known = set()
-    for t in inputs:
-        for d in t.shape:
-            known.update(rx.symbolic_vars(d))
-    extra = []
-    for t in outputs:
-        for d in t.shape:
-            for v in rx.symbolic_vars(d):
-                if v not in known and v not in extra:
-                    extra.append(v)
-    missing = [v for v in extra if v not in to_relax]
+    known = set(_symbols(inputs))
+    missing = [v for v in _symbols(outputs) if v not in known and v not in conv.to_relax]
     if missing:
         raise IrlabError(f"emit_te/call_te: output shape uses {missing[0].name_hint}, which is "
                          f"not a dim of any argument")
+    # symbolic values the input shapes do not bind (shape / PrimValue arguments, compound
+    # output extents) are scalar parameters
+    extra = [v for v in conv.to_relax if v not in known]
     prim_func = create_prim_func(inputs + outputs + extra)
     prim_func = prim_func.without_attr("global_symbol")
-    out_sinfo = [TensorStructInfo([retype_index(d, to_relax, "int64") for d in t.shape],
-                                  t.dtype) for t in outputs]
-    tir_vars = [to_relax[v] for v in extra] or None
+    tir_vars = [conv.to_relax[v] for v in extra] or None
     return prim_func, [e for e, _ in conv.tensors], out_sinfo, tir_vars

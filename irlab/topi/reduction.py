@@ -15,7 +15,7 @@ from irlab.errors import IrlabError
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import const_shape, dims, is_const, prod as _prod_dims
 
 
 def reduce_axes(ndim, axis=None, exclude=False):
@@ -34,7 +34,7 @@ def reduce_axes(ndim, axis=None, exclude=False):
 
 
 def _reduce_plan(data, axis, keepdims, exclude):
-    ishape = const_shape(data)
+    ishape = dims(data)
     axes = reduce_axes(len(ishape), axis, exclude)
     oshape = tuple(1 if k in axes else d for k, d in enumerate(ishape)) if keepdims else \
         tuple(d for k, d in enumerate(ishape) if k not in axes)
@@ -117,6 +117,11 @@ def _divide_by(t, count, name):
     """``t / count`` in ``t``'s arithmetic (integers truncate toward zero; a zero count gives
     0 for integers, as the reference)."""
     dtype = t.dtype
+    if not is_const(count):  # a symbolic element count
+        c = O.cast(count, dtype)
+        if dtype.startswith(("float", "bfloat")):
+            return te.compute(t.shape, lambda *i: t(*i) / c, name=name, tag="elemwise")
+        return te.compute(t.shape, lambda *i: O.truncdiv(t(*i), c), name=name, tag="elemwise")
     if dtype.startswith(("float", "bfloat")):
         c = O.const(float(count), dtype)
         return te.compute(t.shape, lambda *i: t(*i) / c, name=name, tag="elemwise")
@@ -129,7 +134,7 @@ def _divide_by(t, count, name):
 def mean(data, axis=None, keepdims=False, exclude=False):
     ishape, axes, _ = _reduce_plan(data, axis, keepdims, exclude)
     total = sum(data, axis, keepdims, exclude)
-    return _divide_by(total, _math.prod(ishape[k] for k in axes), "T_mean")
+    return _divide_by(total, _prod_dims([ishape[k] for k in axes]), "T_mean")
 
 
 def variance(data, mean_, axis=None, keepdims=False, exclude=False, unbiased=False):

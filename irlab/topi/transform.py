@@ -15,13 +15,28 @@ from irlab.errors import IrlabError
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.topi.broadcast import broadcast_shape
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import const_shape, dims, is_const, prod as _prod
 
 
 # -- index helpers ------------------------------------------------------------------------------
 
 def _i(value):
-    return E.IntImm("int32", int(value))
+    """An int32 index: ints become IntImms; a symbolic dim is cast to int32 if needed."""
+    if isinstance(value, E.PrimExpr) and not isinstance(value, E.IntImm):
+        return value if value.dtype == "int32" else O.cast(value, "int32")
+    return E.IntImm("int32", int(getattr(value, "value", value)))
+
+
+def _nonzero(value) -> bool:
+    """False only for a known zero (a symbolic offset may be anything)."""
+    return not (is_const(value) and int(getattr(value, "value", value)) == 0)
+
+
+def _dim(value):
+    """A shape entry kept as an int when constant, else the PrimExpr."""
+    if isinstance(value, E.PrimExpr) and not isinstance(value, E.IntImm):
+        return value
+    return int(getattr(value, "value", value))
 
 
 def ravel_index(indices, shape):
@@ -67,9 +82,10 @@ def _ge(a, b):
 
 def reshape(a, newshape, name="T_reshape"):
     """``a`` with the resolved shape ``newshape`` (same element count, row-major order)."""
-    ishape = const_shape(a)
-    newshape = tuple(int(d) for d in newshape)
-    if _math.prod(ishape) != _math.prod(newshape):
+    ishape = dims(a)
+    newshape = tuple(_dim(d) for d in newshape)
+    if all(is_const(d) for d in ishape + newshape) and \
+            _math.prod(ishape) != _math.prod(newshape):
         raise IrlabError(f"reshape: cannot reshape {ishape} to {newshape}")
     if ishape == newshape:
         return te.compute(newshape, lambda *i: a(*i), name=name, tag="injective")
@@ -79,9 +95,9 @@ def reshape(a, newshape, name="T_reshape"):
 
 def squeeze(a, axis=None, name="T_squeeze"):
     """``a`` without the size-1 axes ``axis`` (all size-1 axes when None)."""
-    ishape = const_shape(a)
+    ishape = dims(a)
     if axis is None:
-        axis = [k for k, d in enumerate(ishape) if d == 1]
+        axis = [k for k, d in enumerate(ishape) if is_const(d) and d == 1]
     axis = {x % len(ishape) for x in axis}
     oshape = tuple(d for k, d in enumerate(ishape) if k not in axis)
 
@@ -94,7 +110,7 @@ def squeeze(a, axis=None, name="T_squeeze"):
 
 def expand_dims(a, axis, num_newaxis=1, name="T_expand_dims"):
     """``a`` with ``num_newaxis`` size-1 axes inserted at ``axis``."""
-    ishape = const_shape(a)
+    ishape = dims(a)
     axis = axis + len(ishape) + 1 if axis < 0 else axis
     oshape = ishape[:axis] + (1,) * num_newaxis + ishape[axis:]
     return te.compute(oshape, lambda *i: a(*(i[:axis] + i[axis + num_newaxis:])), name=name,
@@ -102,12 +118,12 @@ def expand_dims(a, axis, num_newaxis=1, name="T_expand_dims"):
 
 
 def batch_flatten(a, name="T_batch_flatten"):
-    ishape = const_shape(a)
-    return reshape(a, (ishape[0], _math.prod(ishape[1:])), name=name)
+    ishape = dims(a)
+    return reshape(a, (ishape[0], _prod(ishape[1:])), name=name)
 
 
 def transpose(a, axes=None, name="T_transpose"):
-    ishape = const_shape(a)
+    ishape = dims(a)
     ndim = len(ishape)
     axes = tuple(range(ndim - 1, -1, -1)) if axes is None else tuple(x % ndim for x in axes)
     oshape = tuple(ishape[x] for x in axes)
@@ -126,20 +142,21 @@ def transpose(a, axes=None, name="T_transpose"):
 def concatenate(tensors, axis=0, name="T_concat"):
     """The tensors joined along ``axis`` (a chain of guarded reads)."""
     tensors = list(tensors)
-    shapes = [const_shape(t) for t in tensors]
+    shapes = [dims(t) for t in tensors]
     ndim = len(shapes[0])
     axis = axis % ndim
     sizes = [s[axis] for s in shapes]
     oshape = list(shapes[0])
     oshape[axis] = sum(sizes)
-    parts = [(t, off, n) for t, off, n in zip(tensors, _offsets(sizes), sizes) if n > 0]
+    parts = [(t, off, n) for t, off, n in zip(tensors, _offsets(sizes), sizes)
+             if not (is_const(n) and n <= 0)]
 
     def body(*i):
         j = i[axis]
         t, off, _ = parts[-1]
-        value = t(*(i[:axis] + (j - _i(off) if off else j,) + i[axis + 1:]))
+        value = t(*(i[:axis] + (j - _i(off) if _nonzero(off) else j,) + i[axis + 1:]))
         for t, off, n in reversed(parts[:-1]):
-            read = t(*(i[:axis] + (j - _i(off) if off else j,) + i[axis + 1:]))
+            read = t(*(i[:axis] + (j - _i(off) if _nonzero(off) else j,) + i[axis + 1:]))
             value = O.if_then_else(_lt(j, _i(off + n)), read, value)
         return value
 
@@ -153,7 +170,7 @@ def _offsets(sizes):
     out, acc = [], 0
     for s in sizes:
         out.append(acc)
-        acc += s
+        acc = acc + s if _nonzero(acc) else s
     return out
 
 
@@ -176,8 +193,9 @@ def stack(tensors, axis=0, name="T_stack"):
 
 
 def strided_slice_axes(a, plan, name="T_strided_slice"):
-    """``a`` sliced per ``plan`` entries ``(axis, begin, end, stride, size)`` (canonical)."""
-    ishape = const_shape(a)
+    """``a`` sliced per ``plan`` entries ``(axis, begin, end, stride, size)`` (canonical;
+    begin and size may be symbolic)."""
+    ishape = dims(a)
     oshape = list(ishape)
     lookup = {}
     for axis, begin, _end, stride, size in plan:
@@ -190,7 +208,7 @@ def strided_slice_axes(a, plan, name="T_strided_slice"):
             if k in lookup:
                 b, s = lookup[k]
                 e = v if s == 1 else v * _i(s)
-                idx.append(e + _i(b) if b else e)
+                idx.append(e + _i(b) if _nonzero(b) else e)
             else:
                 idx.append(v)
         return a(*idx)
@@ -213,7 +231,7 @@ def strided_slice(a, begin, end, strides=None, name="T_strided_slice"):
 
 def split(a, indices_or_sections, axis=0):
     """The pieces of ``a`` cut along ``axis`` (a number of equal sections or cut points)."""
-    ishape = const_shape(a)
+    ishape = dims(a)
     axis = axis % len(ishape)
     dim = ishape[axis]
     if isinstance(indices_or_sections, int):
@@ -222,7 +240,8 @@ def split(a, indices_or_sections, axis=0):
     else:
         points = list(indices_or_sections)
     bounds = [0] + points + [dim]
-    return [strided_slice_axes(a, [(axis, lo, hi, 1, hi - lo)], name=f"T_split_{k}")
+    return [strided_slice_axes(a, [(axis, lo, hi, 1, hi - lo if _nonzero(lo) else hi)],
+                               name=f"T_split_{k}")
             for k, (lo, hi) in enumerate(zip(bounds, bounds[1:]))]
 
 
@@ -231,17 +250,18 @@ def split(a, indices_or_sections, axis=0):
 def _index_in_range(idx, size, mode):
     idx = O.cast(idx, "int32") if idx.dtype != "int32" else idx
     if mode == "clip":
-        return O.min(O.max(idx, _i(0)), _i(max(size - 1, 0)))
+        top = _i(max(size - 1, 0)) if is_const(size) else O.max(_i(size) - _i(1), _i(0))
+        return O.min(O.max(idx, _i(0)), top)
     if mode in ("wrap", "fast"):
-        return O.floormod(idx, _i(size)) if size else idx
+        return O.floormod(idx, _i(size)) if _nonzero(size) else idx
     raise IrlabError(f"take: unknown mode {mode!r}")
 
 
 def take(a, indices, axis=None, batch_dims=0, mode="clip", name="T_take"):
     """``a`` gathered at ``indices`` along ``axis`` (the flattened ``a`` when None)."""
-    ishape, jshape = const_shape(a), const_shape(indices)
+    ishape, jshape = dims(a), dims(indices)
     if axis is None:
-        n = _math.prod(ishape)
+        n = _prod(ishape)
 
         def flat_body(*i):
             return a(*unravel_index(_index_in_range(indices(*i), n, mode), ishape))
@@ -353,7 +373,7 @@ def where(condition, x, y, name="T_where"):
 
 def full(shape, dtype, fill_value, name="T_full"):
     """A ``shape`` tensor of ``fill_value`` (a number or a 0-d tensor) as ``dtype``."""
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(_dim(d) for d in shape)
     if isinstance(fill_value, te.Tensor):
         return te.compute(shape, lambda *i: O.cast(fill_value(), dtype), name=name,
                           tag="elemwise")

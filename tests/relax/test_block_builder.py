@@ -114,9 +114,14 @@ def test_emit_te_output_only_symbolic_var_becomes_tir_var():
         bb.emit_func_output(lv)
     mod = bb.get()
     call = mod["main"].body.blocks[0].bindings[0].value
-    assert len(call.args) == 3  # (gv, (), tir_vars)
-    assert call.args[2].values[0] is n
+    # (gv, (), tir_vars): n (a shape argument) and the compound extent n * 2 are passed
+    assert len(call.args) == 3
+    tir_vars = call.args[2].values
+    assert tir_vars[0] is n and tvm.arith.Analyzer().can_prove_equal(tir_vars[1], n * 2)
     assert tvm.arith.Analyzer().can_prove_equal(call.struct_info.dims[0], n * 2)
+    from irlab.relax.testing import evaluate
+
+    np.testing.assert_array_equal(evaluate(mod, [np.zeros(3, "float32")]), np.ones(6))
     del s
 
 

@@ -8,3 +8,8 @@ from irlab.relax.op.unary import *  # noqa: F401,F403
 from irlab.relax.op.datatype import astype
 from irlab.relax.op.linear_algebra import matmul
 from irlab.relax.op import nn, attrs, registry  # noqa: F401
+from irlab.relax.op.manipulate import (reshape, flatten, permute_dims, concat, split, squeeze,
+                                       expand_dims)
+from irlab.relax.op.index import strided_slice, take
+from irlab.relax.op.statistical import sum, mean, max, min, prod  # noqa: A004 (TVM's names)
+from irlab.relax.op.create import zeros, ones, full, zeros_like, ones_like, full_like

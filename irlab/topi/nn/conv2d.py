@@ -15,7 +15,7 @@ from __future__ import annotations
 from irlab import te
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import const_shape, dims
 
 
 def _pad4(padding):
@@ -56,7 +56,7 @@ def _reader(tensor, layout, letters):
 
 def _shape_of(tensor, layout):
     """The extent of each primal axis of ``tensor`` (a split axis counts its blocks)."""
-    shape = const_shape(tensor)
+    shape = dims(tensor)
     axes = _axes(layout)
     blocks = {a.upper(): f for a, f in axes if f is not None}
     return {a: d * blocks.get(a, 1) for (a, f), d in zip(axes, shape) if f is None}
@@ -65,7 +65,7 @@ def _shape_of(tensor, layout):
 def pad_nd(data, before, after, value=0.0, name="pad_temp"):
     """``data`` padded by ``before`` / ``after`` cells per axis with ``value`` (negative
     ``before`` crops). Axes without padding are read as they are."""
-    shape = const_shape(data)
+    shape = dims(data)
     out_shape = tuple(s + b + a for s, b, a in zip(shape, before, after))
     if all(b == 0 and a == 0 for b, a in zip(before, after)):
         return data

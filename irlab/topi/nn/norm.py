@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from irlab import te
 from irlab.tir import op as O
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import dims
 
 
 def _stats(x, axes, name):
     """(mean, var) stages of ``x`` over ``axes``, keeping the other axes (in order)."""
-    shape = const_shape(x)
+    shape = dims(x)
     keep = [d for d in range(len(shape)) if d not in axes]
     count = 1
     for a in axes:
@@ -47,19 +47,27 @@ def _normalize(x, mean, var, keep, gamma, beta, axis, epsilon, center, scale, na
     def body(*i):
         r = tuple(i[d] for d in keep)
         out = (x(*i) - mean(*r)) * O.rsqrt(var(*r) + eps)
+        at = [i[a] for a in axis] if isinstance(axis, (list, tuple)) else [i[axis]]
         if scale:
-            out = out * gamma(i[axis])
+            out = out * gamma(*at)
         if center:
-            out = out + beta(i[axis])
+            out = out + beta(*at)
         return out
 
     return te.compute(x.shape, body, name=name, tag=tag, attrs={"axis": axis})
 
 
 def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
+    """Normalized over ``axis`` (an int, or a list of axes: ``gamma``/``beta`` then have the
+    shape of those axes)."""
     ndim = len(data.shape)
-    axis = axis % ndim
-    mean, var, keep = _stats(data, [axis], "T_layer_norm")
+    if isinstance(axis, (list, tuple)):
+        axis = sorted(a % ndim for a in axis)
+        axes = axis
+    else:
+        axis = axis % ndim
+        axes = [axis]
+    mean, var, keep = _stats(data, axes, "T_layer_norm")
     return _normalize(data, mean, var, keep, gamma, beta, axis, epsilon, center, scale,
                       "T_layer_norm", "layer_norm_output")
 

@@ -14,7 +14,7 @@ from irlab import te
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import op as O
 from irlab.topi.nn.conv2d import _pad4, pad_nd
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import dims
 
 
 def _spatial(layout):
@@ -55,7 +55,7 @@ def _tap_count(pos, k, d, lo, hi):
 def pool2d(data, kind, pool_size, strides=(1, 1), dilation=(1, 1), padding=(0, 0),
            layout="NCHW", ceil_mode=False, count_include_pad=False, out_shape=None):
     """Max (``kind="max"``) or average (``"avg"``) pooling over H and W of ``layout``."""
-    shape = const_shape(data)
+    shape = dims(data)
     ha, wa = _spatial(layout)
     (kh, kw), (sh, sw), (dh, dw) = (tuple(int(v) for v in t) for t in (pool_size, strides,
                                                                           dilation))
@@ -115,7 +115,7 @@ def pool2d(data, kind, pool_size, strides=(1, 1), dilation=(1, 1), padding=(0, 0
 
 def global_pool(data, kind, layout="NCHW"):
     """Max or average over the whole H and W (they become 1)."""
-    shape = const_shape(data)
+    shape = dims(data)
     ha, wa = _spatial(layout)
     ry = te.reduce_axis((0, shape[ha]), name="rv0")
     rx = te.reduce_axis((0, shape[wa]), name="rv1")
@@ -145,7 +145,7 @@ def global_pool(data, kind, layout="NCHW"):
 
 def adaptive_pool(data, kind, output_size=(), layout="NCHW"):
     """Pooling to ``output_size``: window i covers [floor(i*in/out), ceil((i+1)*in/out))."""
-    shape = const_shape(data)
+    shape = dims(data)
     ha, wa = _spatial(layout)
     height, width = shape[ha], shape[wa]
     size = tuple(output_size or ())
@@ -208,7 +208,7 @@ def adaptive_pool(data, kind, output_size=(), layout="NCHW"):
 def lrn(data, size, axis=1, alpha=1e-4, beta=0.75, bias=2.0):
     """Local response normalization across ``axis``: ``data / (bias + alpha / size *
     sum of squares over channels [c - size // 2, c - size // 2 + size)) ** beta``."""
-    shape = const_shape(data)
+    shape = dims(data)
     axis = axis % len(shape)
     half = size // 2
     before = [0] * len(shape)

@@ -1,0 +1,63 @@
+"""Reductions: ``sum``, ``mean``, ``max``, ``min``, ``prod`` over axes (all when None), with
+``keepdims``; legalized to TOPI's reductions."""
+
+from __future__ import annotations
+
+from irlab import topi
+from irlab.ir.op import OpPattern
+from irlab.relax.op.attrs import StatisticalAttrs
+from irlab.relax.op.common import make_call, normalize_axes, tensor_args
+from irlab.relax.op.registry import register_relax_op
+from irlab.relax.struct_info import TensorStructInfo, as_dim
+
+_REDUCERS = {"sum": topi.reduction.sum, "mean": topi.reduction.mean,
+             "max": topi.reduction.max, "min": topi.reduction.min,
+             "prod": topi.reduction.prod}
+
+
+def _axes(call, ndim):
+    axis = call.attrs.axis
+    return list(range(ndim)) if axis is None else normalize_axes(call, axis, ndim)
+
+
+def _infer(call, bb):
+    (x,) = tensor_args(call, 1)
+    keep = call.attrs.keepdims
+    if x.is_unknown_ndim:
+        return TensorStructInfo(dtype=x.dtype, ndim=-1)
+    axes = _axes(call, x.ndim)
+    ndim = x.ndim if keep else x.ndim - len(axes)
+    if x.dims is None:
+        return TensorStructInfo(dtype=x.dtype, ndim=ndim)
+    if keep:
+        return TensorStructInfo([as_dim(1) if k in axes else d for k, d in enumerate(x.dims)],
+                                x.dtype)
+    return TensorStructInfo([d for k, d in enumerate(x.dims) if k not in axes], x.dtype)
+
+
+def _define(name, compute):
+    def legalize(bb, call):
+        x = call.args[0]
+        axes = _axes(call, x.struct_info.ndim)
+        return bb.call_te(compute, x, axes, call.attrs.keepdims, primfunc_name_hint=name)
+
+    register_relax_op(f"relax.{name}", _infer, num_inputs=1, attrs_type=StatisticalAttrs,
+                      pattern=OpPattern.COMM_REDUCE, legalize=legalize,
+                      description=f"{name} over axes")
+
+    def make(x, axis=None, keepdims=False):
+        if isinstance(axis, int):
+            axis = (axis,)
+        attrs = StatisticalAttrs(None if axis is None else tuple(int(a) for a in axis),
+                                 bool(keepdims))
+        return make_call(f"relax.{name}", [x], attrs)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"``{name}`` of ``x`` over ``axis`` (every axis when None)."
+    return make
+
+
+for _name, _compute in _REDUCERS.items():
+    globals()[_name] = _define(_name, _compute)
+
+__all__ = list(_REDUCERS)
