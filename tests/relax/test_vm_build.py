@@ -155,6 +155,30 @@ def test_compound_dims_are_computed_on_the_shape_heap():
         np.testing.assert_array_equal(vm["main"](data).numpy(), data.reshape(-1))
 
 
+def test_compound_dims_of_operators_reach_kernels_as_tir_vars():
+    """reshape to (n*m, 4) and concat to (2*n*m, 4): the kernels take n*m as a tir_var."""
+    from irlab.relax.testing import evaluate
+
+    bb = relax.BlockBuilder()
+    n, m = tir.Var("n", "int64"), tir.Var("m", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, m, 4], "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            flat = bb.emit(relax.op.reshape(x, [n * m, 4]))
+            total = bb.emit(relax.op.sum(flat, axis=[1]))
+            both = bb.emit(relax.op.concat([flat, flat], axis=0))
+            out = bb.emit_output(relax.Tuple([total, both]))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
+    for shape in ((2, 3, 4), (5, 1, 4), (1, 7, 4)):
+        data = np.random.rand(*shape).astype("float32")
+        total, both = vm["main"](data)
+        np.testing.assert_allclose(total.numpy(), data.reshape(-1, 4).sum(1), rtol=1e-6)
+        np.testing.assert_array_equal(both.numpy(), np.concatenate([data.reshape(-1, 4)] * 2))
+        np.testing.assert_array_equal(both.numpy(), evaluate(mod, [data])[1])
+
+
 def test_if_and_packed_calls():
     tvm.register_func("test.relax_vm.add_one", lambda a: tvm.nd.array(a.numpy() + 1),
                       override=True)
