@@ -102,7 +102,24 @@ def operator_mlp():
                                          rng.standard_normal((8, 6)).astype("float32")]
 
 
-PROGRAMS = {"symbolic_mlp": symbolic_mlp, "operator_mlp": operator_mlp, "static_diamond": static_diamond,
+def bounded_chain():
+    """A symbolic batch bounded by ``tir_var_upper_bound``: planned like a static shape."""
+    bb = relax.BlockBuilder()
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, 8], "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(relax.op.exp(x))
+            b = bb.emit(relax.op.multiply(a, a))
+            c = bb.emit(relax.op.add(b, x))
+            out = bb.emit_output(relax.op.sum(c, axis=[1]))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    mod["main"] = mod["main"].with_attr("tir_var_upper_bound", {"n": 16})
+    return mod, lambda batch, rng: [rng.standard_normal((batch, 8)).astype("float32")]
+
+
+PROGRAMS = {"symbolic_mlp": symbolic_mlp, "bounded_chain": bounded_chain, "operator_mlp": operator_mlp, "static_diamond": static_diamond,
             "tuple_outputs": tuple_outputs, "pure_packed": pure_packed}
 PASSES = ["ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory",
           "VMShapeLower", "AttachGlobalSymbol"]
@@ -188,6 +205,17 @@ def test_symbolic_shapes_keep_their_own_allocations():
     planned = transform.StaticPlanBlockMemory()(mod)
     assert len(calls_of(planned, "relax.builtin.alloc_tensor")) == 2
     assert not calls_of(planned, "relax.memory.alloc_storage")
+
+
+def test_upper_bounds_plan_symbolic_shapes():
+    mod = lowered_until(bounded_chain()[0], "StaticPlanBlockMemory")[0]
+    planned = transform.StaticPlanBlockMemory()(mod)
+    assert not calls_of(planned, "relax.builtin.alloc_tensor")
+    storages = calls_of(planned, "relax.memory.alloc_storage")
+    assert [s.args[0].values[0].value for s in storages] == [16 * 8 * 4] * 2
+    vm = relax.VirtualMachine(relax.build(bounded_chain()[0], "llvm"), tvm.cpu())
+    with pytest.raises(tvm.errors.VMError, match="does not fit in a storage of 512 bytes"):
+        vm["main"](np.zeros((17, 8), "float32"))
 
 
 def test_vm_shape_lower_runs_once_and_attach_names_everything():

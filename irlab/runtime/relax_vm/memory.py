@@ -36,7 +36,9 @@ class Storage:
         size = math.prod(shape) * np_dtype.itemsize
         if offset < 0 or offset + size > self.nbytes:
             raise VMError(f"alloc_tensor: a {dtype} tensor of shape {shape} ({size} bytes) at "
-                          f"offset {offset} does not fit in a storage of {self.nbytes} bytes")
+                          f"offset {offset} does not fit in a storage of {self.nbytes} bytes "
+                          f"(storages of symbolic shapes are planned for their "
+                          f"tir_var_upper_bound)")
         data = np.ndarray(shape, dtype=np_dtype, buffer=self.buffer, offset=offset)
         return NDArray(data, self.device)
 
