@@ -88,23 +88,58 @@ def pure_packed():
     return bb.get(), lambda batch, rng: [rng.standard_normal(3).astype("float32")]
 
 
-PROGRAMS = {"symbolic_mlp": symbolic_mlp, "static_diamond": static_diamond,
+def operator_mlp():
+    bb = relax.BlockBuilder()
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, 8], "float32"))
+    w = relax.Var("w", relax.TensorStructInfo([8, 6], "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            h = bb.emit(relax.op.nn.relu(relax.op.matmul(x, w)))
+            out = bb.emit_output(relax.op.multiply(h, relax.const(2.0, "float32")))
+        bb.emit_func_output(out)
+    return bb.get(), lambda batch, rng: [rng.standard_normal((batch, 8)).astype("float32"),
+                                         rng.standard_normal((8, 6)).astype("float32")]
+
+
+def bounded_chain():
+    """A symbolic batch bounded by ``tir_var_upper_bound``: planned like a static shape."""
+    bb = relax.BlockBuilder()
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, 8], "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(relax.op.exp(x))
+            b = bb.emit(relax.op.multiply(a, a))
+            c = bb.emit(relax.op.add(b, x))
+            out = bb.emit_output(relax.op.sum(c, axis=[1]))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    mod["main"] = mod["main"].with_attr("tir_var_upper_bound", {"n": 16})
+    return mod, lambda batch, rng: [rng.standard_normal((batch, 8)).astype("float32")]
+
+
+PROGRAMS = {"symbolic_mlp": symbolic_mlp, "bounded_chain": bounded_chain, "operator_mlp": operator_mlp, "static_diamond": static_diamond,
             "tuple_outputs": tuple_outputs, "pure_packed": pure_packed}
 PASSES = ["ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory",
           "VMShapeLower", "AttachGlobalSymbol"]
 
 
-def run(mod, inputs):
-    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
+def run(mod, inputs, passes):
+    """Build ``mod`` with the rest of the lowering (``passes``) and run ``main``."""
+    pipeline = tvm.transform.Sequential(passes)
+    vm = relax.VirtualMachine(relax.build(mod, "llvm", pipeline=pipeline), tvm.cpu())
     out = vm["main"](*[tvm.nd.array(a) for a in inputs])
     return [o.numpy() for o in out] if isinstance(out, tuple) else [out.numpy()]
 
 
 def lowered_until(mod, name):
-    """``mod`` after the default_build passes that come before ``name``."""
-    for p in relax.pipeline.pipeline_passes("default_build"):
+    """``mod`` after the default_build passes that come before ``name``, that pass, and the
+    passes after it."""
+    passes = relax.pipeline.pipeline_passes("default_build")
+    for k, p in enumerate(passes):
         if p.info.name == name:
-            return mod, p
+            return mod, p, passes[k + 1:]
         mod = p(mod)
     raise AssertionError(f"{name} is not in the pipeline")
 
@@ -113,13 +148,14 @@ def lowered_until(mod, name):
 @pytest.mark.parametrize("pass_name", PASSES)
 def test_pass_preserves_results(pass_name, program):
     mod, make_inputs = PROGRAMS[program]()
-    before, lowering = lowered_until(mod, pass_name)
+    before, lowering, rest = lowered_until(mod, pass_name)
     after = lowering(before)
     relax.analysis.verify_well_formed(after)
     rng = np.random.default_rng(0)
     for batch in (1, 5):
         inputs = make_inputs(batch, rng)
-        for want, got in zip(run(before, inputs), run(after, inputs)):
+        expected = run(before, inputs, [lowering] + rest)
+        for want, got in zip(expected, run(after, inputs, rest)):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
@@ -156,7 +192,7 @@ def test_call_tir_rewrite_makes_allocations_explicit():
 
 
 def test_static_plan_shares_storage_between_dead_tensors():
-    mod, _ = lowered_until(static_diamond()[0], "StaticPlanBlockMemory")
+    mod = lowered_until(static_diamond()[0], "StaticPlanBlockMemory")[0]
     planned = transform.StaticPlanBlockMemory()(mod)
     assert not calls_of(planned, "relax.builtin.alloc_tensor")
     assert len(calls_of(planned, "relax.memory.alloc_tensor")) == 6
@@ -165,10 +201,21 @@ def test_static_plan_shares_storage_between_dead_tensors():
 
 
 def test_symbolic_shapes_keep_their_own_allocations():
-    mod, _ = lowered_until(symbolic_mlp()[0], "StaticPlanBlockMemory")
+    mod = lowered_until(symbolic_mlp()[0], "StaticPlanBlockMemory")[0]
     planned = transform.StaticPlanBlockMemory()(mod)
     assert len(calls_of(planned, "relax.builtin.alloc_tensor")) == 2
     assert not calls_of(planned, "relax.memory.alloc_storage")
+
+
+def test_upper_bounds_plan_symbolic_shapes():
+    mod = lowered_until(bounded_chain()[0], "StaticPlanBlockMemory")[0]
+    planned = transform.StaticPlanBlockMemory()(mod)
+    assert not calls_of(planned, "relax.builtin.alloc_tensor")
+    storages = calls_of(planned, "relax.memory.alloc_storage")
+    assert [s.args[0].values[0].value for s in storages] == [16 * 8 * 4] * 2
+    vm = relax.VirtualMachine(relax.build(bounded_chain()[0], "llvm"), tvm.cpu())
+    with pytest.raises(tvm.errors.VMError, match="does not fit in a storage of 512 bytes"):
+        vm["main"](np.zeros((17, 8), "float32"))
 
 
 def test_vm_shape_lower_runs_once_and_attach_names_everything():

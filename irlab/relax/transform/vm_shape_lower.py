@@ -58,6 +58,7 @@ class _ShapeLower(BindingRewriter):
         self.exprs: dict = {}  # heap slot -> PrimExpr
         self.known: set = set()  # slots holding their value at this point
         self.heap = Var("shape_heap", TensorStructInfo(dtype="int64", ndim=1))
+        self.made: dict = {}  # str(dims) -> the Var a make_shape of them is bound to
         self._collect(func)
 
     # -- slots -------------------------------------------------------------------------------
@@ -97,6 +98,14 @@ class _ShapeLower(BindingRewriter):
             ctx = f"{self.name}: param {param.name_hint}: {param.struct_info_}"
             out += self._match(param, param.struct_info_, ctx)
         return out
+
+    def rewrite_seq(self, seq, prologue=()):
+        """A shape made before an ``If`` is reused inside its branches, never the reverse."""
+        saved = dict(self.made)
+        try:
+            return super().rewrite_seq(seq, prologue)
+        finally:
+            self.made = saved
 
     def rewrite_binding(self, binding):
         out = []
@@ -251,8 +260,13 @@ class _ShapeLower(BindingRewriter):
             return expr
         if not bind:
             return call
+        key = str(list(expr.values)) if isinstance(expr, ShapeExpr) else str(expr.value)
+        known = self.made.get((type(expr), key))
+        if known is not None:  # heap slots never change once stored: the same value
+            return known
         var = Var("shape" if isinstance(expr, ShapeExpr) else "value", sinfo)
         out.append(VarBinding(var, call))
+        self.made[(type(expr), key)] = var
         return var
 
     def _known_slot(self, dim) -> int:

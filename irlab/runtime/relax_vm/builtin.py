@@ -14,7 +14,8 @@ import numpy as np
 from irlab.errors import VMError
 from irlab.runtime.container import ShapeTuple
 from irlab.runtime.dtype import normalize_dtype
-from irlab.runtime.ndarray import NDArray, array, empty
+from irlab.runtime.ndarray import NDArray, array
+from irlab.runtime.relax_vm.memory import Storage
 from irlab.runtime.registry import register_func
 
 
@@ -32,6 +33,14 @@ class MakeShapeCode(enum.IntEnum):
 
     USE_IMM = 0
     LOAD_SHAPE = 1
+
+
+# plain ints: comparing them is much cheaper than building enum members on every call
+_IMM, _STORE, _LOAD = (int(MatchShapeCode.ASSERT_EQUAL_TO_IMM),
+                       int(MatchShapeCode.STORE_TO_HEAP),
+                       int(MatchShapeCode.ASSERT_EQUAL_TO_LOAD))
+_MATCH_CODES = frozenset(int(c) for c in MatchShapeCode)
+_USE_IMM = int(MakeShapeCode.USE_IMM)
 
 
 class VMClosure:
@@ -64,10 +73,9 @@ def _dim_name(names, i) -> str:
 
 @register_func("vm.builtin.alloc_shape_heap")
 def alloc_shape_heap(vm, size):
-    """The int64 array holding the values of a function's symbolic shape variables."""
-    heap = empty((int(size),), "int64")
-    np.asarray(heap)[:] = 0
-    return heap
+    """The int64 array holding the values of a function's symbolic shape variables (aligned:
+    generated shape functions take it as a buffer)."""
+    return Storage(8 * int(size)).alloc_tensor(0, (int(size),), "int64")
 
 
 @register_func("vm.builtin.match_shape")
@@ -84,17 +92,19 @@ def match_shape(value, heap, size, *codes_and_ctx):
                       f"{len(shape)} (shape {tuple(shape)})")
     data = _heap_data(heap)
     for i in range(size):
-        code, operand = MatchShapeCode(codes_and_ctx[2 * i]), int(codes_and_ctx[2 * i + 1])
+        code, operand = codes_and_ctx[2 * i], int(codes_and_ctx[2 * i + 1])
         dim = int(shape[i])
-        if code == MatchShapeCode.STORE_TO_HEAP:
+        if code == _STORE:
             data[operand] = dim
-        elif code == MatchShapeCode.ASSERT_EQUAL_TO_IMM and dim != operand:
+        elif code == _IMM and dim != operand:
             raise VMError(f"{_context(err_ctx)}match_cast: shape[{i}] is {dim}, expected "
                           f"{operand} (shape {tuple(shape)})")
-        elif code == MatchShapeCode.ASSERT_EQUAL_TO_LOAD and dim != int(data[operand]):
+        elif code == _LOAD and dim != int(data[operand]):
             raise VMError(f"{_context(err_ctx)}match_cast: shape[{i}]{_dim_name(names, i)} is "
                           f"{dim}, but {names[i] if names else 'it'} = {int(data[operand])} "
                           f"from an earlier match (shape {tuple(shape)})")
+        elif code not in _MATCH_CODES:
+            raise VMError(f"match_shape: unknown code {code}")
     return None
 
 
@@ -127,8 +137,8 @@ def make_shape(heap, size, *codes):
     data = _heap_data(heap)
     dims = []
     for i in range(int(size)):
-        code, operand = MakeShapeCode(codes[2 * i]), int(codes[2 * i + 1])
-        dims.append(operand if code == MakeShapeCode.USE_IMM else int(data[operand]))
+        code, operand = codes[2 * i], codes[2 * i + 1]
+        dims.append(operand if code == _USE_IMM else int(data[operand]))
     return ShapeTuple(dims)
 
 

@@ -48,6 +48,7 @@ class VirtualMachine:
         self._outputs: dict = {}
         self._profile: list | None = None
         self._instrument = None
+        self._decoded_code: dict = {}
 
     def _resolve(self, info):
         """What a function-table entry calls: VM bytecode, a kernel, or a global function."""
@@ -159,6 +160,41 @@ class VirtualMachine:
         return ProfileReport(records, total)
 
     # -- the interpreter ---------------------------------------------------------------------
+    # Bytecode is decoded once per function into tuples: an argument becomes (True, register)
+    # or (False, value) with constants, immediates, the VM and function values resolved.
+    def _decoded(self, name):
+        code = self._decoded_code.get(name)
+        if code is None:
+            code = self._decoded_code[name] = [self._decode(i) for i in self.module.code[name]]
+        return code
+
+    def _decode(self, instr):
+        if type(instr) is Call:
+            dst = instr.dst.value
+            return (_CALL, instr.func_idx, tuple(self._decode_arg(a) for a in instr.args),
+                    None if dst == SpecialReg.VOID_ARG else dst)
+        if type(instr) is Ret:
+            return (_RET, self._decode_arg(instr.result))
+        if type(instr) is Goto:
+            return (_GOTO, instr.offset)
+        if type(instr) is If:
+            return (_IF, self._decode_arg(instr.cond), instr.false_offset)
+        raise VMError(f"unknown instruction {instr!r}")
+
+    def _decode_arg(self, arg):
+        kind = arg.kind
+        if kind == ArgKind.REGISTER:
+            if arg.value == SpecialReg.VM_STATE:
+                return (False, self)
+            if arg.value == SpecialReg.VOID_ARG:
+                return (False, None)
+            return (True, arg.value)
+        if kind == ArgKind.IMMEDIATE:
+            return (False, arg.value)
+        if kind == ArgKind.CONST_IDX:
+            return (False, self.module.constants[arg.value])
+        return (False, self._function_value(arg.value))
+
     def _invoke(self, index, args):
         info = self.module.func_table[index]
         if info.kind != VMFuncKind.VM_FUNC:
@@ -168,38 +204,26 @@ class VirtualMachine:
             raise VMError(f"{info.name} takes {info.num_args} arguments ({names}), "
                           f"got {len(args)}")
         registers = list(args) + [None] * (info.register_file_size - len(args))
-        code = self.module.code[info.name]
+        code = self._decoded(info.name)
         pc = 0
         while True:
             instr = code[pc]
-            if type(instr) is Call:
-                values = [self._read(registers, a) for a in instr.args]
-                result = self._call(info.name, pc, instr.func_idx, values)
-                if instr.dst.value != SpecialReg.VOID_ARG:
-                    registers[instr.dst.value] = result
+            op = instr[0]
+            if op is _CALL:
+                values = [registers[v] if is_reg else v for is_reg, v in instr[2]]
+                result = self._call(info.name, pc, instr[1], values)
+                if instr[3] is not None:
+                    registers[instr[3]] = result
                 pc += 1
-            elif type(instr) is Ret:
-                return self._read(registers, instr.result)
-            elif type(instr) is Goto:
-                pc += instr.offset
-            elif type(instr) is If:
-                pc += 1 if read_if_cond(self._read(registers, instr.cond)) else instr.false_offset
+            elif op is _RET:
+                is_reg, value = instr[1]
+                return registers[value] if is_reg else value
+            elif op is _GOTO:
+                pc += instr[1]
             else:
-                raise VMError(f"{info.name}: unknown instruction {instr!r} at {pc}")
-
-    def _read(self, registers, arg):
-        kind = arg.kind
-        if kind == ArgKind.REGISTER:
-            if arg.value == SpecialReg.VM_STATE:
-                return self
-            if arg.value == SpecialReg.VOID_ARG:
-                return None
-            return registers[arg.value]
-        if kind == ArgKind.IMMEDIATE:
-            return arg.value
-        if kind == ArgKind.CONST_IDX:
-            return self.module.constants[arg.value]
-        return self._function_value(arg.value)
+                is_reg, value = instr[1]
+                cond = registers[value] if is_reg else value
+                pc += 1 if read_if_cond(cond) else instr[2]
 
     def _function_value(self, index):
         """A function-table entry as a value (``f[name]``): callable, e.g. by make_closure."""
@@ -211,7 +235,8 @@ class VirtualMachine:
             self._instrument(func_name, pc, True, *values)
         start = time.perf_counter() if self._profile is not None else 0.0
         try:
-            result = self._invoke(index, values)
+            callee = self._callees[index]
+            result = callee(*values) if callee is not None else self._invoke(index, values)
         except IrlabError:
             raise
         except Exception as err:
@@ -238,5 +263,7 @@ def _convert(value):
         return tuple(_convert(v) for v in value)
     return value
 
+
+_CALL, _RET, _GOTO, _IF = "call", "ret", "goto", "if"
 
 __all__ = ["VirtualMachine"]
