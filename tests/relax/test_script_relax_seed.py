@@ -32,18 +32,6 @@ class MyIRModule:
                 vi = T.axis.spatial(n, i)
                 Y[vi] = T.exp(X[vi])
 
-    @T.prim_func
-    def tir_flatten(a: T.handle, b: T.handle):
-        n = T.int64()
-        m = T.int64()
-        nm = T.int64()  # n * m: compiled entries bind plain dims
-        A = T.match_buffer(a, (n, m), "float32")
-        B = T.match_buffer(b, (nm,), "float32")
-        for i, j in T.grid(n, m):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi * m + vj] = A[vi, vj]
-
     @R.function(pure=False)
     def relax_func(x: R.Tensor(("n", "k"), "float32"), w: R.Tensor(dtype="float32", ndim=2)):
         # n, k are defined by the signature: the body can refer to them
@@ -54,7 +42,7 @@ class MyIRModule:
         with R.dataflow():  # D0
             lv0 = R.match_cast(w, R.Tensor((k, m), "float32"))  # D1: defines m
             lv1: R.Tensor((n, m), "float32") = R.matmul(x, lv0)
-            lv2 = R.call_tir(cls.tir_flatten, (lv1,), out_sinfo=R.Tensor((n * m,), "float32"))
+            lv2: R.Tensor((n * m,), "float32") = R.flatten(lv1)  # D1: n * m deduced
             lv3: R.Shape([n * m]) = R.shape([n * m])  # D1
             gv0 = R.call_tir(cls.tir_exp_func, (lv2,), out_sinfo=R.Tensor((n * m,), "float32"))
             R.output(gv0)
@@ -90,6 +78,7 @@ def test_seed_module_prints_and_parses_back():
            "dtype=\"float32\"), w: R.Tensor(dtype=\"float32\", ndim=2))" in text
     assert 'lv0: R.Tensor((k, m), dtype="float32") = R.match_cast(w, ' \
            'R.Tensor((k, m), dtype="float32"))' in text
+    assert 'lv2: R.Tensor((n * m,), dtype="float32") = R.flatten(lv1)' in text
     assert "gv0 = R.call_tir(cls.tir_exp_func, (lv2,), " \
            "out_sinfo=R.Tensor((n * m,), dtype=\"float32\"))" in text
     assert 'R.call_packed("custom_inplace_update", gv0, ' \
