@@ -58,3 +58,35 @@ def test_parsed_module_computes_as_numpy(batch):
     np.testing.assert_allclose(lv4, soft.astype("float16"), rtol=1e-2)
     np.testing.assert_allclose(lv5, np.exp(soft) * 2, rtol=1e-5)
     np.testing.assert_array_equal(lv6, np.exp(soft) * 2 < soft)
+
+
+OP_CALLS = [
+    "R.reshape(x, R.shape([2, 12]))", "R.reshape(x, (4, 6))", "R.flatten(x)",
+    "R.permute_dims(x, axes=[2, 0, 1])", "R.permute_dims(x)",
+    "R.sum(x, axis=[1], keepdims=True)", "R.mean(x, axis=1)", "R.max(x)",
+    "R.split(x, [1, 3], axis=2)", "R.strided_slice(x, axes=[0], begin=[0], end=[1])",
+    'R.take(x, R.const([0, 1], "int64"), axis=1)', "R.concat((x, x), axis=0)",
+    "R.squeeze(R.expand_dims(x, axis=0), axis=[0])", 'R.zeros(R.shape([2, 3]), "float32")',
+    'R.full(R.shape([2]), R.const(1.0, "float32"))', "R.nn.conv2d(y, w)",
+    "R.nn.max_pool2d(y, pool_size=[2, 2])", "R.nn.batch_norm(y, g, g, g, g)",
+    "R.nn.layer_norm(x, g4, g4, axes=[-1])", "R.clip(x, 0, 1)", "R.where(R.less(x, x), x, x)",
+    "R.argmax(x, axis=1)", "R.nn.dropout(x, 0.5)",
+    "R.nn.adaptive_avg_pool2d(y, output_size=[1, 1])", "R.nn.avg_pool2d(y)", "R.nn.gelu(x)",
+    "R.variance(x, axis=[1])", "R.linear(x, w2)", "R.nn.pad(y, pad_width=[0, 0, 0, 0, 1, 1, 1, 1])",
+]
+
+
+@pytest.mark.parametrize("call", OP_CALLS)
+def test_op_attributes_round_trip(call):
+    text = f'''
+@R.function
+def f(x: R.Tensor((2, 3, 4), "float32"), y: R.Tensor((1, 3, 8, 8), "float32"),
+      w: R.Tensor((4, 3, 3, 3), "float32"), g: R.Tensor((3,), "float32"),
+      g4: R.Tensor((4,), "float32"), w2: R.Tensor((5, 4), "float32")):
+    r = {call}
+    return r
+'''
+    func = from_source(text)
+    printed = func.script()
+    assert_structural_equal(from_source(printed), func)
+    assert from_source(printed).script() == printed
