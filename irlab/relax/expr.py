@@ -440,7 +440,7 @@ class Function(Expr):
         """TVMScript text of this function (``@R.function``, TVM's layout)."""
         from irlab.script.printer import script
 
-        return script(self)
+        return script(self, **kwargs)
 
 
 def _copy_sinfo(old, new):

@@ -123,11 +123,29 @@ def build_module(class_name: str, items: list, mod):
 
 
 # -- printing -------------------------------------------------------------------------------
+METADATA_NOTE = "# Metadata omitted. Use show_meta=True in script() method to show it."
+
+
+@dataclass
+class PrintOptions:
+    """Options of one ``script()`` call, shared by the functions of a module: ``show_meta``
+    prints every constant in full; otherwise big ones are ``metadata[kind][k]`` references."""
+
+    show_meta: bool = False
+    metadata: dict = field(default_factory=dict)  # kind -> objects not shown in the text
+
+    def reference(self, kind: str, obj) -> str:
+        """The text standing for ``obj`` in the metadata section (TVM's spelling)."""
+        items = self.metadata.setdefault(kind, [])
+        items.append(obj)
+        return f'metadata["{kind}"][{len(items) - 1}]'
+
+
 @dataclass(frozen=True)
 class FunctionPrinter:
     accepts: object  # function -> bool
-    # (function, name, class_name | None) -> (lines, the ``# from tvm.script import ...``
-    # header lines they need)
+    # (function, name, class_name | None, PrintOptions) -> (lines, the
+    # ``# from tvm.script import ...`` header lines they need)
     print_lines: object
     key: str  # the dialect's name; registering it again replaces its printer
 

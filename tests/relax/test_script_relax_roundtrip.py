@@ -1,10 +1,12 @@
 """TVMScript for Relax: each construct parses, prints in TVM's layout, and
 ``from_source(mod.script())`` is structurally equal to the module (and prints the same)."""
 
+import numpy as np
 import pytest
 
 import irlab as tvm
 from irlab import relax, tir
+from irlab.errors import ParseError
 from irlab.ir import assert_structural_equal
 from irlab.script import from_source
 from irlab.script import ir as I
@@ -391,3 +393,27 @@ def test_recursive_function():
     branch = Mod["count"].body.blocks[0].bindings[0].value.true_branch
     assert branch.blocks[0].bindings[0].value.op is Mod.get_global_var("count")
     assert round_trip(Mod).count("cls.count(n, c)") == 1
+
+
+def test_big_constants_are_metadata_unless_show_meta():
+    @R.function
+    def f(x: R.Tensor((20,), "float32")):
+        y = R.add(x, R.const(np.arange(20, dtype="float32")))
+        z = R.add(y, R.const([1.5], "float32"))
+        return z
+
+    text = f.script()
+    assert 'R.add(x, metadata["relax.expr.Constant"][0])' in text
+    assert 'R.const([1.5], "float32")' in text  # small ones stay inline
+    assert text.endswith("# Metadata omitted. Use show_meta=True in script() method to show "
+                         "it.\n")
+    with pytest.raises(ParseError, match="show_meta=True"):
+        from_source(text)
+    big = f.body.blocks[0].bindings[0].value.args[1]
+    assert_structural_equal(
+        from_source(text, extra_vars={"metadata": {"relax.expr.Constant": [big]}}), f)
+    full = f.script(show_meta=True)
+    assert "R.const([0.0, 1.0, 2.0," in full and "metadata" not in full
+    assert_structural_equal(from_source(full), f)
+    mod = tvm.IRModule({"f": f})
+    assert "metadata" in mod.script() and "metadata" not in mod.script(show_meta=True)

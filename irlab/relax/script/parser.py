@@ -80,6 +80,10 @@ class FunctionParser:
                 return table[name]
         if hasattr(_py, name):
             return getattr(_py, name)
+        if name == "metadata":
+            self.fail(node, "the script refers to constants it does not show (printed without "
+                            "show_meta=True): print it with script(show_meta=True), or pass "
+                            "from_source(text, extra_vars={'metadata': {kind: [...]}})")
         line = self.block_locals.get(name)
         if line is not None:
             self.fail(node, f"{name} is a dataflow variable of the block at line {line}: "

@@ -21,6 +21,7 @@ from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
+from irlab.script import dialect
 
 HEADER_R = "# from tvm.script import relax as R"
 HEADER_T = "# from tvm.script import tir as T"
@@ -28,13 +29,14 @@ HEADER_T = "# from tvm.script import tir as T"
 _BIN = {E.Add: ("+", 6), E.Sub: ("-", 6), E.Mul: ("*", 7), E.FloorDiv: ("//", 7),
         E.FloorMod: ("%", 7)}
 _DPS_OPS = ("relax.call_tir", "relax.call_dps_packed")
+INLINE_CONSTANT = 16  # elements of the biggest constant printed in full by default
 
 
-def print_function(func, name=None, class_name=None):
+def print_function(func, name=None, class_name=None, options=None):
     """(lines, header lines) of ``func`` as an ``@R.function`` (in class ``class_name``)."""
     if isinstance(func, _relax.ExternFunc):
         return [f"{name} = R.ExternFunc({json.dumps(func.global_symbol)})"], {HEADER_R}
-    printer = FunctionPrinter(class_name)
+    printer = FunctionPrinter(class_name, options)
     lines = printer.function(func, name or _default_name(func))
     headers = {HEADER_R} | ({HEADER_T} if printer.uses_tir else set())
     return lines, headers
@@ -55,8 +57,9 @@ def _identifier(name: str) -> str:
 class FunctionPrinter:
     """Prints one Relax function; holds its variable naming."""
 
-    def __init__(self, class_name=None):
+    def __init__(self, class_name=None, options=None):
         self.class_name = class_name
+        self.options = options or dialect.PrintOptions()
         self.names: dict[int, str] = {}
         self.suffix: dict[str, int] = {}
         self.used: set[str] = {"R", "T", "I"} | ({class_name} if class_name else set())
@@ -324,7 +327,11 @@ class FunctionPrinter:
         return f"R.{e.op.name[6:]}({', '.join(parts)})"
 
     def constant(self, e) -> str:
+        """``R.const(value, dtype)``; a constant bigger than ``INLINE_CONSTANT`` elements is a
+        ``metadata`` reference unless ``show_meta`` (as TVM, which shows scalars only)."""
         array = e.data.numpy()
+        if array.size > INLINE_CONSTANT and not self.options.show_meta:
+            return self.options.reference("relax.expr.Constant", e)
         dtype = json.dumps(str(array.dtype))
         return f"R.const({self.value(array.tolist())}, {dtype})"
 
