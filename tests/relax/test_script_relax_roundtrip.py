@@ -417,3 +417,12 @@ def test_big_constants_are_metadata_unless_show_meta():
     assert_structural_equal(from_source(full), f)
     mod = tvm.IRModule({"f": f})
     assert "metadata" in mod.script() and "metadata" not in mod.script(show_meta=True)
+
+
+def test_variables_named_like_the_script_names_are_renamed():
+    x = relax.Var("R", relax.TensorStructInfo([2], "float32"))
+    y = relax.Var("cls", relax.TensorStructInfo([2], "float32"))
+    func = relax.Function([x, y], relax.SeqExpr([], y), attrs={"global_symbol": "main"})
+    mod = tvm.IRModule({"main": relax.BlockBuilder().normalize(func)})
+    text = round_trip(mod)
+    assert 'def main(R_1: R.Tensor((2,), dtype="float32"), cls_1: R.Tensor(' in text

@@ -62,7 +62,9 @@ class FunctionPrinter:
         self.options = options or dialect.PrintOptions()
         self.names: dict[int, str] = {}
         self.suffix: dict[str, int] = {}
-        self.used: set[str] = {"R", "T", "I"} | ({class_name} if class_name else set())
+        # names the text itself uses: a variable called so is renamed (R_1, cls_1...)
+        self.used: set[str] = {"R", "T", "I", "metadata"} | (
+            {class_name, "cls"} if class_name else set())
         self.head: list[str] = []  # declarations printed before the body statements
         self.signature_vars: set | None = None  # ids of symbolic vars the signature defines
         self.cls_alias = False
