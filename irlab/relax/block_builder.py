@@ -20,8 +20,8 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.structural import structural_equal, structural_hash
-from irlab.relax.expr import (BindingBlock, DataflowBlock, DataflowVar, Expr, Function,
-                              MatchCast, SeqExpr, Tuple, Var, VarBinding)
+from irlab.relax.expr import (DataflowVar, Expr, Function, MatchCast, SeqExpr, Tuple, Var,
+                              VarBinding)
 from irlab.relax.normalizer import BlockFrame, BuilderScope, Normalizer
 from irlab.relax.struct_info import StructInfo
 from irlab.relax.te_bridge import te_call
@@ -237,9 +237,12 @@ class BlockBuilder:
             attrs.setdefault("global_symbol", func_scope.name)
         func = Function(func_scope.params, seq, None, func_scope.pure, attrs or None)
         func = self.normalize(func)
+        if func_scope.name in self.module:
+            raise IrlabError(f"the module already has a function named {func_scope.name!r}")
+        gv = self._add_named(func, func_scope.name, dedup=False)
         func_scope.done = True
         scope.blocks = []
-        return self._add_named(func, func_scope.name, dedup=False)
+        return gv
 
     # -- normalization ----------------------------------------------------------------------
     def normalize(self, expr) -> Expr:

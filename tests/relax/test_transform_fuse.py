@@ -139,3 +139,21 @@ def test_conv_batch_norm_relu_fuse_through_tuple_get_item():
                 np.abs(rand((3,), seed=18)) + 0.5]
         np.testing.assert_allclose(evaluate(fused_tir, args), evaluate(legal, args),
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_constants_in_a_group_become_parameters_of_the_fused_prim_func():
+    n = sym("n")
+    x = relax.Var("x", tensor([n, 4]))
+    w = rand((4, 4), seed=19)
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = bb.emit(R.nn.relu(R.add(R.matmul(x, relax.const(w)), relax.const(1.0))))
+            gv = bb.emit_output(h)
+        bb.emit_func_output(gv)
+    legal, fused, fused_tir = _pipeline(bb.get())
+    (call,) = _calls(fused_tir["main"])
+    assert sum(isinstance(a, relax.Constant) for a in call.args[1].fields) == 2
+    data = rand((3, 4), seed=20)
+    np.testing.assert_allclose(evaluate(fused_tir, [data]), np.maximum(data @ w + 1, 0),
+                               rtol=1e-5, atol=1e-5)

@@ -123,30 +123,32 @@ def _inputs(group) -> list:
     found = []
     for m in group.members:
         for arg in _args(m):
-            if isinstance(arg, rx.Var) and arg not in defined and arg not in found:
-                found.append(arg)
+            if isinstance(arg, (rx.Var, rx.Constant)) and arg not in defined \
+                    and not any(arg is f for f in found):
+                found.append(arg)  # constants too: the fused PrimFunc takes them as buffers
     return found
 
 
 def _fused_function(group, inputs, mod):
     """The Primitive relax function of ``group`` (params for its inputs)."""
-    params = [rx.Var(v.name_hint, v.struct_info) for v in inputs]
-    remap = dict(zip(inputs, params))
+    params = [rx.Var(v.name_hint if isinstance(v, rx.Var) else f"c{k}", v.struct_info)
+              for k, v in enumerate(inputs)]
+    remap = {id(v): p for v, p in zip(inputs, params)}
     bb = BlockBuilder(mod)
     with bb.function("fused", params, attrs={"Primitive": 1}, private=True):
         with bb.dataflow():
             for k, m in enumerate(group.members):
                 call = m.value
                 if isinstance(call, rx.TupleGetItem):
-                    new = rx.TupleGetItem(remap[call.tuple_value], call.index)
+                    new = rx.TupleGetItem(remap[id(call.tuple_value)], call.index)
                 else:
-                    args = [remap.get(a, a) for a in call.args[1].fields]
+                    args = [remap.get(id(a), a) for a in call.args[1].fields]
                     new = rx.Call(call.op, [call.args[0], rx.Tuple(args), *call.args[2:]],
                                   call.attrs, call.sinfo_args, call.span)
                 if k == len(group.members) - 1:
                     out = bb.emit_output(new, m.var.name_hint)
                 else:
-                    remap[m.var] = bb.emit(new, m.var.name_hint)
+                    remap[id(m.var)] = bb.emit(new, m.var.name_hint)
         bb.emit_func_output(out)
     return bb.get()["fused"]
 
