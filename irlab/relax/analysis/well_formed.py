@@ -55,7 +55,13 @@ class _Checker(ExprVisitor):
         for param in func.params:
             self.define_symbols(param.struct_info_, defining=True)
             self.visit_var_def(param)
+        params_symbols = set(self.symbols)
         self.visit_expr(func.body)
+        undefined = [v.name_hint for v in rx.symbolic_vars(func.ret_struct_info)
+                     if v not in params_symbols]
+        if undefined:
+            self.error(f"the return struct info uses symbolic variables not defined by the "
+                       f"parameters: {', '.join(undefined)}")
         self.defined, self.symbols, self.func_pure = saved
 
     # -- definitions ------------------------------------------------------------------------
