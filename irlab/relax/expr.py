@@ -399,7 +399,10 @@ class Function(Expr):
         body = _expect_expr(body, "the function body")
         ret = _as_struct_info(ret_struct_info, "the function's ret_struct_info")
         if ret is None and body.struct_info_ is not None and not isinstance(body, Function):
-            ret = body.struct_info_
+            from irlab.relax.struct_info import erase_to_well_defined
+
+            defined = [v for p in params for v in symbolic_vars(p.struct_info_)]
+            ret = erase_to_well_defined(body.struct_info_, defined)
         if attrs is not None and not isinstance(attrs, DictAttrs):
             attrs = DictAttrs(attrs)
         super().__init__(span, params, body, ret, bool(is_pure), attrs)
