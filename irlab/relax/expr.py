@@ -457,15 +457,14 @@ class ExternFunc(Expr):
 
 # -- helpers ------------------------------------------------------------------------------
 def const(value, dtype=None) -> Constant:
-    """A constant tensor from a number, list or numpy array (``relax.const``)."""
+    """A constant tensor from a number, list or numpy array (``relax.const``). Without a
+    dtype, 64-bit ints and floats become int32 / float32 (TVM's rule)."""
     if isinstance(value, NDArray):
         return Constant(value)
-    if dtype is None and isinstance(value, (bool, numbers.Number)):
-        dtype = "bool" if isinstance(value, bool) else (
-            "int64" if isinstance(value, numbers.Integral) else "float32")
     array = np.asarray(value, dtype=dtype)
-    if dtype is None and array.dtype == np.float64:
-        array = array.astype("float32")
+    if dtype is None:
+        array = array.astype({np.dtype("int64"): "int32", np.dtype("float64"): "float32"}.get(
+            array.dtype, array.dtype))
     return Constant(nd_array(array))
 
 

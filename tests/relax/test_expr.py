@@ -175,3 +175,11 @@ def test_return_struct_info_with_undefined_symbol_is_not_well_formed():
     with pytest.raises(DiagnosticError, match="return struct info uses symbolic variables "
                                               "not defined by the parameters: m"):
         relax.analysis.verify_well_formed(IRModule({"main": func}))
+
+
+def test_const_default_dtypes_follow_tvm():
+    assert relax.const(1).struct_info.dtype == "int32"
+    assert relax.const(1.5).struct_info.dtype == "float32"
+    assert relax.const(True).struct_info.dtype == "bool"
+    assert relax.const(np.arange(3)).struct_info.dtype == "int32"
+    assert relax.const(3, "int64").struct_info.dtype == "int64"
