@@ -431,6 +431,18 @@ class Function(Expr):
         attrs = {k: v for k, v in self.attrs.items if k != key}
         return _copy_sinfo(self, self.with_fields(attrs=DictAttrs(attrs) if attrs else None))
 
+    def bind_symbolic_vars(self, binding) -> "Function":
+        """This function with symbolic dims replaced (``{"n": 4}`` or ``{n_var: 4}``)."""
+        from irlab.relax.symbolic import bind_symbolic_vars
+
+        return bind_symbolic_vars(self, binding)
+
+    def bind_params(self, binding) -> "Function":
+        """This function with parameters (by name or Var) replaced by constants."""
+        from irlab.relax.transform.bind_params import bind_params
+
+        return bind_params(self, binding)
+
     def script(self, *args, **kwargs) -> str:
         from irlab.relax.text import relax_text
 
