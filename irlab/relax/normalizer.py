@@ -134,6 +134,8 @@ class Normalizer:
         args = [self.normalize_argument(a) for a in call.args]
         if op is not call.op or any(a is not b for a, b in zip(args, call.args)):
             call = rx.Call(op, args, call.attrs, call.sinfo_args, call.span)
+        elif call.struct_info_ is not None:
+            return call  # deduced before from these very arguments
         call._set_struct_info(self.infer_call(call))
         return call
 
