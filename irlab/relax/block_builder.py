@@ -83,9 +83,8 @@ class BlockBuilder:
         self._func: _FunctionScope | None = None
         self._bindings: dict = {}  # Var -> bound value (lookup_binding)
         self._func_hashes: dict = {}  # structural hash -> [GlobalVar] (dedup of add_func)
-        for gv, func in self.module.items():
-            if not isinstance(func, Function):
-                self._func_hashes.setdefault(structural_hash(func), []).append(gv)
+        # the given module's PrimFuncs, hashed on the first add_func (many builders never add)
+        self._unhashed = [gv for gv, f in self.module.items() if not isinstance(f, Function)]
         self._normalizer = Normalizer(self)
 
     @staticmethod
@@ -268,6 +267,11 @@ class BlockBuilder:
 
     def _add_named(self, func, name, dedup):
         if dedup:
+            for old in self._unhashed:
+                if old in self.module:
+                    self._func_hashes.setdefault(structural_hash(self.module[old]),
+                                                 []).append(old)
+            self._unhashed = []
             key = structural_hash(func)
             for gv in self._func_hashes.get(key, []):
                 if gv in self.module and structural_equal(self.module[gv], func):
