@@ -114,3 +114,46 @@ def test_fuse_conv_block_symbolic_batch(batch):
     assert expected.shape == (batch, 64)
     np.testing.assert_allclose(evaluate(fused_tir, args), expected, rtol=1e-4, atol=1e-5)
     assert len(_calls(fused_tir["main"])) < len(_calls(legal["main"]))
+
+
+def test_conv_batch_norm_relu_fuse_through_tuple_get_item():
+    n = sym("n")
+    x = relax.Var("x", tensor([n, 2, 6, 6]))
+    w = relax.Var("w", tensor([3, 2, 3, 3]))
+    stats = [relax.Var(k, tensor([3])) for k in ("gamma", "beta", "mean", "var")]
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, w] + stats):
+        with bb.dataflow():
+            conv = bb.emit(R.nn.conv2d(x, w, padding=1))
+            bn = bb.emit(R.nn.batch_norm(conv, *stats))
+            first = bb.emit(relax.TupleGetItem(bn, 0))
+            gv = bb.emit_output(R.nn.relu(first))
+        bb.emit_func_output(gv)
+    legal, fused, fused_tir = _pipeline(bb.get())
+    calls = _calls(fused_tir["main"])
+    assert len(calls) == 1
+    assert calls[0].args[0].name_hint == "fused_conv2d_batch_norm_relu"
+    for batch in (1, 2):
+        args = [rand((batch, 2, 6, 6), seed=13), rand((3, 2, 3, 3), seed=14),
+                rand((3,), seed=15), rand((3,), seed=16), rand((3,), seed=17),
+                np.abs(rand((3,), seed=18)) + 0.5]
+        np.testing.assert_allclose(evaluate(fused_tir, args), evaluate(legal, args),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_constants_in_a_group_become_parameters_of_the_fused_prim_func():
+    n = sym("n")
+    x = relax.Var("x", tensor([n, 4]))
+    w = rand((4, 4), seed=19)
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            h = bb.emit(R.nn.relu(R.add(R.matmul(x, relax.const(w)), relax.const(1.0))))
+            gv = bb.emit_output(h)
+        bb.emit_func_output(gv)
+    legal, fused, fused_tir = _pipeline(bb.get())
+    (call,) = _calls(fused_tir["main"])
+    assert sum(isinstance(a, relax.Constant) for a in call.args[1].fields) == 2
+    data = rand((3, 4), seed=20)
+    np.testing.assert_allclose(evaluate(fused_tir, [data]), np.maximum(data @ w + 1, 0),
+                               rtol=1e-5, atol=1e-5)

@@ -35,19 +35,38 @@ class _UseCount(ExprVisitor):
         self.count[var] = self.count.get(var, 0) + 1
 
 
+def _is_call_tir(value) -> bool:
+    return isinstance(value, rx.Call) and isinstance(value.op, Op) and \
+        value.op.name == "relax.call_tir"
+
+
 def _pattern(binding, mod):
-    """The fusion pattern of a binding (OPAQUE unless a single-output call_tir)."""
+    """The fusion pattern of a binding: its PrimFunc's for a call_tir, ELEMWISE for a field
+    of a tuple variable (``batch_norm(...)[0]``: no computation), else OPAQUE."""
     value = binding.value
-    if not (isinstance(binding, rx.VarBinding) and isinstance(value, rx.Call)
-            and isinstance(value.op, Op) and value.op.name == "relax.call_tir"):
+    if not isinstance(binding, rx.VarBinding):
         return OpPattern.OPAQUE
-    if not isinstance(value.struct_info_, TensorStructInfo):
+    if isinstance(value, rx.TupleGetItem) and isinstance(value.tuple_value, rx.Var):
+        return OpPattern.ELEMWISE
+    if not _is_call_tir(value):
         return OpPattern.OPAQUE
     func = mod[value.args[0]]
     attrs = func.attrs
     if attrs is None or "op_pattern" not in attrs.keys():
         return OpPattern.OPAQUE
     return OpPattern(int(attrs["op_pattern"]))
+
+
+def _args(binding) -> list:
+    """The values a fusable binding reads."""
+    value = binding.value
+    if isinstance(value, rx.TupleGetItem):
+        return [value.tuple_value]
+    return list(value.args[1].fields)
+
+
+def _is_tensor(var) -> bool:
+    return isinstance(var.struct_info_, TensorStructInfo)
 
 
 class _Group:
@@ -72,7 +91,7 @@ def _can_fuse(producer: _Group, consumer: _Group, consumer_pattern) -> bool:
 
 
 def _groups(block, mod, uses) -> list:
-    """The groups of a dataflow block, in binding order of their roots."""
+    """The groups of a dataflow block, in the order of their roots."""
     group_of: dict = {}  # var -> _Group
     for binding in block.bindings:
         pattern = _pattern(binding, mod)
@@ -80,7 +99,7 @@ def _groups(block, mod, uses) -> list:
         group_of[binding.var] = group
         if pattern == OpPattern.OPAQUE:
             continue
-        for arg in binding.value.args[1].fields:
+        for arg in _args(binding):
             producer = group_of.get(arg)
             if producer is None or producer is group or uses.get(arg, 0) != 1:
                 continue
@@ -93,47 +112,50 @@ def _groups(block, mod, uses) -> list:
             group.anchor = group.anchor or producer.anchor
             for m in producer.members:
                 group_of[m.var] = group
-    seen, out = set(), []
-    for binding in block.bindings:
-        group = group_of[binding.var]
-        if id(group) not in seen:
-            seen.add(id(group))
-            out.append(group)
-    return out
+        if isinstance(binding.value, rx.TupleGetItem) and len(group.members) == 1:
+            group.pattern = OpPattern.OPAQUE  # a field of an outside tuple: not fusable
+    # at the position of its root: the inputs of every member are defined by then
+    return [group_of[b.var] for b in block.bindings if group_of[b.var].members[-1] is b]
 
 
 def _inputs(group) -> list:
     defined = {m.var for m in group.members}
     found = []
     for m in group.members:
-        for arg in m.value.args[1].fields:
-            if isinstance(arg, rx.Var) and arg not in defined and arg not in found:
-                found.append(arg)
+        for arg in _args(m):
+            if isinstance(arg, (rx.Var, rx.Constant)) and arg not in defined \
+                    and not any(arg is f for f in found):
+                found.append(arg)  # constants too: the fused PrimFunc takes them as buffers
     return found
 
 
 def _fused_function(group, inputs, mod):
     """The Primitive relax function of ``group`` (params for its inputs)."""
-    params = [rx.Var(v.name_hint, v.struct_info) for v in inputs]
-    remap = dict(zip(inputs, params))
+    params = [rx.Var(v.name_hint if isinstance(v, rx.Var) else f"c{k}", v.struct_info)
+              for k, v in enumerate(inputs)]
+    remap = {id(v): p for v, p in zip(inputs, params)}
     bb = BlockBuilder(mod)
     with bb.function("fused", params, attrs={"Primitive": 1}, private=True):
         with bb.dataflow():
             for k, m in enumerate(group.members):
                 call = m.value
-                args = [remap.get(a, a) for a in call.args[1].fields]
-                new = rx.Call(call.op, [call.args[0], rx.Tuple(args), *call.args[2:]],
-                              call.attrs, call.sinfo_args, call.span)
+                if isinstance(call, rx.TupleGetItem):
+                    new = rx.TupleGetItem(remap[id(call.tuple_value)], call.index)
+                else:
+                    args = [remap.get(id(a), a) for a in call.args[1].fields]
+                    new = rx.Call(call.op, [call.args[0], rx.Tuple(args), *call.args[2:]],
+                                  call.attrs, call.sinfo_args, call.span)
                 if k == len(group.members) - 1:
                     out = bb.emit_output(new, m.var.name_hint)
                 else:
-                    remap[m.var] = bb.emit(new, m.var.name_hint)
+                    remap[id(m.var)] = bb.emit(new, m.var.name_hint)
         bb.emit_func_output(out)
     return bb.get()["fused"]
 
 
 def _fused_name(group) -> str:
-    return "fused_" + "_".join(m.value.args[0].name_hint for m in group.members)
+    return "fused_" + "_".join(m.value.args[0].name_hint for m in group.members
+                               if _is_call_tir(m.value))
 
 
 def _fuse_function(func, bb, mod):
@@ -148,8 +170,8 @@ def _fuse_function(func, bb, mod):
             continue
         bindings = []
         for group in _groups(block, mod, uses.count):
-            if len(group.members) == 1:
-                bindings.append(group.members[0])
+            if len(group.members) == 1 or not _is_tensor(group.members[-1].var):
+                bindings.extend(group.members)  # one output tensor per fused function
                 continue
             changed = True
             inputs = _inputs(group)

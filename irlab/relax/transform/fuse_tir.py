@@ -22,7 +22,7 @@ from irlab.relax.expr_functor import ExprMutator
 from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.normalizer import bind_symbols, derive_call_ret
 from irlab.relax.op.base import call_tir
-from irlab.relax.struct_info import TensorStructInfo
+from irlab.relax.struct_info import TensorStructInfo, TupleStructInfo
 from irlab.relax.te_bridge import ShapeConverter, retype_index
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
@@ -98,13 +98,17 @@ class _Fuser:
         self.func = func
         self.conv = ShapeConverter()
         self.buffers: dict = {}  # relax Var -> fused Buffer
+        self.tuple_buffers: dict = {}  # relax Var of a tuple -> [Buffer per field]
         self.names: set = set()
 
-    def buffer(self, var, sinfo):
+    def make_buffer(self, name, sinfo, where):
         if not isinstance(sinfo, TensorStructInfo) or sinfo.dims is None:
-            raise DiagnosticError(f"FuseTIR: {var.name_hint} needs a tensor of known shape, "
-                                  f"got {sinfo}", var)
-        buf = decl_buffer([self.conv.dim(d) for d in sinfo.dims], sinfo.dtype, var.name_hint)
+            raise DiagnosticError(f"FuseTIR: {name} needs a tensor of known shape, got "
+                                  f"{sinfo}", where)
+        return decl_buffer([self.conv.dim(d) for d in sinfo.dims], sinfo.dtype, name)
+
+    def buffer(self, var, sinfo):
+        buf = self.make_buffer(var.name_hint, sinfo, var)
         self.buffers[var] = buf
         return buf
 
@@ -120,14 +124,22 @@ class _Fuser:
         out_var = func.body.body
         allocs, stmts = [], []
         for binding in bindings:
-            sinfo = binding.var.struct_info
-            buf = self.buffer(binding.var, sinfo)
-            if binding.var is not out_var:
-                allocs.append(buf)
-            body, local_allocs = self.inline(binding)
+            value, var = binding.value, binding.var
+            if isinstance(value, rx.TupleGetItem):
+                self.buffers[var] = self.tuple_buffers[value.tuple_value][value.index]
+                continue
+            if isinstance(var.struct_info, TupleStructInfo):
+                outs = [self.make_buffer(f"{var.name_hint}_{k}", field, var)
+                        for k, field in enumerate(var.struct_info.fields)]
+                self.tuple_buffers[var] = outs
+            else:
+                outs = [self.buffer(var, var.struct_info)]
+            allocs.extend(outs)
+            body, local_allocs = self.inline(binding, outs)
             stmts.append(body)
             allocs.extend(local_allocs)
         out = self.buffers[out_var]
+        allocs = [b for b in allocs if b is not out]
         handle = E.Var(f"p_output_{out.name}", "handle")
         params.append(handle)
         buffer_map.append((handle, out))
@@ -140,7 +152,7 @@ class _Fuser:
                         {"tir.noalias": True})
         return prim, [self.conv.to_relax[v] for v in extra]
 
-    def inline(self, binding):
+    def inline(self, binding, out_buffers):
         call = binding.value
         if not (isinstance(call, rx.Call) and isinstance(call.op, Op)
                 and call.op.name == "relax.call_tir"):
@@ -149,7 +161,7 @@ class _Fuser:
         callee = self.mod[call.args[0]]
         args = list(call.args[1].fields)
         scalars = list(call.args[2].values) if len(call.args) > 2 else []
-        buffers = [self.arg_buffer(a) for a in args] + [self.buffers[binding.var]]
+        buffers = [self.arg_buffer(a) for a in args] + list(out_buffers)
         var_map, buffer_map = {}, {}
         handles = [p for p in callee.params if p in callee.buffer_map]
         scalar_params = [p for p in callee.params if p not in callee.buffer_map]
@@ -264,6 +276,8 @@ def _pattern_of(mod, func):
     patterns = [0]
     for block in func.body.blocks:
         for b in block.bindings:
+            if not isinstance(b.value, rx.Call):
+                continue
             callee = mod[b.value.args[0]]
             if callee.attrs is not None and "op_pattern" in callee.attrs.keys():
                 patterns.append(int(callee.attrs["op_pattern"]))
