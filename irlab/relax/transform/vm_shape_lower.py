@@ -26,7 +26,7 @@ from irlab.errors import DiagnosticError
 from irlab.ir.expr import GlobalVar
 from irlab.relax.expr import (Call, ExternFunc, MatchCast, PrimValue, ShapeExpr, StringImm,
                               Tuple, TupleGetItem, Var, VarBinding)
-from irlab.relax.op.memory import call_builtin_with_ctx
+from irlab.relax.op.builtin import call_builtin_with_ctx
 from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo,
                                      ShapeStructInfo, TensorStructInfo, TupleStructInfo)
 from irlab.relax.transform.binding_rewriter import (BindingRewriter, fill_struct_info,
