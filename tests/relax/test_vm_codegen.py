@@ -72,3 +72,35 @@ def test_data_type_parses_and_compares_with_its_string():
     with bb.function("main", []):
         bb.emit_func_output(relax.DataTypeImm("float32"))
     assert relax.VirtualMachine(relax.build(bb.get(), "llvm"), tvm.cpu())["main"]() == "float32"
+
+
+def test_closures_capture_their_first_arguments():
+    bb = relax.BlockBuilder()
+    x, env = (relax.Var(n, relax.TensorStructInfo([3], "float32")) for n in ("x", "env"))
+    sinfo = relax.TensorStructInfo([3], "float32")
+    with bb.function("lifted", [x, env]):
+        bb.emit_func_output(bb.emit(relax.op.call_pure_packed("test.vm.add", x, env,
+                                                              sinfo_args=sinfo)))
+    lifted = bb.get().get_global_var("lifted")
+    a, b = (relax.Var(n, relax.TensorStructInfo([3], "float32")) for n in ("a", "b"))
+    with bb.function("main", [a, b]):
+        closure = bb.emit(relax.op.make_closure(lifted, [a]))
+        bb.emit_func_output(bb.emit(relax.op.invoke_pure_closure(closure, [b], sinfo)))
+    vm = relax.VirtualMachine(relax.build(bb.get(), "llvm"), tvm.cpu())
+    one, two = np.ones(3, "float32"), np.full(3, 2, "float32")
+    np.testing.assert_array_equal(vm["main"](one, two).numpy(), one + two)
+
+
+def test_shapes_and_values_returned_are_read_from_the_heap():
+    bb = relax.BlockBuilder()
+    n, m = tvm.tir.Var("n", "int64"), tvm.tir.Var("m", "int64")
+    x = relax.Var("x", relax.TensorStructInfo([n, m], "float32"))
+    size = relax.Var("size", relax.PrimStructInfo(value=n * m))
+    with bb.function("main", [size, x]):  # size is checked after x defines n and m
+        bb.emit_func_output(relax.Tuple([relax.ShapeExpr([m * 2, n + 1]),
+                                         relax.PrimValue(n * n)]))
+    vm = relax.VirtualMachine(relax.build(bb.get(), "llvm"), tvm.cpu())
+    shape, value = vm["main"](6, np.zeros((2, 3), "float32"))
+    assert shape == [6, 3] and value == 4
+    with pytest.raises(tvm.errors.VMError, match="param size"):
+        vm["main"](5, np.zeros((2, 3), "float32"))

@@ -240,6 +240,19 @@ def _shape_of(gen, call):
     return gen.builtin("vm.builtin.shape_of", [gen.arg(call.args[0])])
 
 
+def _make_closure(gen, call):
+    func, args = call.args
+    fields = args.fields if isinstance(args, Tuple) else [args]
+    return gen.builtin("vm.builtin.make_closure", [gen.arg(func)] + [gen.arg(a) for a in fields])
+
+
+def _invoke_closure(gen, call):
+    closure, args = call.args
+    fields = args.fields if isinstance(args, Tuple) else [args]
+    return gen.builtin("vm.builtin.invoke_closure",
+                       [gen.arg(closure)] + [gen.arg(a) for a in fields], True)
+
+
 def _null_value(gen, call):
     return gen.builtin("vm.builtin.null_value", [])
 
@@ -256,6 +269,9 @@ _OP_EMITTERS = {
     "relax.call_builtin_with_ctx": _call_builtin_with_ctx,
     "relax.shape_of": _shape_of,
     "relax.null_value": _null_value,
+    "relax.make_closure": _make_closure,
+    "relax.invoke_closure": _invoke_closure,
+    "relax.invoke_pure_closure": _invoke_closure,
 }
 
 
