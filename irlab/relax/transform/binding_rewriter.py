@@ -39,6 +39,10 @@ class BindingRewriter:
         """The block holding the rewritten ``bindings`` of ``block`` (same kind by default)."""
         return type(block)(bindings, block.span)
 
+    def rewrite_result(self, body):
+        """(bindings to add before it, the new result) for a SeqExpr's result."""
+        return [], body
+
     def prologue(self, func) -> list:
         """Bindings placed before the body's first block (e.g. shape checks of parameters)."""
         return []
@@ -60,7 +64,9 @@ class BindingRewriter:
             changed |= new is not block
             if new.bindings:
                 blocks.append(new)
-        body = self.substitute(seq.body)
+        extra, body = self.rewrite_result(self.substitute(seq.body))
+        if extra:
+            blocks.append(BindingBlock(extra))
         if not changed and body is seq.body:
             return seq
         return SeqExpr(blocks, body, seq.span)

@@ -16,7 +16,7 @@ from irlab.errors import DiagnosticError
 from irlab.ir.op import Op
 from irlab.relax.expr import (Call, PrimValue, ShapeExpr, Tuple, TupleGetItem, Var,
                               VarBinding)
-from irlab.relax.op.memory import alloc_tensor
+from irlab.relax.op.builtin import alloc_tensor
 from irlab.relax.struct_info import TensorStructInfo, TupleStructInfo
 from irlab.relax.transform.binding_rewriter import BindingRewriter, update_functions
 from irlab.transform import module_pass

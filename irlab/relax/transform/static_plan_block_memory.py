@@ -26,7 +26,7 @@ from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relax.expr import (BindingBlock, Call, Function, If, SeqExpr, Tuple, TupleGetItem,
                               Var, VarBinding)
-from irlab.relax.op.memory import alloc_storage, memory_alloc_tensor
+from irlab.relax.op.memory import alloc_storage, alloc_tensor
 from irlab.relax.struct_info import ObjectStructInfo
 from irlab.runtime.dtype import parse_dtype
 from irlab.relax.transform.binding_rewriter import update_functions
@@ -211,8 +211,8 @@ def _plan_function(mod, func):
             storage = planner.storage_of.get(binding.var)
             if storage is not None:
                 shape, dtype = binding.value.args[0], binding.value.args[1]
-                binding = VarBinding(binding.var, memory_alloc_tensor(storage.var, 0, shape,
-                                                                      dtype), binding.span)
+                binding = VarBinding(binding.var, alloc_tensor(storage.var, 0, shape, dtype),
+                                     binding.span)
             bindings.append(binding)
         blocks.append(type(block)(bindings, block.span))
     body = SeqExpr(blocks, func.body.body, func.body.span)

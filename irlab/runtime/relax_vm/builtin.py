@@ -11,7 +11,7 @@ import enum
 
 import numpy as np
 
-from irlab.errors import VMError
+from irlab.errors import VMError, VMTypeError, VMValueError
 from irlab.runtime.container import ShapeTuple
 from irlab.runtime.dtype import normalize_dtype
 from irlab.runtime.ndarray import NDArray, array
@@ -154,22 +154,22 @@ def check_tensor_info(value, ndim, *dtype_and_ctx):
     """``value`` is a tensor of ``ndim`` dims (-1: any) and dtype (``""``/absent: any)."""
     dtype, err_ctx = (None, dtype_and_ctx[0]) if len(dtype_and_ctx) == 1 else dtype_and_ctx
     if not isinstance(value, NDArray):
-        raise VMError(f"{_context(err_ctx)}expected a Tensor, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Tensor, got {_kind(value)}")
     if ndim != -1 and value.ndim != ndim:
-        raise VMError(f"{_context(err_ctx)}expected a Tensor with ndim {ndim}, got ndim "
-                      f"{value.ndim} (shape {value.shape})")
+        raise VMValueError(f"{_context(err_ctx)}expected a Tensor with ndim {ndim}, got ndim "
+                           f"{value.ndim} (shape {value.shape})")
     if dtype and str(dtype) not in ("void", "") and value.dtype != normalize_dtype(str(dtype)):
-        raise VMError(f"{_context(err_ctx)}expected a Tensor with dtype {dtype}, got "
-                      f"{value.dtype}")
+        raise VMValueError(f"{_context(err_ctx)}expected a Tensor with dtype {dtype}, got "
+                           f"{value.dtype}")
 
 
 @register_func("vm.builtin.check_shape_info")
 def check_shape_info(value, ndim, err_ctx=None):
     if not isinstance(value, ShapeTuple):
-        raise VMError(f"{_context(err_ctx)}expected a Shape, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Shape, got {_kind(value)}")
     if ndim != -1 and len(value) != ndim:
-        raise VMError(f"{_context(err_ctx)}expected a Shape with ndim {ndim}, got "
-                      f"{len(value)}")
+        raise VMValueError(f"{_context(err_ctx)}expected a Shape with ndim {ndim}, got "
+                           f"{len(value)}")
 
 
 @register_func("vm.builtin.check_prim_value_info")
@@ -178,22 +178,22 @@ def check_prim_value_info(value, dtype, err_ctx=None):
              "float": (float, int, np.floating)}
     code = "".join(c for c in str(dtype) if c.isalpha())
     if isinstance(value, NDArray) or not isinstance(value, kinds.get(code, object)):
-        raise VMError(f"{_context(err_ctx)}expected a {dtype} value, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a {dtype} value, got {_kind(value)}")
 
 
 @register_func("vm.builtin.check_tuple_info")
 def check_tuple_info(value, size, err_ctx=None):
     if not isinstance(value, (tuple, list)) or isinstance(value, ShapeTuple):
-        raise VMError(f"{_context(err_ctx)}expected a Tuple, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Tuple, got {_kind(value)}")
     if len(value) != size:
-        raise VMError(f"{_context(err_ctx)}expected a Tuple of {size} elements, got "
-                      f"{len(value)}")
+        raise VMValueError(f"{_context(err_ctx)}expected a Tuple of {size} elements, got "
+                           f"{len(value)}")
 
 
 @register_func("vm.builtin.check_func_info")
 def check_func_info(value, err_ctx=None):
     if not callable(value):
-        raise VMError(f"{_context(err_ctx)}expected a Function, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Function, got {_kind(value)}")
 
 
 def _kind(value) -> str:
