@@ -134,6 +134,8 @@ def as_struct_info(value):
     stand for their call without arguments."""
     if any(value is f for f in _BARE_STRUCT_INFO):
         return value()
+    if value is None:  # ``-> None``: returns nothing, as TVM reads it
+        return _relax.TupleStructInfo([])
     if isinstance(value, _relax.StructInfo):
         return value
     raise IrlabError(f"expected a struct info such as R.Tensor((n, 4), 'float32'), "

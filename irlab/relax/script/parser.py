@@ -139,6 +139,8 @@ class FunctionParser:
             attrs.setdefault("global_symbol", node.name)
         if ret is not None:
             self.check_return(ret, body.struct_info)
+            if ret.is_base_of(body.struct_info):
+                ret = None  # as TVM: a body more precise than the annotation gives the type
         func = _relax.Function(params, _relax.SeqExpr(blocks, body), ret, self.pure,
                                attrs or None)
         return self.bb.normalize(func)
@@ -179,6 +181,8 @@ class FunctionParser:
         if isinstance(st, ast.With):
             return self.with_stmt(st, outputs)
         if isinstance(st, ast.Assign):
+            if len(st.targets) == 1 and isinstance(st.targets[0], ast.Tuple):
+                return self.unpack(st, outputs)
             if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
                 self.fail(st, "a binding assigns one name (`lv = value`)")
             return self.assign(st.targets[0].id, None, st.value, st, outputs)
@@ -298,7 +302,10 @@ class FunctionParser:
         callee = self.callee(value_node)
         if isinstance(value_node, ast.Call) and _is_dtype(callee) and not value_node.args:
             return self.declare_symbol(name, callee, value_node)
-        value = self.eval(value_node)
+        return self.bind_value(name, annotation, self.eval(value_node), value_node, st, outputs)
+
+    def bind_value(self, name, annotation, value, value_node, st, outputs):
+        """Emit the binding of an evaluated ``value`` to ``name``."""
         if isinstance(value, dialect.ModuleNamespace):
             self.bind(name, value)  # ``cls = Module``
             return None
@@ -320,6 +327,27 @@ class FunctionParser:
             var = var_cls(name, sinfo)
             self.bb.emit_normalized(_relax.VarBinding(var, expr))
         self.bind(name, var)
+        return None
+
+    def unpack(self, st, outputs):
+        """``a, b = x, y`` binds each name; ``a, b = t`` binds the fields of the tuple ``t``
+        (``n, m = T.int64(), T.int64()`` declares symbolic variables)."""
+        targets = st.targets[0].elts
+        if not all(isinstance(t, ast.Name) for t in targets):
+            self.fail(st, "only names can be unpacked into (`a, b = value`)")
+        if isinstance(st.value, ast.Tuple) and len(st.value.elts) == len(targets):
+            for target, value_node in zip(targets, st.value.elts):
+                self.assign(target.id, None, value_node, st, outputs)
+            return None
+        value = self.bb.normalize(self.as_expr(self.eval(st.value), st.value))
+        sinfo = value.struct_info
+        if not (isinstance(sinfo, _relax.TupleStructInfo) and len(sinfo.fields) == len(targets)):
+            self.fail(st.value, f"cannot unpack {sinfo} into {len(targets)} names")
+        if not isinstance(value, _relax.Var):
+            value = self.bb.emit(value)
+        for k, target in enumerate(targets):
+            self.bind_value(target.id, None, _relax.TupleGetItem(value, k), st.value, st,
+                            outputs)
         return None
 
     def check_purity(self, expr, in_dataflow, st):
@@ -409,7 +437,9 @@ class FunctionParser:
             return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.eval(node.operand)
-            return -value if isinstance(node.op, ast.USub) else value
+            if isinstance(node.op, ast.UAdd):
+                return value
+            return _relax.op.negative(value) if isinstance(value, _relax.Expr) else -value
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return _CMPOPS[type(node.ops[0])](self.eval(node.left),
                                               self.eval(node.comparators[0]))
