@@ -220,6 +220,10 @@ class FunctionParser:
         if callee is R.dataflow:
             self.fail(v, "R.dataflow() opens a block: `with R.dataflow():`")
         self.assign("_", None, v, st, outputs)
+        sinfo = self.scopes[-1]["_"].struct_info
+        if not (isinstance(sinfo, _relax.TupleStructInfo) and not sinfo.fields):
+            self.fail(v, f"a value of type {sinfo} is used as a statement: bind it to a "
+                         f"variable (`_ = ...`), as only R.Tuple() values stand alone")
         return None
 
     def with_stmt(self, st, outputs):
