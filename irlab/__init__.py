@@ -31,6 +31,9 @@ from irlab import contrib
 
 runtime.registry.register_func_provider("tvm.graph_executor.create_executor",
                                         "irlab.contrib.graph_executor")
+# load_module of an LLVM archive, in a process that has not compiled anything yet
+runtime.registry.register_func_provider("runtime.module.load_llvm_objects",
+                                        "irlab.target.llvm_jit")
 # ``from irlab.script import relax as R`` reaches Relax's TVMScript (above script) this way
 runtime.registry.register_func_provider("script.relax.namespace", "irlab.relax.script")
 

@@ -70,3 +70,13 @@ class VMError(IrlabError, RuntimeError):
     """The Relax virtual machine rejected a program or an input at run time (a failed shape or
     struct-info check names the value and dimension at fault). Also a ``RuntimeError``, as
     TVM's VM raises."""
+
+
+class VMTypeError(VMError, TypeError):
+    """A run-time check of the Relax VM found a value of the wrong kind (a tuple where a
+    tensor was declared...). Also a ``TypeError``, as TVM raises."""
+
+
+class VMValueError(VMError, ValueError):
+    """A run-time check of the Relax VM found a value of the right kind but the wrong ndim,
+    dtype or size. Also a ``ValueError``, as TVM raises."""

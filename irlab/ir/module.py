@@ -149,7 +149,7 @@ class IRModule:
     # -- printing ---------------------------------------------------------------------------
     def script(self, *args, **kwargs) -> str:
         """TVMScript text of the module (``irlab.script.printer``)."""
-        return get_global_func("script.print_module")(self)
+        return get_global_func("script.print_module")(self, **kwargs)
 
     def astext(self, show_meta_data=True, annotate=None) -> str:
         return get_global_func("relay.ir.astext")(self, show_meta_data)

@@ -18,8 +18,9 @@ from irlab.relax import expr as rx
 from irlab.relax.op.registry import INFER_STRUCT_INFO
 from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo,
                                      ShapeStructInfo, TensorStructInfo, TupleStructInfo,
-                                     struct_info_lca)
+                                     erase_to_well_defined, struct_info_lca)
 from irlab.tir import expr as tir_expr
+from irlab.tir.function import PrimFunc
 from irlab.tir.functor import substitute
 
 _LEAVES = (rx.Var, GlobalVar, Op, rx.Constant, rx.ShapeExpr, rx.PrimValue, rx.StringImm,
@@ -134,6 +135,8 @@ class Normalizer:
         args = [self.normalize_argument(a) for a in call.args]
         if op is not call.op or any(a is not b for a, b in zip(args, call.args)):
             call = rx.Call(op, args, call.attrs, call.sinfo_args, call.span)
+        elif call.struct_info_ is not None:
+            return call  # deduced before from these very arguments
         call._set_struct_info(self.infer_call(call))
         return call
 
@@ -155,7 +158,10 @@ class Normalizer:
                 raise DiagnosticError(f"parameter {p.name_hint!r} of a function has no "
                                       f"struct info", p)
         body = self.normalize_seq(func.body)
-        ret = func.ret_struct_info if func.ret_struct_info is not None else body.struct_info
+        ret = func.ret_struct_info
+        if ret is None:  # symbolic dims defined inside the body are out of scope outside
+            defined = [v for p in func.params for v in rx.symbolic_vars(p.struct_info_)]
+            ret = erase_to_well_defined(body.struct_info, defined)
         if body is not func.body or ret is not func.ret_struct_info:
             func = rx.Function(func.params, body, ret, func.is_pure, func.attrs, func.span)
         func._set_struct_info(FuncStructInfo([p.struct_info for p in func.params], ret,
@@ -170,12 +176,16 @@ class Normalizer:
         bb.scopes.append(scope)
         try:
             blocks = expr.blocks if isinstance(expr, rx.SeqExpr) else ()
-            for block in blocks:
-                scope.frame = BlockFrame(isinstance(block, rx.DataflowBlock))
+            for block in blocks:  # adjacent blocks of one kind merge (as TVM's normalizer)
+                is_dataflow = isinstance(block, rx.DataflowBlock)
+                if scope.frame is None or scope.frame.is_dataflow != is_dataflow:
+                    scope.end_frame()
+                    scope.frame = BlockFrame(is_dataflow)
                 for binding in block.bindings:
                     self.visit_binding(binding)
+            if scope.frame is None or scope.frame.is_dataflow:
                 scope.end_frame()
-            scope.frame = BlockFrame(False)
+                scope.frame = BlockFrame(False)
             body = self.normalize_argument(expr.body if isinstance(expr, rx.SeqExpr) else expr)
             scope.end_frame()
         finally:
@@ -228,6 +238,8 @@ class Normalizer:
             func = mod[op]
             if isinstance(func, rx.Function):
                 return func.struct_info_ or self.normalize(func).struct_info
+            if isinstance(func, PrimFunc):  # lowered code calls PrimFuncs in DPS style
+                return FuncStructInfo.opaque_func(ret=TupleStructInfo([]), purity=False)
             raise DiagnosticError(f"@{op.name_hint} is a {type(func).__name__}: call it with "
                                   f"R.call_tir", call)
         sinfo = op.struct_info

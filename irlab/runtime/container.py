@@ -19,6 +19,17 @@ class ShapeTuple(tuple):
             raise IrlabError(f"ShapeTuple takes integers, got {shape!r}") from None
         return super().__new__(cls, dims)
 
+    def __eq__(self, other):
+        """Equal to a tuple or list of the same dims (as TVM's ShapeTuple)."""
+        if isinstance(other, list):
+            return list(self) == other
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
     def __repr__(self):
         return f"ShapeTuple({list(self)})"
 

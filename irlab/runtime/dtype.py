@@ -13,12 +13,34 @@ from irlab.errors import IrlabError
 _DTYPE_RE = re.compile(r"^(float|int|uint|bfloat|bool|handle|void)(\d*)(?:x(\d+))?$")
 
 
-class DataType(NamedTuple):
-    """A parsed dtype: type code (``float``/``int``/``uint``/``bool``/...), bits and lanes."""
-
+class _DataTypeFields(NamedTuple):
     code: str
     bits: int
     lanes: int = 1
+
+
+class DataType(_DataTypeFields):
+    """A parsed dtype: type code (``float``/``int``/``uint``/``bool``/...), bits and lanes.
+
+    ``DataType("float32")`` parses a string, as ``tvm.DataType`` does."""
+
+    __slots__ = ()
+
+    def __new__(cls, code, bits=None, lanes=1):
+        if bits is None:
+            return parse_dtype(code)
+        return super().__new__(cls, code, bits, lanes)
+
+    def __eq__(self, other):
+        """Equal to another DataType with the same fields, or to its string (as TVM's)."""
+        if isinstance(other, str):
+            return str(self) == other
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
 
     def __str__(self):
         if self.code == "bool":

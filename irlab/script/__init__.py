@@ -1,8 +1,9 @@
-"""TVMScript for TIR: ``from irlab.script import tir as T`` / ``ir as I``.
+"""TVMScript: ``from irlab.script import tir as T``, ``ir as I``, ``relax as R``.
 
 ``@T.prim_func`` parses a Python function into a PrimFunc, ``@I.ir_module`` (also
 ``irlab.script.ir_module``) a class of them into an IRModule; ``from_source(text)`` parses
-printed text; ``printer.script(node)`` prints.
+printed text; ``printer.script(node)`` prints. Relax (``@R.function``) joins through the hooks
+of ``irlab.script.dialect``: its parser and printer live in ``irlab.relax.script``.
 """
 
 from irlab.script import tir_builtins as tir

@@ -71,6 +71,7 @@ class ModuleContext:
     class_name: str
     global_vars: dict  # name -> GlobalVar, one per function of the class
     signatures: dict = field(default_factory=dict)  # GlobalVar -> a dialect's signature
+    functions: dict = field(default_factory=dict)  # GlobalVar -> function already parsed
 
     @property
     def namespace(self) -> ModuleNamespace:
@@ -110,6 +111,8 @@ def build_module(class_name: str, items: list, mod):
     """Fill ``mod`` from ``items`` [(name, PrimFunc | DeferredFunction)] in class order."""
     gvars = {name: GlobalVar(name) for name, _ in items}
     ctx = ModuleContext(class_name, gvars)
+    ctx.functions = {gvars[name]: item for name, item in items
+                     if not isinstance(item, DeferredFunction)}
     for _, item in items:
         if isinstance(item, DeferredFunction):
             item.declare(ctx)
@@ -120,11 +123,29 @@ def build_module(class_name: str, items: list, mod):
 
 
 # -- printing -------------------------------------------------------------------------------
+METADATA_NOTE = "# Metadata omitted. Use show_meta=True in script() method to show it."
+
+
+@dataclass
+class PrintOptions:
+    """Options of one ``script()`` call, shared by the functions of a module: ``show_meta``
+    prints every constant in full; otherwise big ones are ``metadata[kind][k]`` references."""
+
+    show_meta: bool = False
+    metadata: dict = field(default_factory=dict)  # kind -> objects not shown in the text
+
+    def reference(self, kind: str, obj) -> str:
+        """The text standing for ``obj`` in the metadata section (TVM's spelling)."""
+        items = self.metadata.setdefault(kind, [])
+        items.append(obj)
+        return f'metadata["{kind}"][{len(items) - 1}]'
+
+
 @dataclass(frozen=True)
 class FunctionPrinter:
     accepts: object  # function -> bool
-    # (function, name, class_name | None) -> (lines, the ``# from tvm.script import ...``
-    # header lines they need)
+    # (function, name, class_name | None, PrintOptions) -> (lines, the
+    # ``# from tvm.script import ...`` header lines they need)
     print_lines: object
     key: str  # the dialect's name; registering it again replaces its printer
 
@@ -149,6 +170,9 @@ def parse_class_body(node: ast.ClassDef, source: SourceInfo, parse_prim_func):
     for item in node.body:
         if isinstance(item, ast.FunctionDef):
             items.append((item.name, _parse_method(item, source, parse_prim_func)))
+        elif isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(
+                item.targets[0], ast.Name):  # ``f = R.ExternFunc("f")``
+            items.append((item.targets[0].id, _module_value(item, source)))
         elif not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
             source.fail(item, "an @I.ir_module class may only hold @T.prim_func and "
                               "@R.function functions")
@@ -166,6 +190,25 @@ def decorator_of(node: ast.FunctionDef, source: SourceInfo):
         if is_dialect_decorator(value):
             return value
     return None
+
+
+def is_module_function(value) -> bool:
+    """Whether a class attribute is a function of the module (a PrimFunc, a dialect's
+    deferred function, or a function object a dialect marks ``_is_module_function``)."""
+    return type(value).__name__ == "PrimFunc" or isinstance(value, DeferredFunction) or \
+        getattr(value, "_is_module_function", False)
+
+
+def _module_value(item, source):
+    try:
+        value = eval(compile(ast.Expression(item.value), source.filename, "eval"),  # noqa: S307
+                     dict(source.env))
+    except Exception as err:
+        source.fail(item.value, f"{type(err).__name__}: {err}")
+    if not is_module_function(value):
+        source.fail(item, "an @I.ir_module class may only hold functions "
+                          "(f = R.ExternFunc(\"f\") declares an external one)")
+    return value
 
 
 def _parse_method(item, source, parse_prim_func):

@@ -67,7 +67,7 @@ def ir_module(cls):
         raise ParseError("@I.ir_module decorates a class whose methods are @T.prim_func or "
                          "@R.function")
     items = [(name, value) for name, value in cls.__dict__.items()
-             if isinstance(value, (PrimFunc, dialect.DeferredFunction))]
+             if dialect.is_module_function(value)]
     return dialect.build_module(cls.__name__, items, IRModule())
 
 

@@ -32,14 +32,16 @@ _KIND = {S.ForKind.PARALLEL: "T.parallel", S.ForKind.VECTORIZED: "T.vectorized",
          S.ForKind.UNROLLED: "T.unroll", S.ForKind.SERIAL: "T.serial"}
 
 
-def script(node, *args, **kwargs) -> str:
-    """TVMScript text of a PrimFunc, an IRModule or a dialect's function (Relax)."""
+def script(node, *args, show_meta=False, **kwargs) -> str:
+    """TVMScript text of a PrimFunc, an IRModule or a dialect's function (Relax);
+    ``show_meta`` prints big constants in full instead of ``metadata[...]`` references."""
     if type(node).__name__ == "IRModule":
-        return print_module(node)
+        return print_module(node, show_meta=show_meta)
     printer = dialect.function_printer(node)
     if printer is not None:
-        lines, headers = printer.print_lines(node, None, None)
-        return "\n".join(_header_lines(headers) + [""] + lines) + "\n"
+        options = dialect.PrintOptions(show_meta)
+        lines, headers = printer.print_lines(node, None, None, options)
+        return "\n".join(_header_lines(headers) + [""] + lines + _note(options)) + "\n"
     return print_prim_func(node)
 
 
@@ -47,10 +49,11 @@ def print_prim_func(func, name=None) -> str:
     return HEADER_T + "\n\n" + "\n".join(_FuncPrinter(func).lines(name)) + "\n"
 
 
-def print_module(mod) -> str:
+def print_module(mod, show_meta=False, **_) -> str:
     """The module as an ``@I.ir_module`` class, functions sorted by name as TVM prints them;
     PrimFuncs print here, other functions by their dialect's registered printer."""
     class_name = "Module"
+    options = dialect.PrintOptions(show_meta)
     body, headers = [], {HEADER_I}
     for gv in mod.get_global_vars():
         func = mod[gv]
@@ -61,13 +64,18 @@ def print_module(mod) -> str:
             printer = dialect.function_printer(func)
             if printer is None:
                 continue
-            lines, used = printer.print_lines(func, gv.name_hint, class_name)
+            lines, used = printer.print_lines(func, gv.name_hint, class_name, options)
             headers.update(used)
         if body:
             body.append("")
         body.extend("    " + ln if ln else "" for ln in lines)
     out = _header_lines(headers) + ["", "@I.ir_module", f"class {class_name}:"]
-    return "\n".join(out + (body or ["    pass"])) + "\n"
+    return "\n".join(out + (body or ["    pass"]) + _note(options)) + "\n"
+
+
+def _note(options) -> list:
+    """TVM's closing note when some objects were left out of the text."""
+    return ["", dialect.METADATA_NOTE] if options.metadata else []
 
 
 def _header_lines(headers) -> list:

@@ -31,6 +31,7 @@ CASES = [
     ("    for i in range(3):\n        pass\n    return x\n", 3, "unsupported statement For"),
     ("    y = R.call_tir(f, (x,), out_sinfo=5)\n    return y\n", 3,
      "expected a struct info"),
+    ("    R.add(x, x)\n    return x\n", 3, "bind it to a variable (`_ = ...`)"),
     ("    if x:\n        y = x\n    return x\n", 3, "needs an `else`"),
     ("    if x:\n        y = x\n    else:\n        z = x\n    return x\n", 6,
      "same variable last"),
@@ -89,3 +90,8 @@ def test_symbolic_var_redeclared_with_another_dtype():
     text = HEAD.replace("(4,)", '("n",)') + "    n = T.int32()\n    return x\n"
     with pytest.raises(ParseError, match=r":3:.*symbolic variable n is int64"):
         from_source(text)
+
+
+def test_class_attribute_that_is_not_a_function():
+    with pytest.raises(ParseError, match=r"<script>:4:.*may only hold functions"):
+        from_source("@I.ir_module\nclass Module:\n    '''doc'''\n    x = 3\n")

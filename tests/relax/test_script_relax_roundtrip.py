@@ -1,10 +1,12 @@
 """TVMScript for Relax: each construct parses, prints in TVM's layout, and
 ``from_source(mod.script())`` is structurally equal to the module (and prints the same)."""
 
+import numpy as np
 import pytest
 
 import irlab as tvm
 from irlab import relax, tir
+from irlab.errors import ParseError
 from irlab.ir import assert_structural_equal
 from irlab.script import from_source
 from irlab.script import ir as I
@@ -176,7 +178,7 @@ def test_call_packed_call_dps_packed_and_impure_function():
     @R.function(pure=False)
     def f(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
         y = R.call_dps_packed("my_dps", (x,), out_sinfo=R.Tensor((4,), "float32"))
-        R.call_packed("custom_inplace_update", y, sinfo_args=R.Tensor((4,), "float32"))
+        R.call_packed("custom_inplace_update", y, sinfo_args=R.Tuple())
         z: R.Object = R.call_packed("my_object")
         return y
 
@@ -190,8 +192,7 @@ def test_call_packed_call_dps_packed_and_impure_function():
     assert "@R.function(pure=False)\ndef f(" in text
     assert 'y = R.call_dps_packed("my_dps", (x,), out_sinfo=R.Tensor((4,), dtype="float32"))' \
         in text
-    assert 'R.call_packed("custom_inplace_update", y, sinfo_args=(R.Tensor((4,), ' \
-           'dtype="float32"),))' in text
+    assert '    R.call_packed("custom_inplace_update", y, sinfo_args=(R.Tuple,))\n' in text
     assert_structural_equal(from_source(text), f)
 
 
@@ -307,3 +308,170 @@ def test_if_else_binds_the_value_of_both_branches():
         y: R.Tensor((2,), dtype="float32") = x
     return y''' in text
     assert_structural_equal(from_source(text), f)
+
+
+def test_call_tir_tir_vars_pure_packed_and_dtype_values():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def fill(a: T.handle, m: T.int64):
+            n = T.int64()
+            A = T.match_buffer(a, (n,), "float32")
+            for i in range(n):
+                with T.block("A"):
+                    vi = T.axis.spatial(n, i)
+                    A[vi] = T.Cast("float32", m)
+
+        @R.function
+        def main(x: R.Tensor(("n",), "float32")):
+            n = T.int64()
+            cls = Mod
+            y = R.call_tir(cls.fill, (), out_sinfo=R.Tensor((n,), "float32"),
+                           tir_vars=R.shape([n * 2]))
+            z = R.call_pure_packed("my_pure", y, x, sinfo_args=R.Tensor((n,), "float32"))
+            d = R.dtype("float16")
+            return (z, d)
+
+    text = round_trip(Mod)
+    assert "tir_vars=R.shape([n * 2])" in text
+    assert 'R.call_pure_packed("my_pure", y, x, sinfo_args=(R.Tensor((n,), ' \
+           'dtype="float32"),))' in text
+    assert 'd: R.Object = R.dtype("float16")' in text
+
+
+def test_call_packed_without_sinfo_args():
+    @R.function(pure=False)
+    def f(x: R.Tensor((2,), "float32")):
+        _ = R.call_packed("log_it", x)
+        return x
+
+    call = f.body.blocks[0].bindings[0].value
+    assert call.sinfo_args == ()
+    text = f.script()
+    assert '_: R.Object = R.call_packed("log_it", x)' in text
+    assert_structural_equal(from_source(text), f)
+
+
+def test_extern_func_entries_of_a_module():
+    @I.ir_module
+    class Mod:
+        my_ext = R.ExternFunc("my_ext")
+
+        @R.function
+        def main(x: R.Tensor((2,), "float32")):
+            return x
+
+    assert isinstance(Mod["my_ext"], relax.ExternFunc)
+    text = round_trip(Mod)
+    assert '    my_ext = R.ExternFunc("my_ext")\n' in text
+
+
+def test_signature_dims_are_usable_in_the_body_without_declaration():
+    """As TVM's parser: ``"n"`` in a parameter's struct info defines ``n`` for the body."""
+    @R.function
+    def f(x: R.Tensor(("n", 2), "float32")):
+        y = R.match_cast(x, R.Tensor((n, 2), "float32"))  # noqa: F821
+        return y
+
+    n = f.params[0].struct_info.dims[0]
+    assert f.body.blocks[0].bindings[0].struct_info.dims[0] is n
+
+
+def test_recursive_function():
+    @I.ir_module
+    class Mod:
+        @R.function
+        def count(n: R.Tensor((), "int64"), c: R.Tensor((), "bool")) -> R.Tensor((), "int64"):
+            cls = Mod
+            if c:
+                r: R.Tensor((), "int64") = cls.count(n, c)
+            else:
+                r: R.Tensor((), "int64") = n
+            return r
+
+    branch = Mod["count"].body.blocks[0].bindings[0].value.true_branch
+    assert branch.blocks[0].bindings[0].value.op is Mod.get_global_var("count")
+    assert round_trip(Mod).count("cls.count(n, c)") == 1
+
+
+def test_big_constants_are_metadata_unless_show_meta():
+    @R.function
+    def f(x: R.Tensor((20,), "float32")):
+        y = R.add(x, R.const(np.arange(20, dtype="float32")))
+        z = R.add(y, R.const([1.5], "float32"))
+        return z
+
+    text = f.script()
+    assert 'R.add(x, metadata["relax.expr.Constant"][0])' in text
+    assert 'R.const([1.5], "float32")' in text  # small ones stay inline
+    assert text.endswith("# Metadata omitted. Use show_meta=True in script() method to show "
+                         "it.\n")
+    with pytest.raises(ParseError, match="show_meta=True"):
+        from_source(text)
+    big = f.body.blocks[0].bindings[0].value.args[1]
+    assert_structural_equal(
+        from_source(text, extra_vars={"metadata": {"relax.expr.Constant": [big]}}), f)
+    full = f.script(show_meta=True)
+    assert "R.const([0.0, 1.0, 2.0," in full and "metadata" not in full
+    assert_structural_equal(from_source(full), f)
+    mod = tvm.IRModule({"f": f})
+    assert "metadata" in mod.script() and "metadata" not in mod.script(show_meta=True)
+
+
+def test_variables_named_like_the_script_names_are_renamed():
+    x = relax.Var("R", relax.TensorStructInfo([2], "float32"))
+    y = relax.Var("cls", relax.TensorStructInfo([2], "float32"))
+    func = relax.Function([x, y], relax.SeqExpr([], y), attrs={"global_symbol": "main"})
+    mod = tvm.IRModule({"main": relax.BlockBuilder().normalize(func)})
+    text = round_trip(mod)
+    assert 'def main(R_1: R.Tensor((2,), dtype="float32"), cls_1: R.Tensor(' in text
+
+
+def test_unpacking_negation_and_void_values():
+    @R.function
+    def f(x: R.Tensor(dtype="float32", ndim=2)) -> R.Tensor(dtype="float32", ndim=2):
+        n, m = T.int64(), T.int64()
+        y = R.match_cast(x, R.Tensor((n, m), "float32"))
+        a, b = y, -y
+        t = (a, b)
+        c, d = t
+        e: R.Tuple() = R.tuple()
+        return R.add(c, d)
+
+    names = [b.var.name_hint for b in f.body.blocks[0].bindings]
+    assert names[:4] == ["y", "a", "b", "t"] and names[4:6] == ["c", "d"]
+    assert f.body.blocks[0].bindings[2].value.op.name == "relax.negative"
+    assert isinstance(f.body.blocks[0].bindings[4].value, relax.TupleGetItem)
+    # n, m are defined inside: the return type cannot name them (erased to ndim=2, as TVM)
+    assert f.ret_struct_info.dims is None and f.ret_struct_info.ndim == 2
+    text = f.script()
+    assert "    c: R.Tensor((n, m), dtype=\"float32\") = t[0]\n" in text
+    assert "    R.tuple()\n" in text  # a void value nobody reads is a statement
+    assert_structural_equal(from_source(text), f)
+
+    @R.function
+    def g(x: R.Tuple()):
+        y: R.Tuple() = R.tuple()
+        return y
+
+    text = g.script()
+    assert "y: R.Tuple = R.tuple()" in text  # read by `return y`: stays a binding
+    assert_structural_equal(from_source(text), g)
+
+
+def test_none_return_annotation_means_nothing_returned():
+    @R.function(pure=False)
+    def f(x: R.Tensor((2,), "float32")) -> None:
+        y = R.call_packed("log_it", x, sinfo_args=R.Tuple())
+        return y
+
+    assert f.ret_struct_info == relax.TupleStructInfo([]) or \
+        isinstance(f.ret_struct_info, relax.TupleStructInfo)
+
+
+def test_body_more_precise_than_the_return_annotation_gives_the_type():
+    @R.function
+    def f(x: R.Tensor((2, 3), "float32")) -> R.Tensor(dtype="float32", ndim=2):
+        return x
+
+    assert [d.value for d in f.ret_struct_info.dims] == [2, 3]  # as TVM's Function

@@ -1,6 +1,10 @@
 """The Relax VM's builtins (shape heap, run-time struct-info checks, tuples) and saving an
 executable with its kernel library."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -152,3 +156,21 @@ def test_export_and_load_round_trip(executable, tmp_path, suffix):
     loaded = tvm.runtime.load_module(path)
     assert loaded.as_text() == executable.as_text()
     check_kernel_vm(loaded)
+
+
+def test_a_fresh_process_loads_and_runs_an_executable(executable, tmp_path):
+    """load_module finds the VM's and the LLVM kernels' loaders without importing relax."""
+    path = str(tmp_path / "program.irlab")
+    executable.export_library(path)
+    script = (
+        "import sys, numpy as np, irlab\n"
+        f"ex = irlab.runtime.load_module({path!r})\n"
+        "vm = irlab.runtime.relax_vm.VirtualMachine(ex, irlab.cpu())\n"
+        "out = vm['main'](np.ones(3, 'float32'), np.ones(3, 'float32')).numpy()\n"
+        "assert out.tolist() == [4.0, 4.0, 4.0], out\n"
+        "assert 'irlab.relax' not in sys.modules\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr

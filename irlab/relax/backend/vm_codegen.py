@@ -35,6 +35,7 @@ class _FunctionCodeGen:
         self.func = func
         self.values: dict = {}  # relax Var -> instruction argument
         self.next_register = len(func.params)
+        self.killed = _killed_vars(func.body)
 
     def run(self):
         params = [p.name_hint for p in self.func.params]
@@ -63,6 +64,11 @@ class _FunctionCodeGen:
             for binding in block.bindings:
                 if isinstance(binding, MatchCast):  # checks were lowered by VMShapeLower
                     self.values[binding.var] = self.arg(binding.value)
+                elif isinstance(binding.value, Var) and \
+                        {binding.var, binding.value} & self.killed:
+                    # an alias outlives a kill of the original (and the reverse): copy
+                    self.values[binding.var] = self.in_register(self.arg(binding.value),
+                                                                self.fresh())
                 else:
                     self.values[binding.var] = self.value(binding.value)
         return self.arg(seq.body)
@@ -189,6 +195,37 @@ def _alloc_storage(gen, call):
     return gen.builtin("vm.builtin.alloc_storage", [size, device, dtype, scope], True)
 
 
+def _vm_alloc_storage(gen, call):
+    size, device, dtype = (gen.arg(a) for a in call.args[:3])
+    scope = gen.arg(call.args[3]) if len(call.args) > 3 else gen.ib.convert_constant("global")
+    return gen.builtin("vm.builtin.alloc_storage", [size, device, dtype, scope], True)
+
+
+def _kill(gen, call):
+    """Drop the register's reference (its memory goes when no other value holds it)."""
+    target = gen.arg(call.args[0])
+    if target.is_register:
+        gen.ib.emit_call("vm.builtin.null_value", [], target)
+    return gen.ib.void_arg()
+
+
+_KILL_OPS = ("relax.vm.kill_object", "relax.memory.kill_storage", "relax.memory.kill_tensor")
+
+
+def _killed_vars(seq) -> set:
+    """Variables a kill op ends (their aliases need registers of their own)."""
+    found = set()
+    for block in seq.blocks:
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, Call) and isinstance(value.op, Op) and \
+                    value.op.name in _KILL_OPS and isinstance(value.args[0], Var):
+                found.add(value.args[0])
+            elif isinstance(value, If):
+                found |= _killed_vars(value.true_branch) | _killed_vars(value.false_branch)
+    return found
+
+
 def _memory_alloc_tensor(gen, call):
     return gen.builtin("vm.builtin.alloc_tensor", [gen.arg(a) for a in call.args])
 
@@ -203,6 +240,19 @@ def _shape_of(gen, call):
     return gen.builtin("vm.builtin.shape_of", [gen.arg(call.args[0])])
 
 
+def _make_closure(gen, call):
+    func, args = call.args
+    fields = args.fields if isinstance(args, Tuple) else [args]
+    return gen.builtin("vm.builtin.make_closure", [gen.arg(func)] + [gen.arg(a) for a in fields])
+
+
+def _invoke_closure(gen, call):
+    closure, args = call.args
+    fields = args.fields if isinstance(args, Tuple) else [args]
+    return gen.builtin("vm.builtin.invoke_closure",
+                       [gen.arg(closure)] + [gen.arg(a) for a in fields], True)
+
+
 def _null_value(gen, call):
     return gen.builtin("vm.builtin.null_value", [])
 
@@ -211,9 +261,17 @@ _OP_EMITTERS = {
     "relax.builtin.alloc_tensor": _alloc_tensor,
     "relax.memory.alloc_storage": _alloc_storage,
     "relax.memory.alloc_tensor": _memory_alloc_tensor,
+    "relax.memory.kill_storage": _kill,
+    "relax.memory.kill_tensor": _kill,
+    "relax.vm.alloc_storage": _vm_alloc_storage,
+    "relax.vm.alloc_tensor": _memory_alloc_tensor,
+    "relax.vm.kill_object": _kill,
     "relax.call_builtin_with_ctx": _call_builtin_with_ctx,
     "relax.shape_of": _shape_of,
     "relax.null_value": _null_value,
+    "relax.make_closure": _make_closure,
+    "relax.invoke_closure": _invoke_closure,
+    "relax.invoke_pure_closure": _invoke_closure,
 }
 
 

@@ -13,6 +13,6 @@ from irlab.script import dialect as _dialect
 
 register_func("script.relax.namespace", lambda: builtins, override=True)
 _dialect.register_function_printer(
-    "relax", lambda f: isinstance(f, _expr.Function), print_function)
+    "relax", lambda f: isinstance(f, (_expr.Function, _expr.ExternFunc)), print_function)
 
 __all__ = ["builtins", "print_function"]

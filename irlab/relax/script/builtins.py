@@ -9,6 +9,7 @@ parsed (``symbol_table``), so every ``"n"`` of one function is the same variable
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import contextvars
 import inspect
@@ -16,6 +17,8 @@ import inspect
 from irlab import relax as _relax
 from irlab import tir as _tir
 from irlab.errors import IrlabError, ParseError
+from irlab.ir.attrs import DictAttrs
+from irlab.ir.op import Op
 from irlab.runtime.dtype import parse_dtype
 from irlab.script import dialect
 
@@ -131,6 +134,8 @@ def as_struct_info(value):
     stand for their call without arguments."""
     if any(value is f for f in _BARE_STRUCT_INFO):
         return value()
+    if value is None:  # ``-> None``: returns nothing, as TVM reads it
+        return _relax.TupleStructInfo([])
     if isinstance(value, _relax.StructInfo):
         return value
     raise IrlabError(f"expected a struct info such as R.Tensor((n, 4), 'float32'), "
@@ -185,14 +190,10 @@ def call_packed(func, *args, sinfo_args=None, **kwargs):
     """``R.call_packed("f", x, sinfo_args=R.Tensor(...))``: call a registered function."""
     if kwargs:
         raise IrlabError(f"R.call_packed: unexpected keyword arguments {sorted(kwargs)}")
-    if isinstance(func, str):
-        func = _relax.ExternFunc(func)
-    if sinfo_args is None:
-        sinfo_args = [_relax.ObjectStructInfo()]
-    elif not isinstance(sinfo_args, (list, tuple)):
-        sinfo_args = [sinfo_args]
-    return _relax.Call(func, [as_expr(a) for a in args], None,
-                       [as_struct_info(s) for s in sinfo_args])
+    if sinfo_args is not None:
+        sinfo_args = [as_struct_info(s) for s in (
+            sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args])]
+    return _relax.op.call_packed(func, *[as_expr(a) for a in args], sinfo_args=sinfo_args)
 
 
 class MatchCastPair:
@@ -231,6 +232,11 @@ def string(value):
 def make_tuple(*fields):
     """``R.tuple(a, b)``: a tuple value (``(a, b)`` too)."""
     return _relax.Tuple([as_expr(f) for f in fields])
+
+
+def dtype(value):
+    """``R.dtype("float32")``: a dtype value."""
+    return _relax.DataTypeImm(value)
 
 
 def ExternFunc(global_symbol):  # noqa: N802
@@ -330,11 +336,66 @@ def _caller_frame():
 _RENAMED = {"str": string, "tuple": make_tuple}
 
 
+class OpCall:
+    """``R.builtin.alloc_tensor(...)``: a call of a registered Relax op that has no Python
+    builder; keyword arguments are its attributes, ``sinfo_args=`` its struct infos."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def __call__(self, *args, sinfo_args=None, **kwargs):
+        attrs = None
+        if kwargs:
+            attrs_type = self.op.attrs_type
+            attrs = attrs_type(**kwargs) if attrs_type is not None else DictAttrs(kwargs)
+        if sinfo_args is not None and not isinstance(sinfo_args, (list, tuple)):
+            sinfo_args = [sinfo_args]
+        if args and isinstance(args[0], builtins.str):  # the printer's spelling of a callee
+            args = (_relax.ExternFunc(args[0]),) + args[1:]
+        return _relax.Call(self.op, [as_expr(a) for a in args], attrs,
+                           [as_struct_info(s) for s in sinfo_args or ()])
+
+    def __repr__(self):
+        return f"R.{self.op.name[len('relax.'):]}"
+
+
+class OpNamespace:
+    """``R.nn``, ``R.builtin``, ``R.memory``...: Relax ops under a dotted prefix; the Python
+    builder of ``relax.op`` when there is one, else the registered op itself."""
+
+    def __init__(self, prefix, python_module=None):
+        self.prefix, self.python_module = prefix, python_module
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        builder = getattr(self.python_module, name, None)
+        if callable(builder) and not inspect.ismodule(builder):
+            return builder
+        return _op_or_namespace(f"{self.prefix}.{name}", builder)
+
+    def __repr__(self):
+        return f"R.{self.prefix[len('relax.'):]}"
+
+
+def _op_or_namespace(full_name, python_module=None):
+    names = Op.list_op_names()
+    if full_name in names:
+        return OpCall(Op.get(full_name))
+    if python_module is not None or any(n.startswith(full_name + ".") for n in names):
+        return OpNamespace(full_name, python_module)
+    raise AttributeError(f"R.{full_name[len('relax.'):]} is not defined (no Relax op "
+                         f"{full_name})")
+
+
 def __getattr__(name):
-    """``R.add``, ``R.nn.relu``...: the Relax op functions (``relax.op.<name>``)."""
+    """``R.add``, ``R.nn.relu``...: the Relax op builders (``relax.op.<name>``), or, for an
+    op without one, a generic call of the registered op."""
     if name in _RENAMED:
         return _RENAMED[name]
-    op = getattr(_relax.op, name, None)
-    if op is None or name.startswith("_"):
-        raise AttributeError(f"R.{name} is not defined (no relax.op.{name})")
-    return op
+    if name.startswith("_"):
+        raise AttributeError(name)
+    builder = getattr(_relax.op, name, None)
+    if callable(builder) and not inspect.ismodule(builder):
+        return builder
+    return _op_or_namespace(f"relax.{name}", builder)

@@ -63,7 +63,7 @@ class FunctionParser:
         self.module_names = ctx.names()
         self.scopes: list[dict] = [{}]
         self.symbols: dict = {}  # name -> tir.Var: the function's symbolic dims
-        self.bb = _relax.BlockBuilder(_signature_module(ctx, self.node.name))
+        self.bb = _relax.BlockBuilder(_signature_module(ctx))
         self.attrs: dict = {}
         self.block_locals: dict = {}  # name -> line of a dataflow block keeping it inside
 
@@ -75,11 +75,15 @@ class FunctionParser:
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
-        for table in (self.module_names, self.source.env):
+        for table in (self.symbols, self.module_names, self.source.env):
             if name in table:
                 return table[name]
         if hasattr(_py, name):
             return getattr(_py, name)
+        if name == "metadata":
+            self.fail(node, "the script refers to constants it does not show (printed without "
+                            "show_meta=True): print it with script(show_meta=True), or pass "
+                            "from_source(text, extra_vars={'metadata': {kind: [...]}})")
         line = self.block_locals.get(name)
         if line is not None:
             self.fail(node, f"{name} is a dataflow variable of the block at line {line}: "
@@ -125,24 +129,27 @@ class FunctionParser:
                 var = _relax.Var(arg.arg, self.param_sinfo(arg))
                 self.bind(arg.arg, var)
                 params.append(var)
-            with self.bb.function(node.name, params, pure=self.pure, private=self.private):
+            self.bb.begin_scope()
+            try:
                 body = self.body(node.body)
-                gv = self.bb.emit_func_output(body)
-        func = self.bb.get()[gv]
-        if self.attrs:
-            func = func.with_attr(self.attrs)
+            finally:
+                blocks = self.bb.end_scope()
+        attrs = dict(self.attrs)
+        if not self.private:
+            attrs.setdefault("global_symbol", node.name)
         if ret is not None:
-            func = self.with_ret(func, ret)
-        return func
+            self.check_return(ret, body.struct_info)
+            if ret.is_base_of(body.struct_info):
+                ret = None  # as TVM: a body more precise than the annotation gives the type
+        func = _relax.Function(params, _relax.SeqExpr(blocks, body), ret, self.pure,
+                               attrs or None)
+        return self.bb.normalize(func)
 
-    def with_ret(self, func, ret):
-        """``func`` returning the annotated ``ret`` (checked against what its body gives)."""
-        body_sinfo = func.body.struct_info_
-        if body_sinfo is not None and not ret.is_base_of(body_sinfo):
+    def check_return(self, ret, body_sinfo):
+        """The annotated return struct info must describe what the body gives."""
+        if not ret.is_base_of(body_sinfo):
             self.fail(self.node.returns, f"the function returns {body_sinfo}, which is not "
                                          f"a {ret} as annotated")
-        new = _relax.Function(func.params, func.body, ret, func.is_pure, func.attrs)
-        return self.bb.normalize(new)
 
     # -- statements -------------------------------------------------------------------------
     def body(self, stmts):
@@ -157,7 +164,8 @@ class FunctionParser:
                     self.fail(stmts[k + 1], "statements after `return`")
                 if st.value is None:
                     self.fail(st, "an @R.function returns a value")
-                return self.as_expr(self.eval(st.value), st.value)
+                value = self.bb.normalize(self.as_expr(self.eval(st.value), st.value))
+                return value if is_leaf(value) else self.bb.emit(value)
             self.stmt(st, dataflow_outputs=None)
         self.fail(self.node, f"function {self.node.name} has no `return`")
 
@@ -173,6 +181,8 @@ class FunctionParser:
         if isinstance(st, ast.With):
             return self.with_stmt(st, outputs)
         if isinstance(st, ast.Assign):
+            if len(st.targets) == 1 and isinstance(st.targets[0], ast.Tuple):
+                return self.unpack(st, outputs)
             if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
                 self.fail(st, "a binding assigns one name (`lv = value`)")
             return self.assign(st.targets[0].id, None, st.value, st, outputs)
@@ -210,6 +220,10 @@ class FunctionParser:
         if callee is R.dataflow:
             self.fail(v, "R.dataflow() opens a block: `with R.dataflow():`")
         self.assign("_", None, v, st, outputs)
+        sinfo = self.scopes[-1]["_"].struct_info
+        if not (isinstance(sinfo, _relax.TupleStructInfo) and not sinfo.fields):
+            self.fail(v, f"a value of type {sinfo} is used as a statement: bind it to a "
+                         f"variable (`_ = ...`), as only R.Tuple() values stand alone")
         return None
 
     def with_stmt(self, st, outputs):
@@ -292,7 +306,10 @@ class FunctionParser:
         callee = self.callee(value_node)
         if isinstance(value_node, ast.Call) and _is_dtype(callee) and not value_node.args:
             return self.declare_symbol(name, callee, value_node)
-        value = self.eval(value_node)
+        return self.bind_value(name, annotation, self.eval(value_node), value_node, st, outputs)
+
+    def bind_value(self, name, annotation, value, value_node, st, outputs):
+        """Emit the binding of an evaluated ``value`` to ``name``."""
         if isinstance(value, dialect.ModuleNamespace):
             self.bind(name, value)  # ``cls = Module``
             return None
@@ -314,6 +331,27 @@ class FunctionParser:
             var = var_cls(name, sinfo)
             self.bb.emit_normalized(_relax.VarBinding(var, expr))
         self.bind(name, var)
+        return None
+
+    def unpack(self, st, outputs):
+        """``a, b = x, y`` binds each name; ``a, b = t`` binds the fields of the tuple ``t``
+        (``n, m = T.int64(), T.int64()`` declares symbolic variables)."""
+        targets = st.targets[0].elts
+        if not all(isinstance(t, ast.Name) for t in targets):
+            self.fail(st, "only names can be unpacked into (`a, b = value`)")
+        if isinstance(st.value, ast.Tuple) and len(st.value.elts) == len(targets):
+            for target, value_node in zip(targets, st.value.elts):
+                self.assign(target.id, None, value_node, st, outputs)
+            return None
+        value = self.bb.normalize(self.as_expr(self.eval(st.value), st.value))
+        sinfo = value.struct_info
+        if not (isinstance(sinfo, _relax.TupleStructInfo) and len(sinfo.fields) == len(targets)):
+            self.fail(st.value, f"cannot unpack {sinfo} into {len(targets)} names")
+        if not isinstance(value, _relax.Var):
+            value = self.bb.emit(value)
+        for k, target in enumerate(targets):
+            self.bind_value(target.id, None, _relax.TupleGetItem(value, k), st.value, st,
+                            outputs)
         return None
 
     def check_purity(self, expr, in_dataflow, st):
@@ -403,7 +441,9 @@ class FunctionParser:
             return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.eval(node.operand)
-            return -value if isinstance(node.op, ast.USub) else value
+            if isinstance(node.op, ast.UAdd):
+                return value
+            return _relax.op.negative(value) if isinstance(value, _relax.Expr) else -value
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return _CMPOPS[type(node.ops[0])](self.eval(node.left),
                                               self.eval(node.comparators[0]))
@@ -427,20 +467,19 @@ class FunctionParser:
         """``cls.f(x)``: call another Relax function of the module."""
         if kwargs:
             self.fail(node, f"a call of {gv.name_hint} takes positional arguments only")
-        sinfo = self.ctx.signatures.get(gv)
-        if sinfo is None:
-            self.fail(node, f"{gv.name_hint} is not a Relax function of this module: call a "
-                            f"PrimFunc with R.call_tir({gv.name_hint}, ...)")
+        if gv not in self.ctx.signatures and gv not in self.ctx.functions:
+            self.fail(node, f"{gv.name_hint} is not a function of this module")
+        # a PrimFunc is called so in lowered code (after CallTIRRewrite): destination-passing
+        # style, returning R.Tuple()
         return _relax.Call(gv, [self.as_expr(a, node) for a in args])
 
 
-def _signature_module(ctx, own_name) -> IRModule:
-    """A module of stand-ins with the declared signatures of the module's other Relax
-    functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed."""
-    mod = IRModule()
+def _signature_module(ctx) -> IRModule:
+    """The module's PrimFuncs and stand-ins with the declared signatures of its Relax
+    functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed
+    (``f`` may be the function being parsed: a recursive call)."""
+    mod = IRModule(dict(ctx.functions))
     for gv, sinfo in ctx.signatures.items():
-        if gv.name_hint == own_name:
-            continue
         params = [_relax.Var(f"p{k}", p) for k, p in enumerate(sinfo.params)]
         mod[gv] = _relax.Function(params, _relax.Var("ret", sinfo.ret), sinfo.ret, sinfo.purity)
     return mod

@@ -16,11 +16,13 @@ import re
 import numpy as np
 
 from irlab import relax as _relax
+from irlab.relax.expr_functor import ExprVisitor
 from irlab.ir.attrs import Attrs, DictAttrs
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
+from irlab.script import dialect
 
 HEADER_R = "# from tvm.script import relax as R"
 HEADER_T = "# from tvm.script import tir as T"
@@ -28,11 +30,14 @@ HEADER_T = "# from tvm.script import tir as T"
 _BIN = {E.Add: ("+", 6), E.Sub: ("-", 6), E.Mul: ("*", 7), E.FloorDiv: ("//", 7),
         E.FloorMod: ("%", 7)}
 _DPS_OPS = ("relax.call_tir", "relax.call_dps_packed")
+INLINE_CONSTANT = 16  # elements of the biggest constant printed in full by default
 
 
-def print_function(func, name=None, class_name=None):
+def print_function(func, name=None, class_name=None, options=None):
     """(lines, header lines) of ``func`` as an ``@R.function`` (in class ``class_name``)."""
-    printer = FunctionPrinter(class_name)
+    if isinstance(func, _relax.ExternFunc):
+        return [f"{name} = R.ExternFunc({json.dumps(func.global_symbol)})"], {HEADER_R}
+    printer = FunctionPrinter(class_name, options)
     lines = printer.function(func, name or _default_name(func))
     headers = {HEADER_R} | ({HEADER_T} if printer.uses_tir else set())
     return lines, headers
@@ -53,10 +58,14 @@ def _identifier(name: str) -> str:
 class FunctionPrinter:
     """Prints one Relax function; holds its variable naming."""
 
-    def __init__(self, class_name=None):
+    def __init__(self, class_name=None, options=None):
         self.class_name = class_name
+        self.options = options or dialect.PrintOptions()
         self.names: dict[int, str] = {}
-        self.used: set[str] = {"R", "T", "I"} | ({class_name} if class_name else set())
+        self.suffix: dict[str, int] = {}
+        # names the text itself uses: a variable called so is renamed (R_1, cls_1...)
+        self.used: set[str] = {"R", "T", "I", "metadata"} | (
+            {class_name, "cls"} if class_name else set())
         self.head: list[str] = []  # declarations printed before the body statements
         self.signature_vars: set | None = None  # ids of symbolic vars the signature defines
         self.cls_alias = False
@@ -65,10 +74,11 @@ class FunctionPrinter:
     # -- naming -----------------------------------------------------------------------------
     def define(self, obj, hint) -> str:
         base = _identifier(hint or "v")
-        name, k = base, 0
-        while name in self.used:
+        name, k = base, self.suffix.get(base, 0)
+        while name in self.used:  # lv, lv_1, lv_2...: the next free suffix, kept per base
             k += 1
             name = f"{base}_{k}"
+        self.suffix[base] = k
         self.used.add(name)
         self.names[id(obj)] = name
         return name
@@ -87,6 +97,7 @@ class FunctionPrinter:
     # -- function ---------------------------------------------------------------------------
     def function(self, func, name) -> list:
         attrs = func.attrs.as_dict() if func.attrs is not None else {}
+        self.used_vars = _UsedVars.of(func)
         self.signature_vars = set()
         ret = func.ret_struct_info
         ret_text = f" -> {self.sinfo(ret)}" if ret is not None else ""
@@ -139,8 +150,8 @@ class FunctionPrinter:
             return self.if_binding(b)
         rhs = self.expr(value)
         sinfo = b.var.struct_info
-        if _is_void(sinfo) and _is_void(value.struct_info_):
-            return [rhs]
+        if _is_void(sinfo) and _is_void(value.struct_info_) and id(b.var) not in self.used_vars:
+            return [rhs]  # a statement: its value is nothing and nobody reads it
         ann = "" if self.hide_annotation(value, sinfo) else f": {self.sinfo(sinfo)}"
         return [f"{self.define(b.var, b.var.name_hint)}{ann} = {rhs}"]
 
@@ -320,7 +331,11 @@ class FunctionPrinter:
         return f"R.{e.op.name[6:]}({', '.join(parts)})"
 
     def constant(self, e) -> str:
+        """``R.const(value, dtype)``; a constant bigger than ``INLINE_CONSTANT`` elements is a
+        ``metadata`` reference unless ``show_meta`` (as TVM, which shows scalars only)."""
         array = e.data.numpy()
+        if array.size > INLINE_CONSTANT and not self.options.show_meta:
+            return self.options.reference("relax.expr.Constant", e)
         dtype = json.dumps(str(array.dtype))
         return f"R.const({self.value(array.tolist())}, {dtype})"
 
@@ -346,6 +361,23 @@ class FunctionPrinter:
         if isinstance(v, (_relax.Expr, GlobalVar)):
             return self.expr(v)
         raise TypeError(f"the Relax printer cannot print the value {v!r}")
+
+
+class _UsedVars(ExprVisitor):
+    """The ids of the Relax variables an expression reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids: set = set()
+
+    @classmethod
+    def of(cls, expr) -> set:
+        visitor = cls()
+        visitor.visit_expr(expr)
+        return visitor.ids
+
+    def visit_var_(self, var):
+        self.ids.add(id(var))
 
 
 def _attr_items(attrs) -> list:

@@ -4,13 +4,23 @@ In normal form a function body is a ``SeqExpr`` of blocks of bindings whose valu
 arguments; lowering rewrites one binding into zero or more bindings. The rewriter visits the
 bindings in order (``If`` branches included), substitutes variables already replaced, and lets
 a subclass return the bindings that replace each one.
+
+Lowered IR calls PrimFuncs directly (``cls.add(a, b, out)``), which the normalizer does not
+accept, so new nodes get their struct info from ``fill_struct_info`` instead: the IR stays
+fully annotated for printing, the well-formedness checker and the pass stepper.
 """
 
 from __future__ import annotations
 
 from irlab.errors import DiagnosticError
-from irlab.relax.expr import (BindingBlock, Call, DataflowBlock, Function, If, MatchCast,
+from irlab.ir.expr import GlobalVar
+from irlab.ir.op import Op
+from irlab.relax.expr import (BindingBlock, Call, Function, If, MatchCast,
                               SeqExpr, Tuple, TupleGetItem, Var, VarBinding)
+from irlab.relax.block_builder import BlockBuilder
+from irlab.relax.op.registry import INFER_STRUCT_INFO
+from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, TupleStructInfo,
+                                     struct_info_lca)
 
 
 class BindingRewriter:
@@ -28,6 +38,10 @@ class BindingRewriter:
     def make_block(self, block, bindings):
         """The block holding the rewritten ``bindings`` of ``block`` (same kind by default)."""
         return type(block)(bindings, block.span)
+
+    def rewrite_result(self, body):
+        """(bindings to add before it, the new result) for a SeqExpr's result."""
+        return [], body
 
     def prologue(self, func) -> list:
         """Bindings placed before the body's first block (e.g. shape checks of parameters)."""
@@ -50,7 +64,9 @@ class BindingRewriter:
             changed |= new is not block
             if new.bindings:
                 blocks.append(new)
-        body = self.substitute(seq.body)
+        extra, body = self.rewrite_result(self.substitute(seq.body))
+        if extra:
+            blocks.append(BindingBlock(extra))
         if not changed and body is seq.body:
             return seq
         return SeqExpr(blocks, body, seq.span)
@@ -104,19 +120,81 @@ class BindingRewriter:
         return expr
 
 
+def fill_struct_info(expr, mod):
+    """Deduce the struct info of the nodes of ``expr`` that have none (bottom-up)."""
+    if expr.struct_info_ is not None and not isinstance(expr, (SeqExpr, Function, If)):
+        return expr
+    for child in _children(expr):
+        fill_struct_info(child, mod)
+    if expr.struct_info_ is None:
+        expr._set_struct_info(_deduce(expr, mod))
+    return expr
+
+
+def _children(expr):
+    if isinstance(expr, Call):
+        return [a for a in expr.args if not isinstance(a, (GlobalVar, Op))]
+    if isinstance(expr, Tuple):
+        return list(expr.fields)
+    if isinstance(expr, TupleGetItem):
+        return [expr.tuple_value]
+    if isinstance(expr, If):
+        return [expr.true_branch, expr.false_branch]
+    if isinstance(expr, SeqExpr):
+        return [b.value for block in expr.blocks for b in block.bindings] + [expr.body]
+    if isinstance(expr, Function):
+        return [expr.body]
+    return []
+
+
+def _deduce(expr, mod):
+    if isinstance(expr, Tuple):
+        return TupleStructInfo([f.struct_info for f in expr.fields])
+    if isinstance(expr, TupleGetItem):
+        sinfo = expr.tuple_value.struct_info
+        return sinfo.fields[expr.index] if isinstance(sinfo, TupleStructInfo) else \
+            ObjectStructInfo()
+    if isinstance(expr, SeqExpr):
+        return expr.body.struct_info
+    if isinstance(expr, If):
+        return struct_info_lca(expr.true_branch.struct_info, expr.false_branch.struct_info)
+    if isinstance(expr, Function):
+        ret = expr.ret_struct_info or expr.body.struct_info
+        return FuncStructInfo([p.struct_info for p in expr.params], ret, expr.is_pure)
+    if isinstance(expr, Call):
+        return _call_struct_info(expr, mod)
+    return ObjectStructInfo()
+
+
+def _call_struct_info(call, mod):
+    op = call.op
+    if isinstance(op, Op) and op.get_attr(INFER_STRUCT_INFO) is not None:
+        return op.get_attr(INFER_STRUCT_INFO)(call, BlockBuilder(mod))
+    if isinstance(op, GlobalVar) and op in mod:
+        func = mod[op]
+        if isinstance(func, Function):
+            return func.ret_struct_info or ObjectStructInfo()
+        return TupleStructInfo([])  # a PrimFunc writes its outputs and returns nothing
+    if len(call.sinfo_args) == 1:
+        return call.sinfo_args[0]
+    if call.sinfo_args:
+        return TupleStructInfo(call.sinfo_args)
+    return ObjectStructInfo()
+
+
 def relax_functions(mod):
     """(GlobalVar, Function) pairs of the module's Relax functions."""
     return [(gv, f) for gv, f in mod.functions.items() if isinstance(f, Function)]
 
 
 def update_functions(mod, rewrite):
-    """A copy of ``mod`` with each Relax function replaced by ``rewrite(gv, func)``; ``mod``
-    itself when nothing changed."""
+    """A copy of ``mod`` with each Relax function replaced by ``rewrite(gv, func)`` (its new
+    nodes given struct info); ``mod`` itself when nothing changed."""
     changes = {}
     for gv, func in relax_functions(mod):
         new = rewrite(gv, func)
         if new is not func:
-            changes[gv] = new
+            changes[gv] = fill_struct_info(new, mod)
     if not changes:
         return mod
     out = mod.copy()
@@ -125,10 +203,4 @@ def update_functions(mod, rewrite):
     return out
 
 
-def as_dataflow_free_block(block):
-    """``block`` as a plain ``BindingBlock``."""
-    return BindingBlock(block.bindings, block.span) if isinstance(block, DataflowBlock) \
-        else block
-
-
-__all__ = ["BindingRewriter", "relax_functions", "update_functions", "as_dataflow_free_block"]
+__all__ = ["BindingRewriter", "fill_struct_info", "relax_functions", "update_functions"]

@@ -6,7 +6,8 @@ the call a plain call of the PrimFunc (or packed function) with the outputs as l
                                                _ = cls.add(a, b, alloc)
                                                y = alloc
 
-``tir_vars`` (symbolic values the PrimFunc takes) follow the outputs as ``R.prim_value``s.
+``tir_vars`` (symbolic values the PrimFunc takes) come after the outputs, as
+``R.prim_value``s: ``cls.f(*args, *outputs, *tir_vars)``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from irlab.errors import DiagnosticError
 from irlab.ir.op import Op
 from irlab.relax.expr import (Call, PrimValue, ShapeExpr, Tuple, TupleGetItem, Var,
                               VarBinding)
-from irlab.relax.op.memory import alloc_tensor
+from irlab.relax.op.builtin import alloc_tensor
 from irlab.relax.struct_info import TensorStructInfo, TupleStructInfo
 from irlab.relax.transform.binding_rewriter import BindingRewriter, update_functions
 from irlab.transform import module_pass
@@ -31,11 +32,11 @@ class _CallTIRRewrite(BindingRewriter):
             return [binding]
         out = []
         outputs = [self._alloc(s, call, out) for s in _output_sinfos(call)]
-        args = self._inputs(call.args[1], out)
-        if len(call.args) > 2:  # tir_vars: a ShapeExpr of the symbolic values passed along
+        args = self._inputs(call.args[1], out) + outputs
+        if len(call.args) > 2:  # tir_vars: a ShapeExpr of the symbolic values passed last
             args += [PrimValue(v) for v in _shape_values(call.args[2], call)]
         done = Var("_", TupleStructInfo([]))
-        out.append(VarBinding(done, Call(call.args[0], args + outputs), binding.span))
+        out.append(VarBinding(done, Call(call.args[0], args), binding.span))
         result = outputs[0] if not isinstance(call.sinfo_args[0], TupleStructInfo) \
             else Tuple(outputs)
         out.append(VarBinding(binding.var, result, binding.span))

@@ -10,7 +10,12 @@ storages when their lifetimes do not overlap (one storage per tensor alive at on
 
 A tensor's last use is its last appearance as an argument of a PrimFunc call. Any other use
 (returned, put in a tuple, passed to a Relax or packed function that might keep it) makes it
-escape: its storage is never reused after it. Symbolic shapes keep ``R.builtin.alloc_tensor``.
+escape: its storage is never reused after it.
+
+A symbolic shape is planned when the function bounds its variables (TVM's attribute
+``tir_var_upper_bound``, e.g. ``{"n": 64}``): its storage has the size of the bound, the tensor
+keeps its symbolic shape (checked to fit at run time). Otherwise it keeps
+``R.builtin.alloc_tensor`` (a fresh allocation per call).
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relax.expr import (BindingBlock, Call, Function, If, SeqExpr, Tuple, TupleGetItem,
                               Var, VarBinding)
-from irlab.relax.op.memory import alloc_storage, memory_alloc_tensor
+from irlab.relax.op.memory import alloc_storage, alloc_tensor
 from irlab.relax.struct_info import ObjectStructInfo
 from irlab.runtime.dtype import parse_dtype
 from irlab.relax.transform.binding_rewriter import update_functions
+from irlab.arith import Analyzer
 from irlab.tir import expr as tir_expr
+from irlab.tir.functor import substitute
 from irlab.transform import module_pass
 
 
@@ -42,6 +49,7 @@ class _Planner:
         self.mod = mod
         self.bindings = [b for block in func.body.blocks for b in block.bindings]
         self.result = func.body.body
+        self.bounds = _upper_bounds(func)
         self.token_of: dict = {}  # var (an allocation or an alias of one) -> allocating var
         self.nbytes: dict = {}  # allocating var -> size in bytes
         self.last_use: dict = {}
@@ -69,7 +77,7 @@ class _Planner:
 
     def _scan(self, pos, binding):
         value = binding.value
-        size = _static_alloc_bytes(value)
+        size = _static_alloc_bytes(value, self.bounds)
         if size is not None and isinstance(binding, VarBinding):
             self.token_of[binding.var] = binding.var
             self.nbytes[binding.var] = size
@@ -114,20 +122,59 @@ class _Planner:
         return choice
 
 
-def _static_alloc_bytes(value):
-    """Bytes of a ``builtin.alloc_tensor`` of static shape, else None."""
+def _upper_bounds(func) -> dict:
+    """Symbolic variable name -> upper bound, from the ``tir_var_upper_bound`` attribute."""
+    bounds = func.attrs.get("tir_var_upper_bound") if func.attrs is not None else None
+    if not bounds:
+        return {}
+    return {str(name): int(getattr(value, "value", value)) for name, value in
+            dict(bounds).items()}
+
+
+def _static_alloc_bytes(value, bounds):
+    """Bytes of a ``builtin.alloc_tensor`` whose shape is static or bounded, else None."""
     if not (isinstance(value, Call) and isinstance(value.op, Op)
             and value.op.name == "relax.builtin.alloc_tensor"):
         return None
     dims = getattr(value.args[0], "values", None)
-    if dims is None or not all(isinstance(d, tir_expr.IntImm) for d in dims):
+    if dims is None:
         return None
+    count = 1
+    for dim in dims:
+        bound = _bound(dim, bounds)
+        if bound is None:
+            return None
+        count *= bound
     dtype = parse_dtype(value.args[1].value)
     itemsize = 1 if dtype.code == "bool" else (dtype.bits * dtype.lanes + 7) // 8
-    count = 1
-    for d in dims:
-        count *= d.value
     return count * itemsize
+
+
+def _bound(dim, bounds):
+    """An upper bound of a dim (an integer), or None. Dims are products and sums of
+    non-negative terms here, so bounding each variable bounds the dim."""
+    if isinstance(dim, tir_expr.IntImm):
+        return dim.value
+    if not bounds:
+        return None
+    names = {}
+    for node in _prim_vars(dim):
+        if node.name_hint not in bounds:
+            return None
+        names[node] = tir_expr.IntImm(dim.dtype, bounds[node.name_hint])
+    bounded = Analyzer().simplify(substitute(dim, names))
+    return bounded.value if isinstance(bounded, tir_expr.IntImm) else None
+
+
+def _prim_vars(expr):
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tir_expr.Var):
+            found.append(node)
+        elif isinstance(node, tir_expr.PrimExpr):
+            stack.extend(c for c in node.children() if isinstance(c, tir_expr.PrimExpr))
+    return found
 
 
 def _vars_in(expr):
@@ -164,8 +211,8 @@ def _plan_function(mod, func):
             storage = planner.storage_of.get(binding.var)
             if storage is not None:
                 shape, dtype = binding.value.args[0], binding.value.args[1]
-                binding = VarBinding(binding.var, memory_alloc_tensor(storage.var, 0, shape,
-                                                                      dtype), binding.span)
+                binding = VarBinding(binding.var, alloc_tensor(storage.var, 0, shape, dtype),
+                                     binding.span)
             bindings.append(binding)
         blocks.append(type(block)(bindings, block.span))
     body = SeqExpr(blocks, func.body.body, func.body.span)

@@ -26,10 +26,11 @@ from irlab.errors import DiagnosticError
 from irlab.ir.expr import GlobalVar
 from irlab.relax.expr import (Call, ExternFunc, MatchCast, PrimValue, ShapeExpr, StringImm,
                               Tuple, TupleGetItem, Var, VarBinding)
-from irlab.relax.op.memory import call_builtin_with_ctx
+from irlab.relax.op.builtin import call_builtin_with_ctx
 from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo,
                                      ShapeStructInfo, TensorStructInfo, TupleStructInfo)
-from irlab.relax.transform.binding_rewriter import BindingRewriter, relax_functions
+from irlab.relax.transform.binding_rewriter import (BindingRewriter, fill_struct_info,
+                                                   relax_functions)
 from irlab.runtime.relax_vm.builtin import MakeShapeCode, MatchShapeCode
 from irlab.tir import expr as tir_expr
 from irlab.tir.buffer import decl_buffer
@@ -57,6 +58,7 @@ class _ShapeLower(BindingRewriter):
         self.exprs: dict = {}  # heap slot -> PrimExpr
         self.known: set = set()  # slots holding their value at this point
         self.heap = Var("shape_heap", TensorStructInfo(dtype="int64", ndim=1))
+        self.made: dict = {}  # str(dims) -> the Var a make_shape of them is bound to
         self._collect(func)
 
     # -- slots -------------------------------------------------------------------------------
@@ -67,6 +69,9 @@ class _ShapeLower(BindingRewriter):
             if isinstance(binding, MatchCast):
                 self._add_dims(binding.struct_info)
             for value in _shape_values(binding.value):
+                self._add_dim(value)
+        for result in _all_results(func.body):
+            for value in _shape_values(result):
                 self._add_dim(value)
 
     def _add_dims(self, sinfo):
@@ -89,13 +94,35 @@ class _ShapeLower(BindingRewriter):
 
     # -- the prologue: the heap and the parameters' checks -----------------------------------
     def prologue(self, func):
+        """The heap, then every parameter checked: variables are stored first (from any
+        parameter), compound dims asserted once all parameters are seen."""
         out = [VarBinding(self.heap, call_builtin_with_ctx(
             "vm.builtin.alloc_shape_heap", [PrimValue(len(self.slots))],
             TensorStructInfo(dtype="int64", ndim=1)))]
+        deferred = []
         for param in func.params:
             ctx = f"{self.name}: param {param.name_hint}: {param.struct_info_}"
-            out += self._match(param, param.struct_info_, ctx)
+            out += self._match(param, param.struct_info_, ctx, deferred)
+        out += self._compute_compound()
+        for check in deferred:
+            out += self._assert_pending(*check)
         return out
+
+    def rewrite_result(self, body):
+        out = []
+        if isinstance(body, (ShapeExpr, PrimValue)):
+            body = self._make(body, out)
+        elif isinstance(body, Tuple):
+            body = self._lift_shapes(body, out)
+        return out, body
+
+    def rewrite_seq(self, seq, prologue=()):
+        """A shape made before an ``If`` is reused inside its branches, never the reverse."""
+        saved = dict(self.made)
+        try:
+            return super().rewrite_seq(seq, prologue)
+        finally:
+            self.made = saved
 
     def rewrite_binding(self, binding):
         out = []
@@ -110,34 +137,41 @@ class _ShapeLower(BindingRewriter):
         return out
 
     # -- checks --------------------------------------------------------------------------------
-    def _match(self, value, sinfo, ctx) -> list:
+    def _match(self, value, sinfo, ctx, deferred=None) -> list:
+        """Checks of ``value`` against ``sinfo``; compound dims are asserted at once, or
+        later when ``deferred`` (a list) collects them."""
         if sinfo is None or isinstance(sinfo, ObjectStructInfo):
             return []
         if isinstance(sinfo, TensorStructInfo):
             dtype = "" if sinfo.is_unknown_dtype else sinfo.dtype
             out = [_packed("vm.builtin.check_tensor_info", value, PrimValue(sinfo.ndim),
                            StringImm(dtype), StringImm(ctx))]
-            return out + (self._match_dims(value, sinfo.dims, ctx) if sinfo.dims else [])
+            return out + (self._match_dims(value, sinfo.dims, ctx, deferred)
+                          if sinfo.dims else [])
         if isinstance(sinfo, ShapeStructInfo):
             out = [_packed("vm.builtin.check_shape_info", value, PrimValue(sinfo.ndim),
                            StringImm(ctx))]
-            return out + (self._match_dims(value, sinfo.values, ctx) if sinfo.values else [])
+            return out + (self._match_dims(value, sinfo.values, ctx, deferred)
+                          if sinfo.values else [])
         if isinstance(sinfo, PrimStructInfo):
-            return [_packed("vm.builtin.check_prim_value_info", value, StringImm(sinfo.dtype),
-                            StringImm(ctx))]
+            out = [_packed("vm.builtin.check_prim_value_info", value, StringImm(sinfo.dtype),
+                           StringImm(ctx))]
+            if sinfo.value is not None:
+                out += self._match_dims(value, [sinfo.value], ctx, deferred, scalar=True)
+            return out
         if isinstance(sinfo, TupleStructInfo):
             out = [_packed("vm.builtin.check_tuple_info", value, PrimValue(len(sinfo.fields)),
                            StringImm(ctx))]
             for k, field in enumerate(sinfo.fields):
                 item = Var(f"item{k}", field)
                 out.append(VarBinding(item, TupleGetItem(value, k)))
-                out += self._match(item, field, f"{ctx} [field {k}]")
+                out += self._match(item, field, f"{ctx} [field {k}]", deferred)
             return out
         if isinstance(sinfo, FuncStructInfo):
             return [_packed("vm.builtin.check_func_info", value, StringImm(ctx))]
         return []
 
-    def _match_dims(self, value, dims, ctx) -> list:
+    def _match_dims(self, value, dims, ctx, deferred, scalar=False) -> list:
         codes, pending = [], []
         for k, dim in enumerate(dims):
             slot = self.slots.get(str(dim))
@@ -152,19 +186,33 @@ class _ShapeLower(BindingRewriter):
                 codes += [MatchShapeCode.NO_OP, 0]
                 pending.append(k)
         names = ",".join("" if _is_static(d) else str(d) for d in dims)
-        out = [self._match_shape(value, codes, ctx, names)]
-        out += self._compute_compound()
-        if pending:
-            codes = []
-            for k, dim in enumerate(dims):
-                slot = self.slots.get(str(dim))
-                if k in pending and slot not in self.known:
-                    raise DiagnosticError(f"{ctx}: cannot deduce the dimension {dim} (its "
-                                          f"variables are not defined before)", value)
-                codes += [MatchShapeCode.ASSERT_EQUAL_TO_LOAD, slot] if k in pending \
-                    else [MatchShapeCode.NO_OP, 0]
-            out.append(self._match_shape(value, codes, ctx, names))
-        return out
+        out = [self._match_call(value, codes, ctx, names, scalar)]
+        check = (value, dims, pending, ctx, names, scalar)
+        if deferred is not None:
+            if pending:
+                deferred.append(check)
+            return out
+        return out + self._compute_compound() + self._assert_pending(*check)
+
+    def _assert_pending(self, value, dims, pending, ctx, names, scalar) -> list:
+        """The second check of compound dims, once their variables are known."""
+        if not pending:
+            return []
+        codes = []
+        for k, dim in enumerate(dims):
+            slot = self.slots.get(str(dim))
+            if k in pending and slot not in self.known:
+                raise DiagnosticError(f"{ctx}: cannot deduce the dimension {dim} (its "
+                                      f"variables are not defined before)", value)
+            codes += [MatchShapeCode.ASSERT_EQUAL_TO_LOAD, slot] if k in pending \
+                else [MatchShapeCode.NO_OP, 0]
+        return [self._match_call(value, codes, ctx, names, scalar)]
+
+    def _match_call(self, value, codes, ctx, names, scalar):
+        if scalar:
+            return _packed("vm.builtin.match_prim_value", value, self.heap,
+                           PrimValue(int(codes[0])), PrimValue(int(codes[1])), StringImm(ctx))
+        return self._match_shape(value, codes, ctx, names)
 
     def _match_shape(self, value, codes, ctx, names):
         return _packed("vm.builtin.match_shape", value, self.heap, PrimValue(len(codes) // 2),
@@ -250,8 +298,13 @@ class _ShapeLower(BindingRewriter):
             return expr
         if not bind:
             return call
+        key = str(list(expr.values)) if isinstance(expr, ShapeExpr) else str(expr.value)
+        known = self.made.get((type(expr), key))
+        if known is not None:  # heap slots never change once stored: the same value
+            return known
         var = Var("shape" if isinstance(expr, ShapeExpr) else "value", sinfo)
         out.append(VarBinding(var, call))
+        self.made[(type(expr), key)] = var
         return var
 
     def _known_slot(self, dim) -> int:
@@ -320,6 +373,15 @@ def _all_bindings(seq):
                 yield from _all_bindings(value.false_branch)
 
 
+def _all_results(seq):
+    """The result of ``seq`` and of the SeqExprs of its Ifs."""
+    yield seq.body
+    for binding in _all_bindings(seq):
+        if type(binding.value).__name__ == "If":
+            yield binding.value.true_branch.body
+            yield binding.value.false_branch.body
+
+
 def _lower(mod, ctx):
     out, shape_funcs = mod.copy(), []
     taken = {gv.name_hint for gv in mod.functions}
@@ -330,6 +392,8 @@ def _lower(mod, ctx):
         out[gv] = lowered.with_attr(LOWERED_ATTR, True)
     for gv, prim_func in shape_funcs:
         out[gv] = prim_func.with_attr("global_symbol", gv.name_hint)
+    for gv, func in relax_functions(out):
+        fill_struct_info(func, out)
     return out
 
 

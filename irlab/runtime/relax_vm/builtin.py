@@ -11,10 +11,11 @@ import enum
 
 import numpy as np
 
-from irlab.errors import VMError
+from irlab.errors import VMError, VMTypeError, VMValueError
 from irlab.runtime.container import ShapeTuple
 from irlab.runtime.dtype import normalize_dtype
-from irlab.runtime.ndarray import NDArray, array, empty
+from irlab.runtime.ndarray import NDArray, array
+from irlab.runtime.relax_vm.memory import Storage
 from irlab.runtime.registry import register_func
 
 
@@ -32,6 +33,14 @@ class MakeShapeCode(enum.IntEnum):
 
     USE_IMM = 0
     LOAD_SHAPE = 1
+
+
+# plain ints: comparing them is much cheaper than building enum members on every call
+_IMM, _STORE, _LOAD = (int(MatchShapeCode.ASSERT_EQUAL_TO_IMM),
+                       int(MatchShapeCode.STORE_TO_HEAP),
+                       int(MatchShapeCode.ASSERT_EQUAL_TO_LOAD))
+_MATCH_CODES = frozenset(int(c) for c in MatchShapeCode)
+_USE_IMM = int(MakeShapeCode.USE_IMM)
 
 
 class VMClosure:
@@ -64,10 +73,9 @@ def _dim_name(names, i) -> str:
 
 @register_func("vm.builtin.alloc_shape_heap")
 def alloc_shape_heap(vm, size):
-    """The int64 array holding the values of a function's symbolic shape variables."""
-    heap = empty((int(size),), "int64")
-    np.asarray(heap)[:] = 0
-    return heap
+    """The int64 array holding the values of a function's symbolic shape variables (aligned:
+    generated shape functions take it as a buffer)."""
+    return Storage(8 * int(size)).alloc_tensor(0, (int(size),), "int64")
 
 
 @register_func("vm.builtin.match_shape")
@@ -84,17 +92,19 @@ def match_shape(value, heap, size, *codes_and_ctx):
                       f"{len(shape)} (shape {tuple(shape)})")
     data = _heap_data(heap)
     for i in range(size):
-        code, operand = MatchShapeCode(codes_and_ctx[2 * i]), int(codes_and_ctx[2 * i + 1])
+        code, operand = codes_and_ctx[2 * i], int(codes_and_ctx[2 * i + 1])
         dim = int(shape[i])
-        if code == MatchShapeCode.STORE_TO_HEAP:
+        if code == _STORE:
             data[operand] = dim
-        elif code == MatchShapeCode.ASSERT_EQUAL_TO_IMM and dim != operand:
+        elif code == _IMM and dim != operand:
             raise VMError(f"{_context(err_ctx)}match_cast: shape[{i}] is {dim}, expected "
                           f"{operand} (shape {tuple(shape)})")
-        elif code == MatchShapeCode.ASSERT_EQUAL_TO_LOAD and dim != int(data[operand]):
+        elif code == _LOAD and dim != int(data[operand]):
             raise VMError(f"{_context(err_ctx)}match_cast: shape[{i}]{_dim_name(names, i)} is "
                           f"{dim}, but {names[i] if names else 'it'} = {int(data[operand])} "
                           f"from an earlier match (shape {tuple(shape)})")
+        elif code not in _MATCH_CODES:
+            raise VMError(f"match_shape: unknown code {code}")
     return None
 
 
@@ -127,8 +137,8 @@ def make_shape(heap, size, *codes):
     data = _heap_data(heap)
     dims = []
     for i in range(int(size)):
-        code, operand = MakeShapeCode(codes[2 * i]), int(codes[2 * i + 1])
-        dims.append(operand if code == MakeShapeCode.USE_IMM else int(data[operand]))
+        code, operand = codes[2 * i], codes[2 * i + 1]
+        dims.append(operand if code == _USE_IMM else int(data[operand]))
     return ShapeTuple(dims)
 
 
@@ -144,22 +154,22 @@ def check_tensor_info(value, ndim, *dtype_and_ctx):
     """``value`` is a tensor of ``ndim`` dims (-1: any) and dtype (``""``/absent: any)."""
     dtype, err_ctx = (None, dtype_and_ctx[0]) if len(dtype_and_ctx) == 1 else dtype_and_ctx
     if not isinstance(value, NDArray):
-        raise VMError(f"{_context(err_ctx)}expected a Tensor, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Tensor, got {_kind(value)}")
     if ndim != -1 and value.ndim != ndim:
-        raise VMError(f"{_context(err_ctx)}expected a Tensor with ndim {ndim}, got ndim "
-                      f"{value.ndim} (shape {value.shape})")
+        raise VMValueError(f"{_context(err_ctx)}expected a Tensor with ndim {ndim}, got ndim "
+                           f"{value.ndim} (shape {value.shape})")
     if dtype and str(dtype) not in ("void", "") and value.dtype != normalize_dtype(str(dtype)):
-        raise VMError(f"{_context(err_ctx)}expected a Tensor with dtype {dtype}, got "
-                      f"{value.dtype}")
+        raise VMValueError(f"{_context(err_ctx)}expected a Tensor with dtype {dtype}, got "
+                           f"{value.dtype}")
 
 
 @register_func("vm.builtin.check_shape_info")
 def check_shape_info(value, ndim, err_ctx=None):
     if not isinstance(value, ShapeTuple):
-        raise VMError(f"{_context(err_ctx)}expected a Shape, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Shape, got {_kind(value)}")
     if ndim != -1 and len(value) != ndim:
-        raise VMError(f"{_context(err_ctx)}expected a Shape with ndim {ndim}, got "
-                      f"{len(value)}")
+        raise VMValueError(f"{_context(err_ctx)}expected a Shape with ndim {ndim}, got "
+                           f"{len(value)}")
 
 
 @register_func("vm.builtin.check_prim_value_info")
@@ -168,22 +178,22 @@ def check_prim_value_info(value, dtype, err_ctx=None):
              "float": (float, int, np.floating)}
     code = "".join(c for c in str(dtype) if c.isalpha())
     if isinstance(value, NDArray) or not isinstance(value, kinds.get(code, object)):
-        raise VMError(f"{_context(err_ctx)}expected a {dtype} value, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a {dtype} value, got {_kind(value)}")
 
 
 @register_func("vm.builtin.check_tuple_info")
 def check_tuple_info(value, size, err_ctx=None):
     if not isinstance(value, (tuple, list)) or isinstance(value, ShapeTuple):
-        raise VMError(f"{_context(err_ctx)}expected a Tuple, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Tuple, got {_kind(value)}")
     if len(value) != size:
-        raise VMError(f"{_context(err_ctx)}expected a Tuple of {size} elements, got "
-                      f"{len(value)}")
+        raise VMValueError(f"{_context(err_ctx)}expected a Tuple of {size} elements, got "
+                           f"{len(value)}")
 
 
 @register_func("vm.builtin.check_func_info")
 def check_func_info(value, err_ctx=None):
     if not callable(value):
-        raise VMError(f"{_context(err_ctx)}expected a Function, got {_kind(value)}")
+        raise VMTypeError(f"{_context(err_ctx)}expected a Function, got {_kind(value)}")
 
 
 def _kind(value) -> str:

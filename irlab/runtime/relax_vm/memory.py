@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from irlab.errors import VMError
@@ -21,19 +24,21 @@ class Storage:
         if nbytes < 0:
             raise VMError(f"alloc_storage: negative size {nbytes}")
         raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-        start = -raw.ctypes.data % ALIGNMENT
+        start = -raw.__array_interface__["data"][0] % ALIGNMENT
         self.buffer = raw[start:start + nbytes]
         self.nbytes = nbytes
         self.device = device or cpu(0)
 
     def alloc_tensor(self, offset: int, shape, dtype) -> NDArray:
         """A tensor of ``shape``/``dtype`` at byte ``offset``, sharing this storage."""
-        shape = tuple(int(d) for d in shape)
-        np_dtype = to_numpy_dtype(str(dtype) if not isinstance(dtype, str) else dtype)
-        size = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+        shape = tuple(shape)
+        np_dtype = _numpy_dtype(dtype)
+        size = math.prod(shape) * np_dtype.itemsize
         if offset < 0 or offset + size > self.nbytes:
             raise VMError(f"alloc_tensor: a {dtype} tensor of shape {shape} ({size} bytes) at "
-                          f"offset {offset} does not fit in a storage of {self.nbytes} bytes")
+                          f"offset {offset} does not fit in a storage of {self.nbytes} bytes "
+                          f"(storages of symbolic shapes are planned for their "
+                          f"tir_var_upper_bound)")
         data = np.ndarray(shape, dtype=np_dtype, buffer=self.buffer, offset=offset)
         return NDArray(data, self.device)
 
@@ -41,11 +46,20 @@ class Storage:
         return f"Storage({self.nbytes} bytes, {self.device})"
 
 
+@functools.lru_cache(maxsize=None)
+def _numpy_dtype(dtype) -> np.dtype:
+    return to_numpy_dtype(str(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _itemsize(dtype) -> int:
+    parsed = parse_dtype(str(dtype))
+    return 1 if parsed.code == "bool" else (parsed.bits * parsed.lanes + 7) // 8
+
+
 def storage_bytes(shape, dtype_hint) -> int:
     """Bytes for a buffer of ``shape`` elements of ``dtype_hint`` (bool takes one byte)."""
-    dtype = parse_dtype(str(dtype_hint) if not isinstance(dtype_hint, str) else dtype_hint)
-    itemsize = 1 if dtype.code == "bool" else (dtype.bits * dtype.lanes + 7) // 8
-    return int(np.prod(tuple(shape), dtype=np.int64)) * itemsize
+    return math.prod(shape) * _itemsize(dtype_hint)
 
 
 @register_func("vm.builtin.alloc_storage")

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from irlab.errors import IrlabError, VMError
+from irlab.errors import IrlabError, VMError, VMValueError
 from irlab.runtime.benchmark import time_evaluator
 from irlab.runtime.container import ShapeTuple
 from irlab.runtime.ndarray import Device, NDArray, array, cpu
@@ -48,6 +48,7 @@ class VirtualMachine:
         self._outputs: dict = {}
         self._profile: list | None = None
         self._instrument = None
+        self._decoded_code: dict = {}
 
     def _resolve(self, info):
         """What a function-table entry calls: VM bytecode, a kernel, or a global function."""
@@ -100,13 +101,14 @@ class VirtualMachine:
         """Run ``func_name`` on the inputs ``set_input`` stored; read them with
         ``get_outputs``."""
         if func_name not in self._inputs:
-            raise VMError(f"invoke_stateful: call set_input({func_name!r}, ...) first")
+            raise VMValueError(f"invoke_stateful: call set_input({func_name!r}, ...) first")
         self._outputs[func_name] = self[func_name](*self._inputs[func_name])
 
     def get_outputs(self, func_name):
         """The result of the last ``invoke_stateful(func_name)``."""
         if func_name not in self._outputs:
-            raise VMError(f"get_outputs: {func_name!r} has not been run with invoke_stateful")
+            raise VMValueError(f"get_outputs: {func_name!r} has not been run with "
+                               f"invoke_stateful")
         return self._outputs[func_name]
 
     def set_instrument(self, instrument):
@@ -134,13 +136,18 @@ class VirtualMachine:
     def time_evaluator(self, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0,
                        cooldown_interval_ms=0, repeats_to_cooldown=1, f_preproc=""):
         """A callable timing ``func_name``: with arguments it runs on them; without, on the
-        inputs of ``set_input``."""
-        func = self[func_name]
+        inputs of ``set_input``. ``time_evaluator("invoke_stateful", dev)("main")`` times
+        ``invoke_stateful("main")``."""
+        if func_name == "invoke_stateful":  # TVM's spelling: time the stateful call of args[0]
+            def run(name):
+                return self.invoke_stateful(name)
+        else:
+            func = self[func_name]
 
-        def run(*args):
-            if args:
-                return func(*args)
-            return func(*self._inputs.get(func_name, ()))
+            def run(*args):
+                if args:
+                    return func(*args)
+                return func(*self._inputs.get(func_name, ()))
 
         return time_evaluator(run, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
                               cooldown_interval_ms=cooldown_interval_ms,
@@ -159,6 +166,41 @@ class VirtualMachine:
         return ProfileReport(records, total)
 
     # -- the interpreter ---------------------------------------------------------------------
+    # Bytecode is decoded once per function into tuples: an argument becomes (True, register)
+    # or (False, value) with constants, immediates, the VM and function values resolved.
+    def _decoded(self, name):
+        code = self._decoded_code.get(name)
+        if code is None:
+            code = self._decoded_code[name] = [self._decode(i) for i in self.module.code[name]]
+        return code
+
+    def _decode(self, instr):
+        if type(instr) is Call:
+            dst = instr.dst.value
+            return (_CALL, instr.func_idx, tuple(self._decode_arg(a) for a in instr.args),
+                    None if dst == SpecialReg.VOID_ARG else dst)
+        if type(instr) is Ret:
+            return (_RET, self._decode_arg(instr.result))
+        if type(instr) is Goto:
+            return (_GOTO, instr.offset)
+        if type(instr) is If:
+            return (_IF, self._decode_arg(instr.cond), instr.false_offset)
+        raise VMError(f"unknown instruction {instr!r}")
+
+    def _decode_arg(self, arg):
+        kind = arg.kind
+        if kind == ArgKind.REGISTER:
+            if arg.value == SpecialReg.VM_STATE:
+                return (False, self)
+            if arg.value == SpecialReg.VOID_ARG:
+                return (False, None)
+            return (True, arg.value)
+        if kind == ArgKind.IMMEDIATE:
+            return (False, arg.value)
+        if kind == ArgKind.CONST_IDX:
+            return (False, self.module.constants[arg.value])
+        return (False, self._function_value(arg.value))
+
     def _invoke(self, index, args):
         info = self.module.func_table[index]
         if info.kind != VMFuncKind.VM_FUNC:
@@ -168,38 +210,26 @@ class VirtualMachine:
             raise VMError(f"{info.name} takes {info.num_args} arguments ({names}), "
                           f"got {len(args)}")
         registers = list(args) + [None] * (info.register_file_size - len(args))
-        code = self.module.code[info.name]
+        code = self._decoded(info.name)
         pc = 0
         while True:
             instr = code[pc]
-            if type(instr) is Call:
-                values = [self._read(registers, a) for a in instr.args]
-                result = self._call(info.name, pc, instr.func_idx, values)
-                if instr.dst.value != SpecialReg.VOID_ARG:
-                    registers[instr.dst.value] = result
+            op = instr[0]
+            if op is _CALL:
+                values = [registers[v] if is_reg else v for is_reg, v in instr[2]]
+                result = self._call(info.name, pc, instr[1], values)
+                if instr[3] is not None:
+                    registers[instr[3]] = result
                 pc += 1
-            elif type(instr) is Ret:
-                return self._read(registers, instr.result)
-            elif type(instr) is Goto:
-                pc += instr.offset
-            elif type(instr) is If:
-                pc += 1 if read_if_cond(self._read(registers, instr.cond)) else instr.false_offset
+            elif op is _RET:
+                is_reg, value = instr[1]
+                return registers[value] if is_reg else value
+            elif op is _GOTO:
+                pc += instr[1]
             else:
-                raise VMError(f"{info.name}: unknown instruction {instr!r} at {pc}")
-
-    def _read(self, registers, arg):
-        kind = arg.kind
-        if kind == ArgKind.REGISTER:
-            if arg.value == SpecialReg.VM_STATE:
-                return self
-            if arg.value == SpecialReg.VOID_ARG:
-                return None
-            return registers[arg.value]
-        if kind == ArgKind.IMMEDIATE:
-            return arg.value
-        if kind == ArgKind.CONST_IDX:
-            return self.module.constants[arg.value]
-        return self._function_value(arg.value)
+                is_reg, value = instr[1]
+                cond = registers[value] if is_reg else value
+                pc += 1 if read_if_cond(cond) else instr[2]
 
     def _function_value(self, index):
         """A function-table entry as a value (``f[name]``): callable, e.g. by make_closure."""
@@ -211,7 +241,8 @@ class VirtualMachine:
             self._instrument(func_name, pc, True, *values)
         start = time.perf_counter() if self._profile is not None else 0.0
         try:
-            result = self._invoke(index, values)
+            callee = self._callees[index]
+            result = callee(*values) if callee is not None else self._invoke(index, values)
         except IrlabError:
             raise
         except Exception as err:
@@ -238,5 +269,7 @@ def _convert(value):
         return tuple(_convert(v) for v in value)
     return value
 
+
+_CALL, _RET, _GOTO, _IF = "call", "ret", "goto", "if"
 
 __all__ = ["VirtualMachine"]
