@@ -146,3 +146,24 @@ def test_passes_are_instrumented():
                                   relax.transform.DeadCodeElimination()])(_mlp_module())
     assert ["LegalizeOps", "CanonicalizeBindings", "DeadCodeElimination"] == \
         [s for s in seen if s != "sequential"]
+
+
+def test_legalize_ops_leaves_unknown_shapes_and_takes_custom_rules():
+    x = relax.Var("x", relax.TensorStructInfo(dtype="float32", ndim=2))
+    y = relax.Var("y", tensor([2, 3]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            a = bb.emit(R.exp(x))
+            b = bb.emit(R.exp(y))
+            gv = bb.emit_output(R.add(a, b))
+        bb.emit_func_output(gv)
+    mod = relax.transform.LegalizeOps()(bb.get())
+    ops = [b.value.op.name for b in _bindings(mod["main"])]
+    assert ops == ["relax.exp", "relax.call_tir", "relax.add"]
+
+    def my_exp(bb_, call):
+        return bb_.call_te(lambda t: tvm.topi.exp(t), call.args[0], primfunc_name_hint="my_exp")
+
+    mod = relax.transform.LegalizeOps({"relax.exp": my_exp})(bb.get())
+    assert "my_exp" in mod
