@@ -167,3 +167,31 @@ def test_legalize_ops_leaves_unknown_shapes_and_takes_custom_rules():
 
     mod = relax.transform.LegalizeOps({"relax.exp": my_exp})(bb.get())
     assert "my_exp" in mod
+
+
+def test_canonicalize_then_dce_before_expected():
+    def packed(name, arg):
+        return relax.call_pure_packed(name, arg, sinfo_args=tensor([2]))
+
+    x = relax.Var("x", tensor([2]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv = bb.emit(packed("f", x))
+            lv1 = bb.emit(lv)
+            bb.emit(packed("g", x))
+            gv = bb.emit_output(lv1)
+        bb.emit_func_output(gv)
+    before = bb.get()
+
+    y = relax.Var("x", tensor([2]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [y]):
+        with bb.dataflow():
+            out = bb.emit_output(packed("f", y))
+        bb.emit_func_output(out)
+    expected = bb.get()
+
+    after = tvm.transform.Sequential([relax.transform.CanonicalizeBindings(),
+                                      relax.transform.DeadCodeElimination()])(before)
+    tvm.ir.assert_structural_equal(after, expected)
