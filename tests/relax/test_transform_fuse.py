@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import irlab as tvm
 from irlab import relax
 from irlab.relax.testing import evaluate
 from op_testing import rand, sym, tensor
@@ -157,3 +158,25 @@ def test_constants_in_a_group_become_parameters_of_the_fused_prim_func():
     data = rand((3, 4), seed=20)
     np.testing.assert_allclose(evaluate(fused_tir, [data]), np.maximum(data @ w + 1, 0),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_same_prim_func_twice_in_a_group():
+    n = sym("n")
+    x = relax.Var("x", tensor([n, 3]))
+    y = relax.Var("y", tensor([n, 3]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            a = bb.emit(R.add(x, y))
+            b = bb.emit(R.add(a, y))
+            gv = bb.emit_output(R.add(b, x))
+        bb.emit_func_output(gv)
+    legal, fused, fused_tir = _pipeline(bb.get())
+    (call,) = _calls(fused_tir["main"])
+    prim = fused_tir[call.args[0].name_hint]
+    text = str(prim)
+    assert "T_add_1" in text and "T_add_2" in text  # block names made unique
+    tvm.build(prim.with_attr("global_symbol", "f"), target="llvm")  # verified and compiled
+    for batch in (1, 4):
+        u, v = rand((batch, 3), seed=21), rand((batch, 3), seed=22)
+        np.testing.assert_allclose(evaluate(fused_tir, [u, v]), (u + v) + v + u, rtol=1e-6)
