@@ -20,8 +20,8 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.structural import structural_equal, structural_hash
-from irlab.relax.expr import (BindingBlock, DataflowBlock, DataflowVar, Expr, Function,
-                              MatchCast, SeqExpr, Tuple, Var, VarBinding)
+from irlab.relax.expr import (DataflowVar, Expr, Function, MatchCast, SeqExpr, Tuple, Var,
+                              VarBinding)
 from irlab.relax.normalizer import BlockFrame, BuilderScope, Normalizer
 from irlab.relax.struct_info import StructInfo
 from irlab.relax.te_bridge import te_call
@@ -83,9 +83,8 @@ class BlockBuilder:
         self._func: _FunctionScope | None = None
         self._bindings: dict = {}  # Var -> bound value (lookup_binding)
         self._func_hashes: dict = {}  # structural hash -> [GlobalVar] (dedup of add_func)
-        for gv, func in self.module.items():
-            if not isinstance(func, Function):
-                self._func_hashes.setdefault(structural_hash(func), []).append(gv)
+        # the given module's PrimFuncs, hashed on the first add_func (many builders never add)
+        self._unhashed = [gv for gv, f in self.module.items() if not isinstance(f, Function)]
         self._normalizer = Normalizer(self)
 
     @staticmethod
@@ -237,9 +236,12 @@ class BlockBuilder:
             attrs.setdefault("global_symbol", func_scope.name)
         func = Function(func_scope.params, seq, None, func_scope.pure, attrs or None)
         func = self.normalize(func)
+        if func_scope.name in self.module:
+            raise IrlabError(f"the module already has a function named {func_scope.name!r}")
+        gv = self._add_named(func, func_scope.name, dedup=False)
         func_scope.done = True
         scope.blocks = []
-        return self._add_named(func, func_scope.name, dedup=False)
+        return gv
 
     # -- normalization ----------------------------------------------------------------------
     def normalize(self, expr) -> Expr:
@@ -265,6 +267,11 @@ class BlockBuilder:
 
     def _add_named(self, func, name, dedup):
         if dedup:
+            for old in self._unhashed:
+                if old in self.module:
+                    self._func_hashes.setdefault(structural_hash(self.module[old]),
+                                                 []).append(old)
+            self._unhashed = []
             key = structural_hash(func)
             for gv in self._func_hashes.get(key, []):
                 if gv in self.module and structural_equal(self.module[gv], func):
@@ -293,12 +300,15 @@ class BlockBuilder:
     # -- TE ---------------------------------------------------------------------------------
     def call_te(self, func, *args, **kwargs) -> Expr:
         """``func`` (a TE/TOPI function) on the tensors ``args`` as a PrimFunc added to the
-        module, and the ``R.call_tir`` calling it (not emitted)."""
+        module, and the ``R.call_tir`` calling it (not emitted). ``primfunc_name_hint`` names
+        the PrimFunc (default: the function's name), ``primfunc_attrs`` adds attributes."""
         name_hint = kwargs.pop("primfunc_name_hint", None)
-        kwargs.pop("primfunc_attrs", None)
+        attrs = kwargs.pop("primfunc_attrs", None)
         args = [self.normalize(a) if isinstance(a, Expr) else a for a in args]
         kwargs = {k: self.normalize(v) if isinstance(v, Expr) else v for k, v in kwargs.items()}
         prim_func, call_args, out_sinfo, tir_vars = te_call(func, args, kwargs)
+        if attrs:
+            prim_func = prim_func.with_attr(dict(attrs))
         gv = self.add_func(prim_func, name_hint or _func_name(func))
         from irlab.relax.op.base import call_tir
 

@@ -399,7 +399,10 @@ class Function(Expr):
         body = _expect_expr(body, "the function body")
         ret = _as_struct_info(ret_struct_info, "the function's ret_struct_info")
         if ret is None and body.struct_info_ is not None and not isinstance(body, Function):
-            ret = body.struct_info_
+            from irlab.relax.struct_info import erase_to_well_defined
+
+            defined = [v for p in params for v in symbolic_vars(p.struct_info_)]
+            ret = erase_to_well_defined(body.struct_info_, defined)
         if attrs is not None and not isinstance(attrs, DictAttrs):
             attrs = DictAttrs(attrs)
         super().__init__(span, params, body, ret, bool(is_pure), attrs)
@@ -428,6 +431,18 @@ class Function(Expr):
         attrs = {k: v for k, v in self.attrs.items if k != key}
         return _copy_sinfo(self, self.with_fields(attrs=DictAttrs(attrs) if attrs else None))
 
+    def bind_symbolic_vars(self, binding) -> "Function":
+        """This function with symbolic dims replaced (``{"n": 4}`` or ``{n_var: 4}``)."""
+        from irlab.relax.symbolic import bind_symbolic_vars
+
+        return bind_symbolic_vars(self, binding)
+
+    def bind_params(self, binding) -> "Function":
+        """This function with parameters (by name or Var) replaced by constants."""
+        from irlab.relax.transform.bind_params import bind_params
+
+        return bind_params(self, binding)
+
     def script(self, *args, **kwargs) -> str:
         from irlab.relax.text import relax_text
 
@@ -454,15 +469,14 @@ class ExternFunc(Expr):
 
 # -- helpers ------------------------------------------------------------------------------
 def const(value, dtype=None) -> Constant:
-    """A constant tensor from a number, list or numpy array (``relax.const``)."""
+    """A constant tensor from a number, list or numpy array (``relax.const``). Without a
+    dtype, 64-bit ints and floats become int32 / float32 (TVM's rule)."""
     if isinstance(value, NDArray):
         return Constant(value)
-    if dtype is None and isinstance(value, (bool, numbers.Number)):
-        dtype = "bool" if isinstance(value, bool) else (
-            "int64" if isinstance(value, numbers.Integral) else "float32")
     array = np.asarray(value, dtype=dtype)
-    if dtype is None and array.dtype == np.float64:
-        array = array.astype("float32")
+    if dtype is None:
+        array = array.astype({np.dtype("int64"): "int32", np.dtype("float64"): "float32"}.get(
+            array.dtype, array.dtype))
     return Constant(nd_array(array))
 
 

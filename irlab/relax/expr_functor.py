@@ -153,7 +153,10 @@ class ExprMutator(ExprFunctor):
         return self.builder_.normalize(super().visit_expr(expr))
 
     def visit_expr_post_order(self, expr):
-        return self.visit_expr(expr)
+        """``expr`` with its children visited but not itself (no ``visit_<kind>_`` override of
+        a subclass runs on it): a rewrite of a call first calls this, then matches."""
+        method = getattr(ExprMutator, _method_name(expr))
+        return self.builder_.normalize(method(self, expr))
 
     def _leaf(self, expr):
         return expr

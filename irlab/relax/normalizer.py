@@ -18,7 +18,7 @@ from irlab.relax import expr as rx
 from irlab.relax.op.registry import INFER_STRUCT_INFO
 from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo,
                                      ShapeStructInfo, TensorStructInfo, TupleStructInfo,
-                                     struct_info_lca)
+                                     erase_to_well_defined, struct_info_lca)
 from irlab.tir import expr as tir_expr
 from irlab.tir.functor import substitute
 
@@ -134,6 +134,8 @@ class Normalizer:
         args = [self.normalize_argument(a) for a in call.args]
         if op is not call.op or any(a is not b for a, b in zip(args, call.args)):
             call = rx.Call(op, args, call.attrs, call.sinfo_args, call.span)
+        elif call.struct_info_ is not None:
+            return call  # deduced before from these very arguments
         call._set_struct_info(self.infer_call(call))
         return call
 
@@ -155,7 +157,10 @@ class Normalizer:
                 raise DiagnosticError(f"parameter {p.name_hint!r} of a function has no "
                                       f"struct info", p)
         body = self.normalize_seq(func.body)
-        ret = func.ret_struct_info if func.ret_struct_info is not None else body.struct_info
+        ret = func.ret_struct_info
+        if ret is None:  # symbolic dims defined inside the body are out of scope outside
+            defined = [v for p in func.params for v in rx.symbolic_vars(p.struct_info_)]
+            ret = erase_to_well_defined(body.struct_info, defined)
         if body is not func.body or ret is not func.ret_struct_info:
             func = rx.Function(func.params, body, ret, func.is_pure, func.attrs, func.span)
         func._set_struct_info(FuncStructInfo([p.struct_info for p in func.params], ret,

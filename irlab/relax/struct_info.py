@@ -17,7 +17,7 @@ from irlab.tir import expr as tir_expr
 
 __all__ = ["StructInfo", "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo",
            "TensorStructInfo", "TupleStructInfo", "FuncStructInfo", "as_dim",
-           "struct_info_text"]
+           "struct_info_text", "is_base_of", "struct_info_lca", "erase_to_well_defined"]
 
 
 def as_dim(value) -> tir_expr.PrimExpr:
@@ -142,7 +142,7 @@ def _shape_ndim(shape) -> int:
     values = getattr(shape, "values", None)
     if values is not None:
         return len(values)
-    sinfo = getattr(shape, "struct_info_", None) or getattr(shape, "_sinfo_cache", None)
+    sinfo = shape.struct_info_
     if isinstance(sinfo, ShapeStructInfo):
         return sinfo.ndim
     return -1
@@ -254,6 +254,39 @@ def struct_info_lca(a, b):
     if isinstance(a, TupleStructInfo) and len(a.fields) == len(b.fields):
         return TupleStructInfo([struct_info_lca(x, y) for x, y in zip(a.fields, b.fields)])
     return ObjectStructInfo()
+
+
+def erase_to_well_defined(sinfo, defined_vars=()):
+    """``sinfo`` with every shape using a symbolic variable outside ``defined_vars`` made
+    unknown (rank kept): what stays true where those variables are out of scope."""
+    from irlab.relax.expr import symbolic_vars
+
+    defined = set(defined_vars)
+
+    def ok(values):
+        return all(v in defined for v in symbolic_vars(tuple(values)))
+
+    if isinstance(sinfo, TensorStructInfo):
+        dims = sinfo.dims
+        if dims is None and sinfo.shape is not None:
+            return TensorStructInfo(dtype=sinfo.dtype, ndim=sinfo.ndim)
+        if dims is not None and not ok(dims):
+            return TensorStructInfo(dtype=sinfo.dtype, ndim=sinfo.ndim)
+        return sinfo
+    if isinstance(sinfo, ShapeStructInfo):
+        if sinfo.values is not None and not ok(sinfo.values):
+            return ShapeStructInfo(ndim=sinfo.ndim)
+        return sinfo
+    if isinstance(sinfo, PrimStructInfo):
+        if sinfo.value is not None and not ok((sinfo.value,)):
+            return PrimStructInfo(sinfo.dtype)
+        return sinfo
+    if isinstance(sinfo, TupleStructInfo):
+        fields = [erase_to_well_defined(f, defined) for f in sinfo.fields]
+        if all(a is b for a, b in zip(fields, sinfo.fields)):
+            return sinfo
+        return TupleStructInfo(fields)
+    return sinfo
 
 
 # -- text ---------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from irlab.tir.stmt import IterVar
 from irlab.tir import expr as tir_expr
 from irlab.tir.functor import ExprMutator
 
-__all__ = ["te_call", "retype_index"]
+__all__ = ["te_call", "retype_index", "ShapeConverter"]
 
 
 class _Retype(ExprMutator):
@@ -55,8 +55,9 @@ def retype_index(expr, var_map, dtype):
     return _Retype(var_map, dtype).visit_expr(expr)
 
 
-class _Converter:
-    """Relax arguments to TE values; remembers the tensors and symbolic vars it made."""
+class ShapeConverter:
+    """Relax arguments to TE values (int32 dims); remembers the tensors and symbolic vars
+    it made (``to_relax`` maps each int32 variable back to its Relax expression)."""
 
     def __init__(self):
         self.to_te: dict = {}  # relax int64 Var -> int32 Var
@@ -166,7 +167,7 @@ def _symbols(tensors) -> list:
 def te_call(func, args, kwargs):
     """Run ``func`` on TE versions of ``args``; return ``(prim_func, call_args, out_sinfo,
     tir_vars)`` for ``R.call_tir``."""
-    conv = _Converter()
+    conv = ShapeConverter()
     te_args = [conv.convert(a) for a in args]
     te_kwargs = {k: conv.convert(v) for k, v in kwargs.items()}
     raw_outputs = _outputs(func(*te_args, **te_kwargs), func)

@@ -8,7 +8,6 @@ ascending axis order); ``mean`` / ``variance`` divide in a second, elementwise s
 
 from __future__ import annotations
 
-import math as _math
 
 from irlab import te
 from irlab.errors import IrlabError
@@ -140,20 +139,21 @@ def mean(data, axis=None, keepdims=False, exclude=False):
 def variance(data, mean_, axis=None, keepdims=False, exclude=False, unbiased=False):
     """``sum((data - mean_)^2) / (count - unbiased)``; ``mean_`` broadcasts (keepdims shape)."""
     ishape, axes, _ = _reduce_plan(data, axis, keepdims, exclude)
-    mshape = const_shape(mean_)
+    mshape = dims(mean_)
 
     rvars = [te.reduce_axis((0, ishape[k]), name=f"k{k}") for k in axes]
     oshape = _reduce_plan(data, axis, keepdims, exclude)[2]
 
     def body(*i):
         idx = _input_index(ishape, axes, keepdims, i, [r.var for r in rvars])
-        m = mean_(*[E.IntImm("int32", 0) if mshape[k] == 1 and ishape[k] != 1 else v
+        m = mean_(*[E.IntImm("int32", 0) if is_const(mshape[k]) and mshape[k] == 1 and not (
+                    is_const(ishape[k]) and ishape[k] == 1) else v
                     for k, v in enumerate(idx)])
         diff = data(*idx) - m
         return te.sum(diff * diff, axis=rvars) if rvars else diff * diff
 
     total = te.compute(oshape, body, name="T_variance_sum", tag="comm_reduce")
-    count = _math.prod(ishape[k] for k in axes) - (1 if unbiased else 0)
+    count = _prod_dims([ishape[k] for k in axes]) - (1 if unbiased else 0)
     return _divide_by(total, count, "T_variance")
 
 

@@ -346,20 +346,23 @@ def reverse(a, axis, name="T_reverse"):
 
 def _bindex(shape, out_shape, indices):
     offset = len(out_shape) - len(shape)
-    return [_i(0) if shape[d] == 1 and out_shape[d + offset] != 1 else indices[d + offset]
+    def one(d):
+        return is_const(d) and d == 1
+
+    return [_i(0) if one(shape[d]) and not one(out_shape[d + offset]) else indices[d + offset]
             for d in range(len(shape))]
 
 
 def broadcast_to(a, shape, name="T_broadcast_to"):
-    ishape = const_shape(a)
-    shape = tuple(int(d) for d in shape)
+    ishape = dims(a)
+    shape = tuple(_dim(d) for d in shape)
     return te.compute(shape, lambda *i: a(*_bindex(ishape, shape, i)), name=name,
                       tag="broadcast")
 
 
 def where(condition, x, y, name="T_where"):
     """``x`` where ``condition`` is non-zero, else ``y`` (all three broadcast)."""
-    sc, sx, sy = const_shape(condition), const_shape(x), const_shape(y)
+    sc, sx, sy = dims(condition), dims(x), dims(y)
     oshape = broadcast_shape(broadcast_shape(sc, sx), sy)
 
     def body(*i):
@@ -390,7 +393,7 @@ def full_like(a, fill_value, name="T_full_like"):
 def pad(a, pad_width, pad_value=0.0, pad_mode="constant", name="T_pad"):
     """``a`` padded by ``pad_width`` ((before, after) per axis): with ``pad_value`` (a number
     or a 0-d tensor, cast to ``a``'s dtype), the edge value, or the reflection."""
-    ishape = const_shape(a)
+    ishape = dims(a)
     width = [tuple(int(p) for p in pair) for pair in pad_width]
     oshape = tuple(d + b + e for d, (b, e) in zip(ishape, width))
 

@@ -84,6 +84,18 @@ def test_mlp_symbolic_batch(batch):
     np.testing.assert_allclose(got, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
 
 
+def test_emit_te_primfunc_name_and_attrs():
+    x = relax.Var("x", relax.TensorStructInfo([4, 4], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        lv = bb.emit_te(_matmul, x, x, primfunc_name_hint="mm",
+                        primfunc_attrs={"my_attr": 3})
+        bb.emit_func_output(lv)
+    mod = bb.get()
+    assert mod["mm"].attrs["my_attr"] == 3
+    assert "global_symbol" not in mod["mm"].attrs.keys()
+
+
 def test_emit_te_dedups_identical_prim_funcs():
     x = relax.Var("x", relax.TensorStructInfo([4, 4], "float32"))
     bb = relax.BlockBuilder()
@@ -153,3 +165,31 @@ def test_builder_errors():
     with pytest.raises(IrlabError, match="dataflow"):
         with bb.function("g", [x]):
             bb.emit_output(x)
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_mlc_course_emit_te_model_with_topi(batch):
+    """The MLC course's ``create_model_via_emit_te``: TOPI functions on relax constants."""
+    from irlab import topi
+    from irlab.relax.testing import evaluate
+
+    rng = np.random.default_rng(1)
+    w0, b0 = rng.standard_normal((16, 12), "float32"), rng.standard_normal(16, "float32")
+    w1, b1 = rng.standard_normal((5, 16), "float32"), rng.standard_normal(5, "float32")
+    n = tir.Var("n", "int64")
+    x = relax.Var("x", relax.TensorStructInfo((n, 12), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv0 = bb.emit_te(topi.nn.dense, x, relax.const(w0, "float32"))
+            lv1 = bb.emit_te(topi.add, lv0, relax.const(b0, "float32"))
+            lv2 = bb.emit_te(topi.nn.relu, lv1)
+            lv3 = bb.emit_te(topi.nn.dense, lv2, relax.const(w1, "float32"))
+            lv4 = bb.emit_te(topi.add, lv3, relax.const(b1, "float32"))
+            gv = bb.emit_output(lv4)
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    assert {"dense", "add", "relu"} <= {gv.name_hint for gv in mod.get_global_vars()}
+    data = rng.standard_normal((batch, 12), "float32")
+    expected = np.maximum(data @ w0.T + b0, 0) @ w1.T + b1
+    np.testing.assert_allclose(evaluate(mod, [data]), expected, rtol=1e-4, atol=1e-4)

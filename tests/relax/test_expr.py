@@ -6,6 +6,7 @@ import pytest
 import irlab as tvm
 from irlab import relax, tir
 from irlab.errors import IrlabError
+from irlab.ir import IRModule
 
 
 def _tensor(shape, dtype="float32"):
@@ -148,3 +149,37 @@ def test_call_of_function_with_symbolic_params():
     ret = mod["main"].ret_struct_info
     assert [d.value for d in ret.fields[0].dims] == [7, 4]
     assert "global_symbol" not in (mod["inner"].attrs.keys() if mod["inner"].attrs else [])
+
+
+def test_return_struct_info_erases_symbols_defined_inside():
+    m = tir.Var("m", "int64")
+    x = relax.Var("x", relax.TensorStructInfo(dtype="float32", ndim=2))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        y = bb.match_cast(x, relax.TensorStructInfo([m, 3], "float32"))
+        bb.emit_func_output(relax.Tuple([y, relax.ShapeExpr([m])]))
+    ret = bb.get()["main"].ret_struct_info
+    assert ret.fields[0].dims is None and ret.fields[0].ndim == 2
+    assert ret.fields[1].values is None and ret.fields[1].ndim == 1
+    assert relax.analysis.well_formed(bb.get())
+
+
+def test_return_struct_info_with_undefined_symbol_is_not_well_formed():
+    from irlab.errors import DiagnosticError
+
+    m = tir.Var("m", "int64")
+    x = relax.Var("x", relax.TensorStructInfo(dtype="float32", ndim=1))
+    y = relax.Var("y", relax.TensorStructInfo([m], "float32"))
+    body = relax.SeqExpr([relax.BindingBlock([relax.MatchCast(y, x, y.struct_info)])], y)
+    func = relax.BlockBuilder().normalize(relax.Function([x], body, y.struct_info))
+    with pytest.raises(DiagnosticError, match="return struct info uses symbolic variables "
+                                              "not defined by the parameters: m"):
+        relax.analysis.verify_well_formed(IRModule({"main": func}))
+
+
+def test_const_default_dtypes_follow_tvm():
+    assert relax.const(1).struct_info.dtype == "int32"
+    assert relax.const(1.5).struct_info.dtype == "float32"
+    assert relax.const(True).struct_info.dtype == "bool"
+    assert relax.const(np.arange(3)).struct_info.dtype == "int32"
+    assert relax.const(3, "int64").struct_info.dtype == "int64"

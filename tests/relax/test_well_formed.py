@@ -95,3 +95,18 @@ def test_undefined_variable_and_missing_global():
     func = relax.Function([x], relax.SeqExpr([block], y), _t([2]))
     with pytest.raises(DiagnosticError, match="@missing is not a function of the module"):
         verify_well_formed(IRModule({"main": func}))
+
+
+def test_nested_call_is_not_normal_form():
+    x = relax.Var("x", _t([2]))
+    y = relax.Var("y", _t([2]))
+    bb = relax.BlockBuilder()
+    inner = bb.normalize(_packed("f", x))
+    outer = relax.Call(inner.op, [inner.args[0], inner], sinfo_args=[_t([2])])
+    outer._set_struct_info(_t([2]))
+    block = relax.BindingBlock([relax.VarBinding(y, outer)])
+    seq = relax.SeqExpr([block], y)
+    seq._set_struct_info(_t([2]))
+    func = relax.Function([x], seq, _t([2]))
+    with pytest.raises(DiagnosticError, match="argument 1 of relax.call_pure_packed is a Call"):
+        verify_well_formed(IRModule({"main": func}))

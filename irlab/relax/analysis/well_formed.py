@@ -5,7 +5,8 @@ each problem).
 Checked: every variable is defined once and before use; a ``DataflowVar`` is only used in the
 dataflow block defining it; symbolic dims are defined (by a parameter's struct info or a
 ``match_cast``) before use; a dataflow block and a pure function make no impure call; struct
-info is present (the IR is normalized); called ``GlobalVar``s exist in the module.
+info is present and call arguments are leaves (the IR is normalized); called ``GlobalVar``s
+exist in the module.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.relax import expr as rx
 from irlab.relax.expr_functor import ExprVisitor
+from irlab.relax.normalizer import is_leaf
 from irlab.relax.op.registry import is_pure_op
 from irlab.relax.struct_info import FuncStructInfo
 from irlab.relax.text import relax_text
@@ -55,7 +57,13 @@ class _Checker(ExprVisitor):
         for param in func.params:
             self.define_symbols(param.struct_info_, defining=True)
             self.visit_var_def(param)
+        params_symbols = set(self.symbols)
         self.visit_expr(func.body)
+        undefined = [v.name_hint for v in rx.symbolic_vars(func.ret_struct_info)
+                     if v not in params_symbols]
+        if undefined:
+            self.error(f"the return struct info uses symbolic variables not defined by the "
+                       f"parameters: {', '.join(undefined)}")
         self.defined, self.symbols, self.func_pure = saved
 
     # -- definitions ------------------------------------------------------------------------
@@ -105,6 +113,10 @@ class _Checker(ExprVisitor):
         self.define_symbols(prim.struct_info, defining=False)
 
     def visit_call_(self, call):
+        for k, arg in enumerate(call.args):
+            if not is_leaf(arg):
+                self.error(f"argument {k} of {_callee(call)} is a {type(arg).__name__}, not a "
+                           f"variable or constant (normalize the IR)")
         for sinfo in call.sinfo_args:
             self.define_symbols(sinfo, defining=False)
         if not self.is_pure_call(call):

@@ -125,3 +125,52 @@ class StatisticalAttrs(Attrs):
 class InitAttrs(Attrs):
     _type_key = "relax.attrs.InitAttrs"
     dtype: str = "float32"
+
+
+class ArgReduceAttrs(Attrs):
+    _type_key = "relax.attrs.ArgReduceAttrs"
+    axis: object = None
+    keepdims: bool = False
+
+
+class ClipAttrs(Attrs):
+    _type_key = "relax.attrs.ClipAttrs"
+    min: float = 0.0
+    max: float = 0.0
+
+
+class LeakyReluAttrs(Attrs):
+    _type_key = "relax.attrs.LeakyReluAttrs"
+    alpha: float = 0.01
+
+
+class PadAttrs(Attrs):
+    _type_key = "relax.attrs.PadAttrs"
+    pad_width: tuple = ()
+    pad_value: float = 0.0
+    pad_mode: str = "constant"
+
+
+class TileAttrs(Attrs):
+    _type_key = "relax.attrs.TileAttrs"
+    repeats: tuple = ()
+
+
+class RepeatAttrs(Attrs):
+    _type_key = "relax.attrs.RepeatAttrs"
+    repeats: int = 1
+    axis: object = None
+
+
+class TriluAttrs(Attrs):
+    _type_key = "relax.attrs.TriluAttrs"
+    k: int = 0
+    upper: bool = True
+
+
+class ArangeAttrs(Attrs):
+    _type_key = "relax.attrs.ArangeAttrs"
+    start: float = 0.0
+    end: float = 0.0
+    step: float = 1.0
+    dtype: str = "int64"

@@ -7,7 +7,7 @@ from irlab import topi
 from irlab.errors import DiagnosticError
 from irlab.ir.op import OpPattern
 from irlab.relax import expr as rx
-from irlab.relax.op.attrs import InitAttrs
+from irlab.relax.op.attrs import ArangeAttrs, InitAttrs, TriluAttrs
 from irlab.relax.op.common import make_call, tensor_arg
 from irlab.relax.op.registry import register_relax_op
 from irlab.relax.struct_info import ShapeStructInfo, TensorStructInfo
@@ -98,3 +98,87 @@ def full_like(x, fill_value, dtype=None):
         fill_value = rx.const(fill_value)
     return make_call("relax.full_like", [x, fill_value],
                      InitAttrs(normalize_dtype(dtype) if dtype else "void"))
+
+
+# -- arange / tril / triu ---------------------------------------------------------------------
+def _arange_count(start, end, step) -> int:
+    import math
+
+    return max(0, math.ceil((end - start) / step))
+
+
+def _arange_infer(call, bb):
+    a = call.attrs
+    return TensorStructInfo([_arange_count(a.start, a.end, a.step)], a.dtype)
+
+
+def _arange_legalize(bb, call):
+    from irlab import te
+    from irlab.tir import op as tir_op
+
+    a = call.attrs
+    count = _arange_count(a.start, a.end, a.step)
+
+    def compute():
+        start, step = tir_op.const(a.start, a.dtype), tir_op.const(a.step, a.dtype)
+        return te.compute((count,), lambda i: start + tir_op.cast(i, a.dtype) * step,
+                          name="T_arange")
+
+    return bb.call_te(compute, primfunc_name_hint="arange")
+
+
+register_relax_op("relax.arange", _arange_infer, num_inputs=0, attrs_type=ArangeAttrs,
+                  pattern=OpPattern.INJECTIVE, legalize=_arange_legalize,
+                  description="evenly spaced values in [start, end)")
+
+
+def arange(start, end=None, step=1, dtype="int64"):
+    """``[start, start + step, ...)`` below ``end`` (numpy's arange; static bounds)."""
+    if end is None:
+        start, end = 0, start
+    return make_call("relax.arange", [], ArangeAttrs(float(start), float(end), float(step),
+                                                     normalize_dtype(dtype)))
+
+
+def _trilu_infer(call, bb):
+    x = tensor_arg(call, 0)
+    if x.ndim != -1 and x.ndim < 2:
+        raise DiagnosticError(f"{call.op.name}: needs at least 2 dims, got {x}", call)
+    return x
+
+
+def _trilu_legalize(bb, call):
+    from irlab import te
+    from irlab.tir import op as tir_op
+
+    k, upper = call.attrs.k, call.attrs.upper
+
+    def compute(x):
+        zero = tir_op.const(0, x.dtype)
+
+        def body(*i):
+            row, col = i[-2], i[-1]
+            keep = (col - row >= k) if upper else (col - row <= k)
+            return tir_op.if_then_else(keep, x(*i), zero)
+
+        return te.compute(x.shape, body, name="T_trilu")
+
+    return bb.call_te(compute, call.args[0], primfunc_name_hint="triu" if upper else "tril")
+
+
+register_relax_op("relax.trilu", _trilu_infer, num_inputs=1, attrs_type=TriluAttrs,
+                  pattern=OpPattern.ELEMWISE, legalize=_trilu_legalize,
+                  description="the upper / lower triangle (others zero)")
+
+
+def triu(x, k=0):
+    """The upper triangle of the last two axes from diagonal ``k``; zeros elsewhere."""
+    return make_call("relax.trilu", [x], TriluAttrs(int(k), True))
+
+
+def tril(x, k=0):
+    """The lower triangle of the last two axes up to diagonal ``k``; zeros elsewhere."""
+    return make_call("relax.trilu", [x], TriluAttrs(int(k), False))
+
+
+__all__ += ["arange", "triu", "tril"]

@@ -91,4 +91,13 @@ def matmul(x1, x2, out_dtype=None):
                      MatmulAttrs(normalize_dtype(out_dtype) if out_dtype else ""))
 
 
-__all__ = ["matmul"]
+def linear(data, weight, bias=None, out_dtype=None):
+    """``data @ weight.T + bias`` (PyTorch's Linear), composed of permute_dims, matmul, add."""
+    from irlab.relax.op.binary import add
+    from irlab.relax.op.manipulate import permute_dims
+
+    out = matmul(data, permute_dims(weight), out_dtype)
+    return out if bias is None else add(out, bias)
+
+
+__all__ = ["matmul", "linear"]

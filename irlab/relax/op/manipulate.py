@@ -9,8 +9,8 @@ from irlab import topi
 from irlab.errors import DiagnosticError
 from irlab.ir.op import OpPattern
 from irlab.relax import expr as rx
-from irlab.relax.op.attrs import (ConcatAttrs, ExpandDimsAttrs, PermuteDimsAttrs, SplitAttrs,
-                                  SqueezeAttrs)
+from irlab.relax.op.attrs import (ConcatAttrs, ExpandDimsAttrs, PermuteDimsAttrs, RepeatAttrs,
+                                  SplitAttrs, SqueezeAttrs, TileAttrs)
 from irlab.relax.op.common import (const_int, dims_equal, make_call, normalize_axes,
                                    normalize_axis, prod_dims, simplify_dim, tensor_arg,
                                    tensor_args)
@@ -316,3 +316,108 @@ def expand_dims(x, axis):
     if isinstance(axis, int):
         axis = (axis,)
     return make_call("relax.expand_dims", [x], ExpandDimsAttrs(tuple(int(a) for a in axis)))
+
+
+# -- broadcast_to / tile / repeat -------------------------------------------------------------
+def _broadcast_to_infer(call, bb):
+    x = tensor_arg(call, 0)
+    target = _target_dims(call)
+    if target.values is None:
+        return TensorStructInfo(dtype=x.dtype, ndim=target.ndim)
+    out = TensorStructInfo(list(target.values), x.dtype)
+    if x.dims is not None:
+        from irlab.relax.op.common import broadcast_sinfo
+
+        got = broadcast_sinfo(call, x, out, x.dtype)
+        if got.dims is not None and not all(dims_equal(a, b)
+                                            for a, b in zip(got.dims, target.values)):
+            raise DiagnosticError(f"R.broadcast_to: {x} does not broadcast to "
+                                  f"{list(target.values)}", call)
+    return out
+
+
+def _broadcast_to_legalize(bb, call):
+    return bb.call_te(topi.transform.broadcast_to, call.args[0],
+                      rx.ShapeExpr(call.struct_info.dims), primfunc_name_hint="broadcast_to")
+
+
+register_relax_op("relax.broadcast_to", _broadcast_to_infer, num_inputs=2,
+                  pattern=OpPattern.BROADCAST, legalize=_broadcast_to_legalize,
+                  description="a tensor broadcast to a shape")
+
+
+def broadcast_to(x, shape):
+    """``x`` broadcast (numpy rules) to ``shape``."""
+    if isinstance(shape, (list, tuple)):
+        shape = rx.ShapeExpr(shape)
+    return make_call("relax.broadcast_to", [x, shape])
+
+
+def _tile_infer(call, bb):
+    (x,) = tensor_args(call, 1)
+    reps = list(call.attrs.repeats)
+    if x.dims is None:
+        return TensorStructInfo(dtype=x.dtype, ndim=-1 if x.ndim == -1 else
+                                max(x.ndim, len(reps)))
+    n = max(x.ndim, len(reps))
+    dims = [as_dim(1)] * (n - x.ndim) + list(x.dims)
+    reps = [1] * (n - len(reps)) + reps
+    return TensorStructInfo([simplify_dim(d * as_dim(r)) for d, r in zip(dims, reps)],
+                            x.dtype)
+
+
+def _tile_legalize(bb, call):
+    return bb.call_te(topi.transform.tile, call.args[0], list(call.attrs.repeats),
+                      primfunc_name_hint="tile")
+
+
+register_relax_op("relax.tile", _tile_infer, num_inputs=1, attrs_type=TileAttrs,
+                  pattern=OpPattern.INJECTIVE, legalize=_tile_legalize,
+                  description="a tensor repeated as a whole along each axis")
+
+
+def tile(x, repeats):
+    """``x`` tiled ``repeats`` times along each axis (numpy's tile)."""
+    if isinstance(repeats, int):
+        repeats = (repeats,)
+    return make_call("relax.tile", [x], TileAttrs(tuple(int(r) for r in repeats)))
+
+
+def _repeat_infer(call, bb):
+    (x,) = tensor_args(call, 1)
+    reps, axis = call.attrs.repeats, call.attrs.axis
+    if x.dims is None:
+        return TensorStructInfo(dtype=x.dtype, ndim=1 if axis is None else x.ndim)
+    if axis is None:
+        return TensorStructInfo([simplify_dim(prod_dims(x.dims) * as_dim(reps))], x.dtype)
+    axis = normalize_axis(call, axis, x.ndim)
+    dims = list(x.dims)
+    dims[axis] = simplify_dim(dims[axis] * as_dim(reps))
+    return TensorStructInfo(dims, x.dtype)
+
+
+def _repeat_legalize(bb, call):
+    x = call.args[0]
+    axis = call.attrs.axis
+    if axis is None:
+        def compute(data):
+            flat = topi.transform.reshape(data, (topi.utils.prod(topi.utils.dims(data)),))
+            return topi.transform.repeat(flat, call.attrs.repeats, 0)
+
+        return bb.call_te(compute, x, primfunc_name_hint="repeat")
+    axis = normalize_axis(call, axis, x.struct_info.ndim)
+    return bb.call_te(topi.transform.repeat, x, call.attrs.repeats, axis,
+                      primfunc_name_hint="repeat")
+
+
+register_relax_op("relax.repeat", _repeat_infer, num_inputs=1, attrs_type=RepeatAttrs,
+                  pattern=OpPattern.INJECTIVE, legalize=_repeat_legalize,
+                  description="each element repeated along an axis")
+
+
+def repeat(x, repeats, axis=None):
+    """Each element of ``x`` repeated ``repeats`` times along ``axis`` (flattened if None)."""
+    return make_call("relax.repeat", [x], RepeatAttrs(int(repeats), axis))
+
+
+__all__ += ["broadcast_to", "tile", "repeat"]

@@ -57,6 +57,12 @@ def _define(name, compute):
     return make
 
 
+def _variance(data, axis, keepdims):
+    mean = topi.reduction.mean(data, axis, True)
+    return topi.reduction.variance(data, mean, axis, keepdims)
+
+
+_REDUCERS["variance"] = _variance
 for _name, _compute in _REDUCERS.items():
     globals()[_name] = _define(_name, _compute)
 

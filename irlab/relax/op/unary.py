@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from irlab import te, topi
 from irlab.ir.op import OpPattern
+from irlab.relax.op.attrs import ClipAttrs
 from irlab.relax.op.common import make_call, tensor_args
 from irlab.relax.struct_info import TensorStructInfo
 from irlab.relax.op.registry import register_relax_op
@@ -56,3 +57,21 @@ for _name, _compute in _PREDICATES.items():
     globals()[_name] = _define(_name, _compute, bool_out=True)
 
 __all__ = list(_MATH) + list(_PREDICATES)
+
+
+def _clip_legalize(bb, call):
+    return bb.call_te(topi.clip, call.args[0], call.attrs.min, call.attrs.max,
+                      primfunc_name_hint="clip")
+
+
+register_relax_op("relax.clip", _infer(False), num_inputs=1, attrs_type=ClipAttrs,
+                  pattern=OpPattern.ELEMWISE, legalize=_clip_legalize,
+                  description="values limited to [min, max]")
+
+
+def clip(x, min, max):  # noqa: A002 (TVM's names)
+    """``x`` limited to ``[min, max]``."""
+    return make_call("relax.clip", [x], ClipAttrs(float(min), float(max)))
+
+
+__all__ += ["clip"]

@@ -172,7 +172,7 @@ class Evaluator:
         arrays = [np.zeros([self.dim(d, symbols) for d in s.dims], s.dtype) for s in outs]
         extra = list(self.eval(call.args[2], env, symbols)) if len(call.args) > 2 else []
         lib = _build(gv.name_hint, self.mod[gv])
-        nds = [nd_array(np.ascontiguousarray(a)) for a in inputs] + [nd_array(a) for a in arrays]
+        nds = [nd_array(np.asarray(a, order="C")) for a in inputs] + [nd_array(a) for a in arrays]
         lib[gv.name_hint](*nds, *extra)
         results = [nd.numpy() for nd in nds[len(inputs):]]
         return tuple(results) if isinstance(out_sinfo, TupleStructInfo) else results[0]

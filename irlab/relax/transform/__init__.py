@@ -3,6 +3,13 @@ PassStepper see them."""
 
 # --- graph-level passes: LegalizeOps, FuseOps, FuseTIR, DCE, CanonicalizeBindings, FoldConstant ---
 from irlab.relax.transform.legalize_ops import LegalizeOps
+from irlab.relax.transform.annotate_tir_op_pattern import AnnotateTIROpPattern
+from irlab.relax.transform.dead_code_elimination import DeadCodeElimination
+from irlab.relax.transform.canonicalize_bindings import CanonicalizeBindings
+from irlab.relax.transform.fold_constant import FoldConstant
+from irlab.relax.transform.fuse_ops import FuseOps
+from irlab.relax.transform.fuse_tir import FuseTIR
+from irlab.relax.transform.bind_params import BindParams
 
 
 # --- lowering to the VM: ToNonDataflow, CallTIRRewrite, StaticPlanBlockMemory, VMShapeLower, ... ---

@@ -7,7 +7,7 @@ import math
 
 from irlab import te, topi
 from irlab.ir.op import OpPattern
-from irlab.relax.op.attrs import DropoutAttrs, SoftmaxAttrs
+from irlab.relax.op.attrs import DropoutAttrs, LeakyReluAttrs, SoftmaxAttrs
 from irlab.relax.op.common import make_call, normalize_axis, tensor_args
 from irlab.relax.op.registry import register_relax_op
 from irlab.relax.struct_info import TupleStructInfo
@@ -65,6 +65,31 @@ def _log_softmax_legalize(bb, call):
                       primfunc_name_hint="log_softmax")
 
 
+def _leakyrelu_legalize(bb, call):
+    return bb.call_te(topi.nn.leaky_relu, call.args[0], call.attrs.alpha,
+                      primfunc_name_hint="leaky_relu")
+
+
+def _gelu_tanh(x):
+    half, one = tir_op.const(0.5, x.dtype), tir_op.const(1.0, x.dtype)
+    c = tir_op.const(math.sqrt(2.0 / math.pi), x.dtype)
+    k = tir_op.const(0.044715, x.dtype)
+
+    def body(*i):
+        v = x(*i)
+        return half * v * (one + tir_op.tanh(c * (v + k * v * v * v)))
+
+    return te.compute(x.shape, body, name="T_gelu_tanh", tag="elemwise")
+
+
+register_relax_op("relax.nn.leakyrelu", _same_as_input, num_inputs=1,
+                  attrs_type=LeakyReluAttrs, pattern=OpPattern.ELEMWISE,
+                  legalize=_leakyrelu_legalize, description="x if x > 0 else alpha * x")
+register_relax_op("relax.nn.gelu_tanh", _same_as_input, num_inputs=1,
+                  pattern=OpPattern.ELEMWISE, legalize=_unary_legalize("gelu_tanh", _gelu_tanh),
+                  description="GELU, tanh approximation")
+
+
 register_relax_op("relax.nn.softmax", _softmax_infer, num_inputs=1, attrs_type=SoftmaxAttrs,
                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, legalize=_softmax_legalize,
                   description="exp(x) / sum(exp(x)) along an axis")
@@ -103,6 +128,16 @@ def silu(data):
     return make_call("relax.nn.silu", [data])
 
 
+def leakyrelu(data, alpha=0.01):
+    """``data`` where positive, else ``alpha * data``."""
+    return make_call("relax.nn.leakyrelu", [data], LeakyReluAttrs(float(alpha)))
+
+
+def gelu_tanh(data):
+    """GELU with the tanh approximation."""
+    return make_call("relax.nn.gelu_tanh", [data])
+
+
 def softmax(data, axis=-1):
     """Softmax along ``axis``."""
     return make_call("relax.nn.softmax", [data], SoftmaxAttrs(axis))
@@ -118,4 +153,5 @@ def dropout(data, rate=0.5):
     return make_call("relax.nn.dropout", [data], DropoutAttrs(rate))
 
 
-__all__ = ["relu", "gelu", "silu", "softmax", "log_softmax", "dropout"]
+__all__ = ["relu", "gelu", "silu", "leakyrelu", "gelu_tanh", "softmax", "log_softmax",
+           "dropout"]
