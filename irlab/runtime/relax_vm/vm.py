@@ -15,7 +15,7 @@ import numpy as np
 from irlab.errors import IrlabError, VMError, VMValueError
 from irlab.runtime.benchmark import time_evaluator
 from irlab.runtime.container import ShapeTuple
-from irlab.runtime.ndarray import Device, NDArray, array, cpu
+from irlab.runtime.ndarray import Device, array, cpu
 from irlab.runtime.packed_func import PackedFunc
 from irlab.runtime.registry import get_global_func
 from irlab.runtime.relax_vm.builtin import VMClosure, read_if_cond
