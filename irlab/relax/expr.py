@@ -203,6 +203,9 @@ class Tuple(Expr):
     def __getitem__(self, index):
         return self.fields[index]
 
+    def __iter__(self):
+        return iter(self.fields)
+
 
 class TupleGetItem(Expr):
     """Field ``index`` of a tuple."""
@@ -230,6 +233,9 @@ class ShapeExpr(Expr):
 
     def __getitem__(self, index):
         return self.values[index]
+
+    def __iter__(self):
+        return iter(self.values)
 
 
 class PrimValue(Expr):

@@ -193,3 +193,6 @@ def test_iterating_an_expression():
         x[2]
     with pytest.raises(TypeError, match="not iterable"):
         list(relax.Var("y", _tensor([2])))
+    a = relax.Var("a", _tensor([2]))
+    assert list(relax.Tuple([a, a])) == [a, a]
+    assert [d.value for d in relax.ShapeExpr([1, 2])] == [1, 2]
