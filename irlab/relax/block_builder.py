@@ -300,12 +300,15 @@ class BlockBuilder:
     # -- TE ---------------------------------------------------------------------------------
     def call_te(self, func, *args, **kwargs) -> Expr:
         """``func`` (a TE/TOPI function) on the tensors ``args`` as a PrimFunc added to the
-        module, and the ``R.call_tir`` calling it (not emitted)."""
+        module, and the ``R.call_tir`` calling it (not emitted). ``primfunc_name_hint`` names
+        the PrimFunc (default: the function's name), ``primfunc_attrs`` adds attributes."""
         name_hint = kwargs.pop("primfunc_name_hint", None)
-        kwargs.pop("primfunc_attrs", None)
+        attrs = kwargs.pop("primfunc_attrs", None)
         args = [self.normalize(a) if isinstance(a, Expr) else a for a in args]
         kwargs = {k: self.normalize(v) if isinstance(v, Expr) else v for k, v in kwargs.items()}
         prim_func, call_args, out_sinfo, tir_vars = te_call(func, args, kwargs)
+        if attrs:
+            prim_func = prim_func.with_attr(dict(attrs))
         gv = self.add_func(prim_func, name_hint or _func_name(func))
         from irlab.relax.op.base import call_tir
 

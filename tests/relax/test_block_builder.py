@@ -84,6 +84,18 @@ def test_mlp_symbolic_batch(batch):
     np.testing.assert_allclose(got, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
 
 
+def test_emit_te_primfunc_name_and_attrs():
+    x = relax.Var("x", relax.TensorStructInfo([4, 4], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        lv = bb.emit_te(_matmul, x, x, primfunc_name_hint="mm",
+                        primfunc_attrs={"my_attr": 3})
+        bb.emit_func_output(lv)
+    mod = bb.get()
+    assert mod["mm"].attrs["my_attr"] == 3
+    assert "global_symbol" not in mod["mm"].attrs.keys()
+
+
 def test_emit_te_dedups_identical_prim_funcs():
     x = relax.Var("x", relax.TensorStructInfo([4, 4], "float32"))
     bb = relax.BlockBuilder()
