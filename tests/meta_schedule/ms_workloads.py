@@ -1,5 +1,7 @@
 """Small workloads shared by the MetaSchedule tests."""
 
+import numpy as np
+
 import irlab as tvm
 from irlab import te
 from irlab.script import tir as T
@@ -39,3 +41,42 @@ def spins(A: T.Buffer((4,), "int32")):
     T.func_attr({"global_symbol": "main"})
     while A[0] >= 0:
         A[1] = A[1] + 1
+
+
+def mlp(batch=4, sizes=(32, 64, 16), seed=0):
+    """A Relay MLP (dense + bias_add, relu between layers) and its params."""
+    from irlab import relay
+
+    rng = np.random.default_rng(seed)
+    x = relay.var("x", shape=(batch, sizes[0]))
+    args, params, h = [x], {}, x
+    for i, (d_in, d_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        w = relay.var(f"w{i}", shape=(d_out, d_in))
+        b = relay.var(f"b{i}", shape=(d_out,))
+        args += [w, b]
+        params[f"w{i}"] = rng.uniform(-1, 1, (d_out, d_in)).astype("float32")
+        params[f"b{i}"] = rng.uniform(-1, 1, (d_out,)).astype("float32")
+        h = relay.nn.bias_add(relay.nn.dense(h, w), b)
+        if i < len(sizes) - 2:
+            h = relay.nn.relu(h)
+    return tvm.IRModule.from_expr(relay.Function(args, h)), params
+
+
+def run_graph(lib, inputs):
+    """Run a relay.build result on the graph executor; the first output as numpy."""
+    from irlab.contrib import graph_executor
+
+    module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    for name, value in inputs.items():
+        module.set_input(name, value)
+    module.run()
+    return module.get_output(0).numpy()
+
+
+def interpret(mod, params, x):
+    """The Relay interpreter's result (the reference)."""
+    from irlab import relay
+
+    names = [p.name_hint for p in mod["main"].params[1:]]
+    return relay.create_executor("debug", mod=mod).evaluate()(
+        x, *[params[n] for n in names]).numpy()
