@@ -95,6 +95,7 @@ class _State:
         self.cost_model = cost_model
         self.trials_done = 0
         self.measured = set()
+        self.replayed = {}  # trace key -> candidate (None: refused); replays are the cost
         self.args_info = ArgInfo.from_entry_func(context.mod)
         self.postprocs = list(getattr(context.space_generator, "postprocs", None) or [])
         self.mutator_probs = dict(getattr(context.space_generator, "mutator_probs", None)
@@ -118,6 +119,20 @@ def fresh_decisions(inst, args, kwargs, decision):
 def replay(state, trace, seed, decision_provider=None):
     """A candidate from ``trace`` on a fresh schedule of the task's module (postprocessors
     run after it), or None when a primitive or a postprocessor refuses it."""
+    key = None
+    if decision_provider is None:  # every decision fixed: the same trace gives the same program
+        key = trace_key(trace)
+        if key in state.replayed:
+            return state.replayed[key]
+        if len(state.replayed) > 8192:
+            state.replayed.clear()
+    cand = _replay(state, trace, seed, decision_provider)
+    if key is not None:
+        state.replayed[key] = cand
+    return cand
+
+
+def _replay(state, trace, seed, decision_provider):
     from irlab.tir.schedule import Schedule, ScheduleError
 
     sch = Schedule(state.context.mod, seed=seed)
