@@ -91,12 +91,13 @@ def extracted_tasks_to_tune_contexts(extracted_tasks, work_dir=None, space="post
                                      strategy="evolutionary", num_threads="physical",
                                      seed=None):
     """One TuneContext per task (TVM's helper of the same name)."""
+    from irlab.meta_schedule.tune import fresh_copy
     from irlab.meta_schedule.tune_context import TuneContext
     from irlab.tir.schedule import RandomEngine
 
     rand = RandomEngine(seed if seed is not None else -1)
-    return [TuneContext(task.mod, target=task.target, space_generator=space,
-                        search_strategy=strategy, task_name=task.task_name,
+    return [TuneContext(task.mod, target=task.target, space_generator=fresh_copy(space),
+                        search_strategy=fresh_copy(strategy), task_name=task.task_name,
                         rand_state=rand.fork_seed(), num_threads=num_threads)
             for task in extracted_tasks]
 

@@ -32,6 +32,7 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
     already hold what the first call measured.
     """
     from irlab.meta_schedule.tune import tune_tasks
+    from irlab.meta_schedule.tune import fresh_copy
     from irlab.meta_schedule.tune_context import TuneContext
     from irlab.target import as_target
     from irlab.tir.schedule import RandomEngine
@@ -41,8 +42,9 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
     tasks = []
     for name, func in _tasks_of(mod):
         tasks.append(TuneContext(func, target=target,
-                                 space_generator=(special_space or {}).get(name, space),
-                                 search_strategy=strategy, task_name=name,
+                                 space_generator=fresh_copy((special_space or {}).get(
+                                     name, space)),
+                                 search_strategy=fresh_copy(strategy), task_name=name,
                                  rand_state=rand.fork_seed(), num_threads=num_tuning_cores))
     return tune_tasks(tasks=tasks, task_weights=[1.0] * len(tasks), work_dir=work_dir,
                       max_trials_global=max_trials_global,

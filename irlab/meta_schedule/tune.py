@@ -8,6 +8,12 @@ import os
 from irlab.errors import IrlabError
 
 
+def fresh_copy(component):
+    """Each task gets its own space generator / search strategy: a name stays a name (the
+    context makes one), an object is cloned (it keeps per-task state)."""
+    return component if isinstance(component, str) or component is None else component.clone()
+
+
 def make_builder(builder):
     from irlab.meta_schedule.builder import Builder, LocalBuilder
 

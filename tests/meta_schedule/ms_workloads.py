@@ -80,3 +80,32 @@ def interpret(mod, params, x):
     names = [p.name_hint for p in mod["main"].params[1:]]
     return relay.create_executor("debug", mod=mod).evaluate()(
         x, *[params[n] for n in names]).numpy()
+
+
+def small_space():
+    """The CPU design space with short unrolls (0 or 16 steps): fast to compile in tests."""
+    from irlab import meta_schedule as ms
+    from irlab.meta_schedule.schedule_rule.auto_inline import AutoInline
+    from irlab.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
+    from irlab.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
+        ParallelizeVectorizeUnroll)
+
+    rules = [AutoInline(), MultiLevelTiling(structure="SSRSRS", max_innermost_factor=16,
+                                            reuse_write={"req": "may", "levels": [1, 2],
+                                                         "scope": "global"}),
+             ParallelizeVectorizeUnroll(max_jobs_per_core=16, max_vectorize_extent=16,
+                                        unroll_max_steps=[0, 16], unroll_explicit=True)]
+    return ms.space_generator.PostOrderApply(sch_rules=rules)
+
+
+def small_search():
+    from irlab import meta_schedule as ms
+
+    return ms.search_strategy.EvolutionarySearch(population_size=8, init_min_unmeasured=4,
+                                                 genetic_num_iters=1)
+
+
+def quick_runner():
+    from irlab import meta_schedule as ms
+
+    return ms.runner.LocalRunner(evaluator_config=ms.runner.EvaluatorConfig(1, 1, 1))

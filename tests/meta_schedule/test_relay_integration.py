@@ -56,3 +56,20 @@ def test_compile_relay_applies_records_and_falls_back_to_topi():
     with tvm.transform.PassContext(opt_level=3):  # outside the scope: TOPI only
         plain = relay.build(mod, "llvm", params=params)
     assert uses_record(plain) == [False, False]
+
+
+def test_tune_relay_on_an_mlp_builds_and_matches_the_interpreter(tmp_path):
+    from ms_workloads import quick_runner, small_search, small_space
+
+    mod, params = mlp()
+    db = ms.relay_integration.tune_relay(mod, params, "llvm -num-cores=2", str(tmp_path), 8,
+                                         num_trials_per_iter=2, space=small_space(),
+                                         strategy=small_search(), runner=quick_runner(),
+                                         seed=0)
+    records = db.task_scheduler.tasks
+    assert len(records) == 2 and sum(r.trials for r in records) == 8
+    assert all(r.trials >= 2 for r in records)  # the gradient scheduler's warm-up round
+    lib = ms.relay_integration.compile_relay(db, mod, "llvm -num-cores=2", params)
+    x = np.random.default_rng(2).uniform(-1, 1, (4, 32)).astype("float32")
+    np.testing.assert_allclose(run_graph(lib, {"x": x}), interpret(mod, params, x),
+                               rtol=1e-4, atol=1e-4)

@@ -1,6 +1,7 @@
 """``EvolutionarySearch``: a population evolved under the cost model, picked epsilon-greedily.
 
-Each round (TVM's algorithm, irlab's smaller defaults so a tiny budget stays fast):
+Each round (TVM's algorithm; irlab's defaults are smaller than TVM's 512 / 50 / 4, since a
+Python replay of a sampled trace costs milliseconds, not microseconds):
 
 1. initial population: the best measured records of the workload in the database
    (``init_measured_ratio`` of ``population_size``) plus design-space traces replayed with
@@ -25,8 +26,8 @@ from irlab.meta_schedule.search_strategy.search_strategy import (SearchStrategy,
 class EvolutionarySearch(SearchStrategy):
     """TVM's ``ms.search_strategy.EvolutionarySearch`` (same parameters)."""
 
-    def __init__(self, *, population_size=128, init_measured_ratio=0.2,
-                 init_min_unmeasured=32, max_fail_count=5, genetic_num_iters=3,
+    def __init__(self, *, population_size=64, init_measured_ratio=0.2,
+                 init_min_unmeasured=16, max_fail_count=5, genetic_num_iters=2,
                  genetic_mutate_prob=0.85, genetic_max_fail_count=10, eps_greedy=0.05):
         super().__init__()
         self.population_size = int(population_size)
@@ -125,7 +126,7 @@ class EvolutionarySearch(SearchStrategy):
         if st.mutator_probs:
             mutators = list(st.mutator_probs)
             mutator = mutators[self.rand.choice([st.mutator_probs[m] for m in mutators])]
-            new_trace = mutator.apply(trace)
+            new_trace = mutator.apply(trace, self.rand)
             if new_trace is None:
                 return None
             return replay(st, new_trace, self.rand.fork_seed())

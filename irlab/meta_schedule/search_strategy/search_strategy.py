@@ -135,7 +135,7 @@ def replay(state, trace, seed, decision_provider=None):
 def _replay(state, trace, seed, decision_provider):
     from irlab.tir.schedule import Schedule, ScheduleError
 
-    sch = Schedule(state.context.mod, seed=seed)
+    sch = Schedule(state.context.mod, seed=seed, enable_check=False)
     try:
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=decision_provider)
         sch.enter_postproc()
