@@ -96,10 +96,12 @@ def tune_tasks(*, tasks, task_weights, work_dir, max_trials_global, max_trials_p
         except IrlabError:
             pass  # a stale or foreign file: start the model afresh
     scheduler = TaskScheduler.create(task_scheduler)
-    scheduler.tune(tasks, task_weights, max_trials_global, max_trials_per_task,
-                   num_trials_per_iter, make_builder(builder), make_runner(runner),
-                   make_callbacks(measure_callbacks), database, model)
-    if model_path and hasattr(model, "features"):
-        model.save(model_path)
     database.task_scheduler = scheduler  # tuning statistics stay reachable from the result
+    try:
+        scheduler.tune(tasks, task_weights, max_trials_global, max_trials_per_task,
+                       num_trials_per_iter, make_builder(builder), make_runner(runner),
+                       make_callbacks(measure_callbacks), database, model)
+    finally:  # also when interrupted: what the model learned is kept for the next call
+        if model_path and hasattr(model, "features"):
+            model.save(model_path)
     return database

@@ -8,6 +8,9 @@ from irlab import meta_schedule as ms
 from ms_workloads import gemm_mod, quick_runner, small_search, small_space
 
 TARGET = "llvm -num-cores=2"
+# one builder and one runner for the file: their worker processes start once
+BUILDER = ms.builder.LocalBuilder(max_workers=2)
+RUNNER = quick_runner()
 
 
 def run_gemm(sch, n):
@@ -22,7 +25,7 @@ def run_gemm(sch, n):
 def test_tune_tir_gemm_then_resume(tmp_path):
     n, mod = 32, gemm_mod(32)
     db = ms.tune_tir(mod, TARGET, str(tmp_path), 8, num_trials_per_iter=4, seed=0,
-                     space=small_space(), strategy=small_search(), runner=quick_runner())
+                     space=small_space(), strategy=small_search(), builder=BUILDER, runner=RUNNER)
     assert len(db) == 8
     sch = ms.tir_integration.compile_tir(db, mod, TARGET)
     assert sch is not None and any(i.kind == "sample_perfect_tile" for i in sch.trace.insts)
@@ -32,7 +35,8 @@ def test_tune_tir_gemm_then_resume(tmp_path):
     # its best can only be as good or better
     best_before = db.get_top_k(db.commit_workload(mod), 1)[0].run_secs
     again = ms.tune_tir(mod, TARGET, str(tmp_path), 4, num_trials_per_iter=4, seed=1,
-                        space=small_space(), strategy=small_search(), runner=quick_runner())
+                        space=small_space(), strategy=small_search(), builder=BUILDER,
+                        runner=RUNNER)
     assert len(again) == 12
     reloaded = ms.database.JSONDatabase(work_dir=str(tmp_path))
     assert len(reloaded) == 12
@@ -64,7 +68,32 @@ def test_a_task_without_design_space_is_reported_and_skipped(tmp_path):
 
     db = ms.tune_tir(gemm_mod(16), TARGET, str(tmp_path), 4, num_trials_per_iter=4,
                      space=Broken(lambda sch: None), strategy=small_search(),
-                     runner=quick_runner())
+                     builder=BUILDER, runner=RUNNER)
     record = db.task_scheduler.tasks[0]
     assert record.trials == 0 and "no rule applies" in record.error
     assert ms.tir_integration.compile_tir(db, gemm_mod(16), TARGET) is None
+
+
+class InterruptedRunner(ms.runner.Runner):
+    """Measures the first batch, then acts as if the user pressed Ctrl-C."""
+
+    def __init__(self):
+        self.inner, self.calls = RUNNER, 0
+
+    def run(self, runner_inputs):
+        self.calls += len(runner_inputs)
+        if self.calls > 2:
+            raise KeyboardInterrupt
+        return self.inner.run(runner_inputs)
+
+
+def test_interrupted_tuning_keeps_every_measured_record(tmp_path):
+    import pytest
+
+    with pytest.raises(KeyboardInterrupt):
+        ms.tune_tir(gemm_mod(16), TARGET, str(tmp_path), 8, num_trials_per_iter=2, seed=0,
+                    space=small_space(), strategy=small_search(), builder=BUILDER,
+                    runner=InterruptedRunner())
+    db = ms.database.JSONDatabase(work_dir=str(tmp_path))
+    assert len(db) == 2
+    assert ms.tir_integration.compile_tir(db, gemm_mod(16), TARGET) is not None

@@ -24,6 +24,7 @@ class Database:
         self._workloads = {}      # shash -> [Workload]
         self._order = []          # workloads in commit order
         self._records = {}        # id(workload) -> [TuningRecord]
+        self.task_scheduler = None  # set by tune_tasks: its tasks' statistics and history
 
     # -- workloads -------------------------------------------------------------------
     def _find(self, mod):

@@ -5,8 +5,9 @@ pick a task (``next_task_id``; the subclass decides), ask its search strategy fo
 build it, run it (checked against the reference), notify the strategy and apply the measure
 callbacks (database, cost model), until every task is done or the global budget is spent.
 A task whose design space cannot be generated is reported and skipped (its workload keeps
-the default schedule). Ctrl-C stops the loop cleanly: every record measured so far is in
-the database already.
+the default schedule). Ctrl-C (KeyboardInterrupt) stops the loop between two batches or
+inside one: every record measured before it is in the database already (each is flushed
+as it is committed), the strategies are closed, and the interrupt goes on to the caller.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class TaskScheduler:
         self.runner = None
         self.measure_callbacks = []
         self.total_trials = 0
+        self.interrupted = False
         self.listeners = []   # f(scheduler, task_id) after each batch (progress displays)
 
     @staticmethod
@@ -107,7 +109,10 @@ class TaskScheduler:
                 progress.update(done)
                 progress.set_postfix_str(self._postfix(task_id))
         except KeyboardInterrupt:
-            logger.warning("tuning interrupted: the database holds every record measured")
+            self.interrupted = True
+            logger.warning("tuning interrupted after %d trials: the database holds every "
+                           "record measured", self.total_trials)
+            raise
         finally:
             progress.close()
             for record in self.tasks:
