@@ -38,7 +38,7 @@ class DaskRunner(Runner):
                  evaluator_config=None, connect_timeout_sec=5.0):
         self.timeout_sec = float(timeout_sec)
         self.evaluator_config = evaluator_config or EvaluatorConfig()
-        self.client = client if client is not None else _connect(scheduler_address,
+        self.client = client if client is not None else connect(scheduler_address,
                                                                  connect_timeout_sec)
 
     def run(self, runner_inputs) -> list:
@@ -59,7 +59,8 @@ class DaskRunner(Runner):
         return f"DaskRunner({self.client.scheduler.address}, timeout_sec={self.timeout_sec})"
 
 
-def _connect(address, timeout):
+def connect(address, timeout):
+    """A ``distributed.Client`` of the scheduler at ``address``; IrlabError if unreachable."""
     from distributed import Client
 
     if address is None:
