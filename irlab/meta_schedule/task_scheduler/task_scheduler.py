@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import shutil
 
 from irlab.errors import IrlabError
 from irlab.meta_schedule.builder import BuilderInput
@@ -115,13 +117,19 @@ class TaskScheduler:
             raise
         finally:
             progress.close()
-            for record in self.tasks:
-                if record.ctx.search_strategy is not None and not record.error:
-                    try:
-                        record.ctx.post_tuning()
-                    except IrlabError:
-                        pass
+            self._cleanup()
         return self
+
+    def _cleanup(self):
+        """Close the strategies, delete the reference builds."""
+        for record in self.tasks:
+            if record.reference_path:
+                shutil.rmtree(os.path.dirname(record.reference_path), ignore_errors=True)
+            if record.ctx.search_strategy is not None and not record.error:
+                try:
+                    record.ctx.post_tuning()
+                except IrlabError:
+                    pass
 
     def _prepare(self):
         for record in self.tasks:
