@@ -77,20 +77,33 @@ def time_numpy_gemm(n, threads):
         return median_seconds(lambda: a @ b)
 
 
+def builder_and_runner():
+    """Generous timeouts: a candidate with a 512-step unroll takes seconds to compile, more
+    on a loaded machine."""
+    from irlab import meta_schedule as ms
+
+    return {"builder": ms.builder.LocalBuilder(timeout_sec=BUILD_TIMEOUT),
+            "runner": ms.runner.LocalRunner(timeout_sec=60)}
+
+
+BUILD_TIMEOUT = 120.0
+
+
 def tune_gemm(n, trials, work_dir, cost_model="xgb", per_iter=64, seed=0):
     from irlab import meta_schedule as ms
 
     start = time.perf_counter()
     db = ms.tune_tir(gemm_te(n), "llvm -num-cores=2", work_dir, trials,
-                     num_trials_per_iter=per_iter, cost_model=cost_model, seed=seed)
+                     num_trials_per_iter=per_iter, cost_model=cost_model, seed=seed,
+                     **builder_and_runner())
     wall = time.perf_counter() - start
     return db, wall
 
 
-def bench_gemm(n, trials, work_dir):
+def bench_gemm(n, trials, work_dir, per_iter=64):
     from irlab import meta_schedule as ms
 
-    db, wall = tune_gemm(n, trials, work_dir)
+    db, wall = tune_gemm(n, trials, work_dir, per_iter=per_iter)
     sch = ms.tir_integration.compile_tir(db, gemm_te(n), "llvm -num-cores=2")
     if sch is None:
         print(f"GEMM {n}: no successful record after {trials} trials")
@@ -119,7 +132,7 @@ def bench_network(name, model, trials, work_dir):
     target = "llvm -num-cores=2"
     start = time.perf_counter()
     db = ms.relay_integration.tune_relay(mod, params, target, work_dir, trials,
-                                         num_trials_per_iter=32)
+                                         num_trials_per_iter=32, **builder_and_runner())
     wall = time.perf_counter() - start
     tasks = db.task_scheduler.tasks
     print(f"\n{name}: {len(tasks)} tasks, {trials} trials tuned in {wall:.0f} s")
@@ -158,6 +171,7 @@ def main():
     parser.add_argument("--gemm-trials", type=int, default=None)
     parser.add_argument("--net-trials", type=int, default=None)
     parser.add_argument("--work-dir", default=None)
+    parser.add_argument("--per-iter", type=int, default=None, help="trials per search round")
     args = parser.parse_args()
     from machine import describe
 
@@ -169,7 +183,7 @@ def main():
     gemm_trials = args.gemm_trials or (64 if args.quick else 1000)
     net_trials = args.net_trials or (64 if args.quick else 1000)
     if args.only in (None, "gemm"):
-        bench_gemm(n, gemm_trials, os.path.join(root, f"gemm-{n}"))
+        bench_gemm(n, gemm_trials, os.path.join(root, f"gemm-{n}"), args.per_iter or 64)
     if args.only in (None, "mlp"):
         bench_network("mlp 784-256-256-10 b32", onnx_models.mlp(), net_trials,
                       os.path.join(root, "mlp"))

@@ -54,12 +54,14 @@ def _primitive_call_counts(main):
         elif isinstance(e, R.Let):
             children = [e.value, e.body]
         stack.extend(reversed(children))
+    order.reverse()  # found from the output back: reversed, the model's order
     return [(f, counts[id(f)]) for f in order]
 
 
 def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
                   module_equality="structural"):
-    """The distinct fused kernels of ``mod`` as ``ExtractedTask``s (weight = call count)."""
+    """The distinct fused kernels of ``mod`` as ``ExtractedTask``s (weight = call count),
+    named uniquely, in the order the model calls them."""
     from irlab.meta_schedule.database.workload import normalize_mod
     from irlab.relay.backend.te_compiler import fused_name, lower_function
     from irlab.relay.pipeline import optimize
@@ -72,7 +74,7 @@ def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
     target = as_target(target)
     with target, PassContext(opt_level=opt_level, config=pass_config or {}):
         fused, _ = optimize(mod, target, params)
-    tasks, by_hash = [], {}
+    tasks, by_hash, names = [], {}, {}
     for func, count in _primitive_call_counts(fused["main"]):
         workload = normalize_mod(lower_function(func, target, "main").tir_from_te)
         key = structural_hash(workload)
@@ -81,6 +83,9 @@ def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
             same[0].weight += count
             continue
         name = fused_name(func, "").lstrip("_")
+        names[name] = names.get(name, -1) + 1
+        if names[name]:  # TVM's unique task names: fused_nn_conv2d_add, ..._1, ..._2
+            name = f"{name}_{names[name]}"
         task = ExtractedTask(name, workload, target, [workload], count)
         by_hash.setdefault(key, []).append(task)
         tasks.append(task)
