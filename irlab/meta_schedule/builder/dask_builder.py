@@ -13,7 +13,8 @@ import tempfile
 import threading
 
 from irlab.meta_schedule.builder.builder import Builder, BuilderResult
-from irlab.meta_schedule.builder.local_builder import ARTIFACT_NAME, build_and_export
+from irlab.meta_schedule.builder.local_builder import (ARTIFACT_NAME, build_and_export,
+                                                       warm_up)
 from irlab.meta_schedule.worker_pool import WorkerError, WorkerPool
 
 _worker_state = {}
@@ -59,7 +60,7 @@ def build_remote(mod, target, params, timeout_sec):
     """What a Dask worker runs: the artifact's bytes, or an error message (a str)."""
     with _worker_lock:
         if "pool" not in _worker_state:
-            _worker_state["pool"] = WorkerPool(1)
+            _worker_state["pool"] = WorkerPool(1, initializer=warm_up)
     out = _worker_state["pool"].call(build_and_export, (mod, target, params, None, None),
                                      timeout_sec)
     if isinstance(out, WorkerError):

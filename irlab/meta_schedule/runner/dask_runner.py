@@ -20,7 +20,7 @@ import threading
 from irlab.errors import IrlabError
 from irlab.meta_schedule.runner.config import EvaluatorConfig
 from irlab.meta_schedule.runner.local_runner import result_of
-from irlab.meta_schedule.runner.measure import measure
+from irlab.meta_schedule.runner.measure import measure, warm_up
 from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
 from irlab.meta_schedule.worker_pool import WorkerPool
 
@@ -100,7 +100,7 @@ def measure_remote(artifact, reference, args_info, config, num_threads, timeout_
     """What a Dask worker runs: stage the bytes, measure in an isolated process."""
     with _worker_lock:
         if "pool" not in _worker_state:
-            _worker_state["pool"] = WorkerPool(1)
+            _worker_state["pool"] = WorkerPool(1, initializer=warm_up)
             _worker_state["dir"] = tempfile.mkdtemp(prefix="irlab-ms-dask-")
     folder = _worker_state["dir"]
     path = _stage(artifact, folder)
