@@ -30,8 +30,15 @@ class WorkerError:
         return f"WorkerError({self.kind}: {self.message})"
 
 
-def _serve(conn):
-    """The worker's loop: receive ``(fn, args)``, send ``(True, result)`` or ``(False, text)``."""
+STARTUP_TIMEOUT = 300.0  # seconds a new worker may take to import what it needs
+
+
+def _serve(conn, initializer):
+    """The worker's loop: run ``initializer`` and say "ready"; then receive ``(fn, args)``,
+    send ``(True, result)`` or ``(False, text)``."""
+    if initializer is not None:
+        initializer()
+    conn.send("ready")
     while True:
         try:
             fn, args = conn.recv()
@@ -44,14 +51,32 @@ def _serve(conn):
 
 
 class _Worker:
-    def __init__(self, ctx):
+    def __init__(self, ctx, initializer):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child,), daemon=True,
+        self.proc = ctx.Process(target=_serve, args=(child, initializer), daemon=True,
                                 name="irlab-ms-worker")
         self.proc.start()
         child.close()
+        self.ready = False
+
+    def _wait_ready(self):
+        """A call's timeout starts once the worker has imported irlab, not before."""
+        if self.ready:
+            return None
+        try:
+            if self.conn.poll(STARTUP_TIMEOUT) and self.conn.recv() == "ready":
+                self.ready = True
+                return None
+        except (EOFError, ConnectionResetError):
+            pass
+        self.kill()
+        return WorkerError("crash", f"worker process did not start (exit code "
+                                    f"{self.proc.exitcode})")
 
     def call(self, fn, args, timeout):
+        failed = self._wait_ready()
+        if failed is not None:
+            return failed
         try:
             self.conn.send((fn, args))
         except (BrokenPipeError, OSError) as err:
@@ -79,12 +104,15 @@ class _Worker:
 
 
 class WorkerPool:
-    """``max_workers`` persistent worker processes; ``map`` runs calls on them in parallel."""
+    """``max_workers`` persistent worker processes; ``map`` runs calls on them in parallel.
+    ``initializer`` (a module-level function) runs in each new worker before its first call,
+    outside the call's timeout."""
 
-    def __init__(self, max_workers=1):
+    def __init__(self, max_workers=1, initializer=None):
         if int(max_workers) < 1:
             raise IrlabError(f"WorkerPool: max_workers must be >= 1, got {max_workers}")
         self.max_workers = int(max_workers)
+        self.initializer = initializer  # module-level function each worker runs first
         self._ctx = multiprocessing.get_context("spawn")
         self._idle = queue.Queue()
         self._lock = threading.Lock()
@@ -94,7 +122,7 @@ class WorkerPool:
         with self._lock:
             if self._idle.empty() and self._started < self.max_workers:
                 self._started += 1
-                return _Worker(self._ctx)
+                return _Worker(self._ctx, self.initializer)
         return self._idle.get()
 
     def _give_back(self, worker):
@@ -102,7 +130,7 @@ class WorkerPool:
             self._idle.put(worker)
         else:
             worker.kill()
-            self._idle.put(_Worker(self._ctx))
+            self._idle.put(_Worker(self._ctx, self.initializer))
 
     def call(self, fn, args, timeout):
         """Run ``fn(*args)`` on a worker: its result, or a ``WorkerError``. ``fn`` must be a

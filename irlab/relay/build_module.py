@@ -175,6 +175,15 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
 _built = LRUCache(16)
 
 
+def _tuning_database_in_scope() -> bool:
+    """Whether a MetaSchedule database is in scope (asked through the registry: meta_schedule
+    sits above relay)."""
+    from irlab.runtime.registry import get_global_func
+
+    query = get_global_func("relay.backend.meta_schedule.database_in_scope", allow_missing=True)
+    return bool(query is not None and query())
+
+
 def _build_key(ir_mod, target, params, mod_name):
     import hashlib
 
@@ -185,6 +194,8 @@ def _build_key(ir_mod, target, params, mod_name):
 
     ctx = PassContext.current()
     text = str(ir_mod)
+    if _tuning_database_in_scope():
+        return None  # the records decide the kernels: a build under a database is not cached
     if ctx.instruments or ctx.config.get("tir.add_lower_pass") or "Compiler=" in text:
         # instruments must see the build; user passes and external codegens are user code
         # (not hashable, and may change between builds)

@@ -1,27 +1,28 @@
-"""ms.runner.DaskRunner on a LocalCluster started in the test; an unreachable cluster fails
-at once."""
+"""ms.runner.DaskRunner and ms.builder.DaskBuilder on a LocalCluster started in the test; an
+unreachable cluster fails at once."""
 
 import pytest
 
 from irlab.errors import IrlabError
 from irlab.meta_schedule.arg_info import ArgInfo
-from irlab.meta_schedule.builder import BuilderInput, LocalBuilder
+from irlab.meta_schedule.builder import BuilderInput
 from irlab.meta_schedule.runner import EvaluatorConfig, RunnerInput
 
 distributed = pytest.importorskip("distributed")
 
+from irlab.meta_schedule.builder import DaskBuilder  # noqa: E402
 from irlab.meta_schedule.runner import DaskRunner  # noqa: E402
 from ms_workloads import copies_a, gemm_mod  # noqa: E402
 
 
-def test_dask_runner_measures_and_checks_on_a_local_cluster():
+def test_dask_builder_and_runner_on_a_local_cluster():
     mod = gemm_mod(64)
-    good, wrong = (b.artifact_path for b in LocalBuilder(max_workers=1).build(
-        [BuilderInput(mod, "llvm"), BuilderInput(copies_a, "llvm")]))
     args = ArgInfo.from_entry_func(mod)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
+        good, wrong = (b.artifact_path for b in DaskBuilder(client=client).build(
+            [BuilderInput(mod, "llvm"), BuilderInput(copies_a, "llvm")]))
         runner = DaskRunner(client=client, evaluator_config=EvaluatorConfig(1, 1, 1))
         ok, bad = [f.result() for f in runner.run([
             RunnerInput(good, "cpu", args, reference_path=good),

@@ -119,3 +119,21 @@ def test_database_scope_and_bad_arguments(tmp_path):
     with pytest.raises(IrlabError, match="TuningRecord"):
         db.commit_tuning_record("not a record")
     assert TensorInfo("float32", [2, 3]).as_json() == ["TENSOR", "float32", [2, 3]]
+
+
+def test_record_with_sampled_trace_replays_after_reload(tmp_path):
+    import irlab as tvm
+
+    mod = gemm_mod(32)
+    sch = tvm.tir.Schedule(mod, seed=3)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    factors = sch.sample_perfect_tile(j, n=2, max_innermost_factor=8)
+    jo, ji = sch.split(j, factors)
+    sch.vectorize(ji)
+    db = ms.database.JSONDatabase(work_dir=str(tmp_path))
+    db.commit_tuning_record(ms.database.TuningRecord(
+        sch.trace, db.commit_workload(mod), [1e-4], "llvm", ArgInfo.from_entry_func(mod)))
+    again = ms.database.JSONDatabase(work_dir=str(tmp_path))
+    best = ms.tir_integration.compile_tir(again, mod, "llvm")
+    assert tvm.ir.structural_equal(best.mod["main"], sch.mod["main"])
+    assert list(best.trace.decisions.values()) == list(sch.trace.decisions.values())

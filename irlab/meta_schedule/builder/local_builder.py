@@ -28,6 +28,13 @@ def default_export(rt_mod, folder=None):
     return rt_mod.export_library(os.path.join(folder, ARTIFACT_NAME))
 
 
+def warm_up():
+    """A builder worker's initializer: import the compiler up front."""
+    import irlab.build_module  # noqa: F401
+    import irlab.target.llvm_build  # noqa: F401
+    import irlab.target.llvm_jit  # noqa: F401
+
+
 def build_and_export(mod, target, params, f_build, f_export):
     """What a worker runs for one candidate: the exported artifact's path."""
     rt_mod = (f_build or default_build)(mod, str(target), params)
@@ -51,7 +58,7 @@ class LocalBuilder(Builder):
     @property
     def pool(self):
         if self._pool is None:
-            self._pool = WorkerPool(self.max_workers)
+            self._pool = WorkerPool(self.max_workers, initializer=warm_up)
         return self._pool
 
     def build(self, builder_inputs) -> list:

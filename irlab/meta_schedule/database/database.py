@@ -10,9 +10,9 @@ from __future__ import annotations
 import threading
 
 from irlab.errors import IrlabError
-from irlab.ir import structural_equal
+from irlab.ir import structural_equal, structural_hash
 from irlab.meta_schedule.database.workload import TuningRecord, Workload, normalize_mod
-from irlab.ir import structural_hash
+from irlab.runtime.registry import register_func
 
 _scopes = threading.local()
 
@@ -24,6 +24,7 @@ class Database:
         self._workloads = {}      # shash -> [Workload]
         self._order = []          # workloads in commit order
         self._records = {}        # id(workload) -> [TuningRecord]
+        self.task_scheduler = None  # set by tune_tasks: its tasks' statistics and history
 
     # -- workloads -------------------------------------------------------------------
     def _find(self, mod):
@@ -142,3 +143,23 @@ class MemoryDatabase(Database):
             raise IrlabError(f"MemoryDatabase: only module_equality='structural' is "
                              f"supported, got {module_equality!r}")
         super().__init__()
+
+
+def _query_tuned_prim_func(prim_func, target):
+    """relay's LowerTE hook: the best tuned PrimFunc of ``prim_func`` from the database in
+    scope, None when there is none (TOPI's schedule is used then)."""
+    database = Database.current()
+    if database is None:
+        return None
+    mod = database.query_ir_module(prim_func, target)
+    return None if mod is None else mod["main"]
+
+
+def _database_in_scope():
+    return Database.current() is not None
+
+
+register_func("relay.backend.meta_schedule.query_tuned_prim_func", _query_tuned_prim_func,
+              override=True)
+register_func("relay.backend.meta_schedule.database_in_scope", _database_in_scope,
+              override=True)

@@ -86,7 +86,7 @@ class PerStoreFeature:
     def features_of(self, mod) -> np.ndarray:
         """Features of every store of ``mod`` (a scheduled IRModule or PrimFunc)."""
         rows = []
-        for func in _lowered_funcs(mod):
+        for func in lowered_funcs(mod):
             _StoreWalker(self, rows).walk(func.body, [], [])
         if not rows:
             return np.zeros((0, self.num_features), dtype="float32")
@@ -97,7 +97,8 @@ class PerStoreFeature:
                 f"{self.num_features} features)")
 
 
-def _lowered_funcs(mod):
+def lowered_funcs(mod):
+    """``mod``'s PrimFuncs lowered to flat loops (phase 1 of the pipeline, loop kinds kept)."""
     from irlab.tir import transform as T
     from irlab.transform import Sequential
 
@@ -137,7 +138,7 @@ class _StoreWalker:
     # -- one store ---------------------------------------------------------------------
     def store_features(self, store, loops, allocs):
         executions = math.prod(loop.extent for loop in loops)
-        counts = _count_ops(store.value)
+        counts = count_ops(store.value)
         compute = [_log(counts[name] * executions) for name in _COMPUTE]
         accesses = _accesses(store)
         access_rows = sorted((self.access_features(acc, loops) for acc in accesses),
@@ -245,7 +246,8 @@ def _expr_children(e):
     return expr_children(e)
 
 
-def _count_ops(value):
+def count_ops(value):
+    """Operations of each compute kind (``_COMPUTE``) in ``value``, loads not entered."""
     counts = dict.fromkeys(_COMPUTE, 0)
 
     def visit(e):

@@ -20,7 +20,7 @@ import threading
 from irlab.errors import IrlabError
 from irlab.meta_schedule.runner.config import EvaluatorConfig
 from irlab.meta_schedule.runner.local_runner import result_of
-from irlab.meta_schedule.runner.measure import measure
+from irlab.meta_schedule.runner.measure import measure, warm_up
 from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
 from irlab.meta_schedule.worker_pool import WorkerPool
 
@@ -38,7 +38,7 @@ class DaskRunner(Runner):
                  evaluator_config=None, connect_timeout_sec=5.0):
         self.timeout_sec = float(timeout_sec)
         self.evaluator_config = evaluator_config or EvaluatorConfig()
-        self.client = client if client is not None else _connect(scheduler_address,
+        self.client = client if client is not None else connect(scheduler_address,
                                                                  connect_timeout_sec)
 
     def run(self, runner_inputs) -> list:
@@ -59,7 +59,8 @@ class DaskRunner(Runner):
         return f"DaskRunner({self.client.scheduler.address}, timeout_sec={self.timeout_sec})"
 
 
-def _connect(address, timeout):
+def connect(address, timeout):
+    """A ``distributed.Client`` of the scheduler at ``address``; IrlabError if unreachable."""
     from distributed import Client
 
     if address is None:
@@ -99,7 +100,7 @@ def measure_remote(artifact, reference, args_info, config, num_threads, timeout_
     """What a Dask worker runs: stage the bytes, measure in an isolated process."""
     with _worker_lock:
         if "pool" not in _worker_state:
-            _worker_state["pool"] = WorkerPool(1)
+            _worker_state["pool"] = WorkerPool(1, initializer=warm_up)
             _worker_state["dir"] = tempfile.mkdtemp(prefix="irlab-ms-dask-")
     folder = _worker_state["dir"]
     path = _stage(artifact, folder)

@@ -12,7 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from irlab.meta_schedule.runner.config import EvaluatorConfig
-from irlab.meta_schedule.runner.measure import measure
+from irlab.meta_schedule.runner.measure import measure, warm_up
 from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
 from irlab.meta_schedule.worker_pool import WorkerError, WorkerPool
 
@@ -32,7 +32,7 @@ class LocalRunner(Runner):
     @property
     def pool(self):
         if self._pool is None:
-            self._pool = WorkerPool(1)
+            self._pool = WorkerPool(1, initializer=warm_up)
         return self._pool
 
     def run(self, runner_inputs) -> list:

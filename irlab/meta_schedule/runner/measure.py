@@ -34,6 +34,12 @@ def random_arguments(args_info, seed=0):
     return arrays
 
 
+def warm_up():
+    """A runner worker's initializer: import the runtime and the LLVM loader up front."""
+    import irlab.runtime.benchmark  # noqa: F401
+    import irlab.target.llvm_jit  # noqa: F401
+
+
 def load_entry(path):
     """The entry function of the artifact at ``path`` (loads irlab's LLVM runtime first)."""
     import irlab.target.llvm_jit  # noqa: F401  (registers the loader of LLVM objects)

@@ -163,6 +163,21 @@ def _placeholders(ty, name, inputs):
     return ph
 
 
+# The tuning database in scope (``with ms.database.JSONDatabase(...)``) answers through this
+# global function, registered by irlab.meta_schedule (a layer above relay): the PrimFunc of
+# a fused function's TE, unscheduled, in; the best tuned PrimFunc or None out.
+TUNED_SCHEDULE_HOOK = "relay.backend.meta_schedule.query_tuned_prim_func"
+
+
+def tuned_prim_func(prim_func, target):
+    """The tuned version of ``prim_func`` from the database in scope, or None (TOPI then
+    schedules it)."""
+    from irlab.runtime.registry import get_global_func
+
+    query = get_global_func(TUNED_SCHEDULE_HOOK, allow_missing=True)
+    return None if query is None else query(prim_func, target)
+
+
 def lower_function(func: Function, target, name: str | None = None) -> LoweredFunction:
     """Lower one fused primitive function (its types inferred) for ``target``."""
     from irlab.te.create_prim_func import _ordered_ops
@@ -177,6 +192,13 @@ def lower_function(func: Function, target, name: str | None = None) -> LoweredFu
     prim_func = te.create_prim_func(inputs + outputs)
     name = name or fused_name(func)
     prim_func = prim_func.with_attr("global_symbol", name)
+    tuned = tuned_prim_func(prim_func, target)
+    if tuned is not None:  # a tuning record beats TOPI's schedule
+        tuned = tuned.with_attr("global_symbol", name)
+        lowered = LoweredFunction(name, tuned, Schedule(tuned), func, inputs, outputs,
+                                  builder.anchor)
+        lowered.tir_from_te = prim_func
+        return lowered
     sch = Schedule(prim_func)
     # the ComputeOps in create_prim_func's order are its root's child blocks, in order
     ops = [op for op in _ordered_ops(inputs + outputs) if isinstance(op, ComputeOp)]
@@ -228,4 +250,5 @@ class TECompiler:
         return lowered
 
 
-__all__ = ["lower_function", "fused_name", "TECompiler", "LoweredFunction", "block_of"]
+__all__ = ["lower_function", "fused_name", "TECompiler", "LoweredFunction", "block_of",
+           "tuned_prim_func", "TUNED_SCHEDULE_HOOK"]

@@ -136,21 +136,18 @@ def _common_loops(func, consumer_realizes):
     return loops
 
 
-def compute_locations(func, realize) -> list:
-    """The candidate locations of a block, as (index, loop) pairs in TVM's order: (-2,
-    "inline") when it can be inlined, (-1, "root"), then (i, For) for each loop ``i`` of
-    its first consumer where ``compute_at`` is valid (no unit loops, no data-parallel loop
-    below a reduction loop, no trailing reduction loops)."""
-    out = [(-2, "inline")] if _can_inline(func, realize) else []
-    out.append((-1, "root"))
+def _loop_candidates(func, realize) -> list:
+    """(i, For) for each loop ``i`` of the first consumer that TVM's rules allow (no unit
+    loops, no data-parallel loop below a reduction loop, no trailing reduction loops),
+    before checking that ``compute_at`` is valid there."""
     users = G.consumers(func, realize)
     if not users:
-        return out
+        return []
     loops = G.loops_of(func, users[0])
     common = _common_loops(func, users)
     reduce_flags = [_drives_reduction(lp) for lp in common]
     last_datapar = max((i for i, r in enumerate(reduce_flags) if not r), default=-1)
-    seen_reduce = False
+    out, seen_reduce = [], False
     for i, loop in enumerate(common):
         if G.is_const(loop.extent, 1):
             continue
@@ -160,20 +157,46 @@ def compute_locations(func, realize) -> list:
                 break
         elif seen_reduce:
             break
-        if _can_compute_at(func, realize, loop):
-            out.append((loops.index(loop), loop))
+        out.append((loops.index(loop), loop))
     return out
 
 
-def pick_compute_location(rand, candidates, decision):
-    """The (index, location) for ``decision``: itself when it is a candidate, else the
-    nearest candidate before it (TVM keeps a mutated decision that way); a random one
-    when there is no decision."""
+def _all_candidates(func, realize) -> list:
+    return [(-2, "inline"), (-1, "root")] + _loop_candidates(func, realize)
+
+
+def _valid(func, realize, where) -> bool:
+    if where == "root":
+        return True
+    if where == "inline":
+        return _can_inline(func, realize)
+    return _can_compute_at(func, realize, where)
+
+
+def compute_locations(func, realize) -> list:
+    """The candidate locations of a block, as (index, location) pairs in TVM's order:
+    (-2, "inline") when it can be inlined, (-1, "root"), then (i, For) for each allowed
+    loop ``i`` of its first consumer where ``compute_at`` is valid."""
+    return [c for c in _all_candidates(func, realize) if _valid(func, realize, c[1])]
+
+
+def pick_compute_location(rand, func, realize, decision):
+    """The (index, location) for ``decision``: itself when it is a valid candidate, else
+    the nearest valid one before it (TVM keeps a mutated decision that way); without a
+    decision a uniformly random valid one. Validity is checked (a trial ``compute_at``)
+    only for the candidates looked at."""
+    candidates = _all_candidates(func, realize)
     if decision is None:
-        return candidates[rand.sample_int(0, len(candidates))]
+        while True:  # uniform over the valid candidates; "root" always is one
+            index = rand.sample_int(0, len(candidates))
+            if _valid(func, realize, candidates[index][1]):
+                return candidates[index]
+            candidates.pop(index)
     if isinstance(decision, bool) or not isinstance(decision, int) or decision < -2:
         raise ScheduleError(f"sample_compute_location: the decision must be an integer >= -2 "
                             f"(-2 inline, -1 root, i: the i-th loop of the first consumer), "
                             f"got {decision!r}")
-    before = [c for c in candidates if c[0] <= decision]
-    return before[-1] if before else (-1, "root")
+    for candidate in reversed([c for c in candidates if c[0] <= decision]):
+        if _valid(func, realize, candidate[1]):
+            return candidate
+    return (-1, "root")

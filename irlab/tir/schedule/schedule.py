@@ -4,8 +4,10 @@ Each primitive is a function PrimFunc -> PrimFunc (``primitives_*``); the Schedu
 current module and the trace. A primitive that fails raises ``ScheduleError`` before anything
 is committed, so the schedule is left exactly as it was. Every result is verified
 (``tir.analysis.verify_well_formed``: bindings inside their domains, accesses in bounds...)
-before it is committed, in one place (``_commit``). Block handles resolve by block name, loop
-handles by loop variable, against the current IR.
+before it is committed, in one place (``_commit``), unless the schedule was made with
+``enable_check=False`` (MetaSchedule replaying thousands of sampled traces: ``tvm.build``
+verifies the final module anyway). Block handles resolve by block name, loop handles by loop
+variable, against the current IR.
 """
 
 from __future__ import annotations
@@ -115,7 +117,8 @@ class Schedule:
 
     def _commit(self, func_name, func, kind, inputs, attrs=(), outputs=()):
         try:
-            verify_well_formed(IRModule({func_name: func}))
+            if self.enable_check:
+                verify_well_formed(IRModule({func_name: func}))
         except WellFormedError as err:
             before = IRModule({func_name: self._func(func_name)})
             cause = ("" if verify_well_formed(before, assert_mode=False) else
@@ -481,8 +484,8 @@ class Schedule:
         decision that is no longer a candidate falls back to the nearest one before it."""
         block = self._block_arg(block)
         func = self._func(block.func_name)
-        candidates = SM.compute_locations(func, self._realize(block))
-        decision, where = SM.pick_compute_location(self._rand, candidates, decision)
+        decision, where = SM.pick_compute_location(self._rand, func, self._realize(block),
+                                                   decision)
         var = where if isinstance(where, str) else where.loop_var
         rv = LoopRV(var, block.func_name)
         self._record_sample("sample_compute_location", [("block", block)], [], [rv], decision)

@@ -1,0 +1,198 @@
+"""MetaSchedule tuning benchmarks (issue 15): a tuned GEMM vs numpy, tuned networks vs
+onnxruntime, and XGBModel vs RandomModel, side by side in one run with the machine named.
+
+    python benchmarks/bench_tune.py                    # GEMM 1024 (1,000 trials), MLP, ResNet-18
+    python benchmarks/bench_tune.py --quick            # GEMM 256, 64 trials, MLP only
+    python benchmarks/bench_tune.py --only gemm --gemm-trials 300 --work-dir /tmp/ms
+
+* GEMM: ``C = A @ B`` given as a TE compute alone (no hand schedule), tuned with ``ms.tune_tir``
+  for ``llvm -num-cores=2``; the best schedule is timed at 1 and 2 threads next to numpy
+  (threadpoolctl limits OpenBLAS to the same threads). GFLOPS = 2 N^3 / median time.
+* Networks: ``ms.relay_integration.tune_relay`` then ``compile_relay``; latency at 1 and 2
+  threads next to onnxruntime on the same ONNX model, with the tuning wall time.
+* Cost models: the same small GEMM tuned with XGBModel and with RandomModel; trials each
+  needed to reach 90% of its final best.
+
+Work directories (databases) are kept: a second run with the same ``--work-dir`` resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def gemm_te(n):
+    import irlab as tvm
+    from irlab import te
+
+    a = te.placeholder((n, n), name="A")
+    b = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    c = te.compute((n, n), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
+    return tvm.IRModule({"main": te.create_prim_func([a, b, c])})
+
+
+def median_seconds(fn, repeat=5, min_ms=200):
+    fn()
+    times = []
+    for _ in range(repeat):
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < min_ms / 1e3:
+            fn()
+            n += 1
+        times.append((time.perf_counter() - start) / n)
+    return float(np.median(times))
+
+
+def time_irlab_gemm(sch, n, threads):
+    import irlab as tvm
+    from irlab.runtime.threading import num_threads_override
+
+    lib = tvm.build(sch.mod, target=f"llvm -num-cores={threads}")
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (n, n)).astype("float32") for _ in range(2))
+    args = [tvm.nd.array(a), tvm.nd.array(b), tvm.nd.array(np.zeros((n, n), "float32"))]
+    func = lib["main"]
+    with num_threads_override(threads):
+        secs = median_seconds(lambda: func(*args))
+    err = float(np.abs(args[2].numpy() - a @ b).max() / np.abs(a @ b).max())
+    return secs, err
+
+
+def time_numpy_gemm(n, threads):
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (n, n)).astype("float32") for _ in range(2))
+    with threadpool_limits(threads):
+        return median_seconds(lambda: a @ b)
+
+
+def builder_and_runner():
+    """Generous timeouts: a candidate with a 512-step unroll takes seconds to compile, more
+    on a loaded machine."""
+    from irlab import meta_schedule as ms
+
+    return {"builder": ms.builder.LocalBuilder(timeout_sec=BUILD_TIMEOUT),
+            "runner": ms.runner.LocalRunner(timeout_sec=60)}
+
+
+BUILD_TIMEOUT = 120.0
+
+
+def tune_gemm(n, trials, work_dir, cost_model="xgb", per_iter=64, seed=0):
+    from irlab import meta_schedule as ms
+
+    start = time.perf_counter()
+    db = ms.tune_tir(gemm_te(n), "llvm -num-cores=2", work_dir, trials,
+                     num_trials_per_iter=per_iter, cost_model=cost_model, seed=seed,
+                     **builder_and_runner())
+    wall = time.perf_counter() - start
+    return db, wall
+
+
+def bench_gemm(n, trials, work_dir, per_iter=64):
+    from irlab import meta_schedule as ms
+
+    db, wall = tune_gemm(n, trials, work_dir, per_iter=per_iter)
+    sch = ms.tir_integration.compile_tir(db, gemm_te(n), "llvm -num-cores=2")
+    if sch is None:
+        print(f"GEMM {n}: no successful record after {trials} trials")
+        return
+    flops = 2.0 * n ** 3
+    print(f"\nGEMM {n}x{n}x{n} float32, {trials} trials tuned in {wall:.0f} s "
+          f"({len(db)} records in {work_dir})")
+    print(f"{'threads':>7} {'irlab ms':>9} {'GFLOPS':>7} {'numpy ms':>9} {'GFLOPS':>7} "
+          f"{'irlab/numpy speed':>17}  max rel err")
+    for threads in (1, 2):
+        ours, err = time_irlab_gemm(sch, n, threads)
+        theirs = time_numpy_gemm(n, threads)
+        print(f"{threads:>7} {ours * 1e3:>9.3f} {flops / ours / 1e9:>7.1f} "
+              f"{theirs * 1e3:>9.3f} {flops / theirs / 1e9:>7.1f} {theirs / ours:>17.2f}  "
+              f"{err:.1e}", flush=True)
+
+
+def bench_network(name, model, trials, work_dir):
+    from bench_e2e import irlab_latency, ort_latency
+
+    from irlab import meta_schedule as ms
+    from irlab.relay.frontend import from_onnx, onnx_models
+
+    inputs = onnx_models.random_input(model)
+    mod, params = from_onnx(model, freeze_params=True)
+    target = "llvm -num-cores=2"
+    start = time.perf_counter()
+    db = ms.relay_integration.tune_relay(mod, params, target, work_dir, trials,
+                                         num_trials_per_iter=32, **builder_and_runner())
+    wall = time.perf_counter() - start
+    tasks = db.task_scheduler.tasks
+    print(f"\n{name}: {len(tasks)} tasks, {trials} trials tuned in {wall:.0f} s")
+    print(db.task_scheduler.tuning_statistics())
+    print(f"{'threads':>7} {'irlab ms':>9} {'ort ms':>8} {'irlab/ort time':>14}  max rel err")
+    for threads in (1, 2):
+        lib = ms.relay_integration.compile_relay(db, mod, f"llvm -num-cores={threads}", params)
+        ours, _, out = irlab_latency(lib, inputs, 5)
+        theirs, _, expect = ort_latency(model, inputs, threads, 5)
+        err = float(np.abs(out - expect).max() / max(np.abs(expect).max(), 1e-30))
+        print(f"{threads:>7} {ours * 1e3:>9.3f} {theirs * 1e3:>8.3f} {ours / theirs:>14.2f}  "
+              f"{err:.1e}", flush=True)
+
+
+def trials_to_90(history):
+    """First trial whose best-so-far is within 90% of the final best throughput."""
+    final = history[-1][1]
+    return next((trial for trial, best in history if final / best >= 0.9), None)
+
+
+def bench_cost_models(n, trials, work_root):
+    print(f"\nCost models on GEMM {n}, {trials} trials each: trials to reach 90% of the "
+          f"final best")
+    for model in ("xgb", "random"):
+        db, wall = tune_gemm(n, trials, os.path.join(work_root, f"cost-{model}-{n}"),
+                             cost_model=model, per_iter=16)
+        record = db.task_scheduler.tasks[0]
+        print(f"  {model:>6}: best {record.best_secs * 1e3:.3f} ms, 90% after "
+              f"{trials_to_90(record.best_history)} trials ({wall:.0f} s)", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="GEMM 256, 64 trials, MLP only")
+    parser.add_argument("--only", choices=("gemm", "mlp", "resnet", "cost"), default=None)
+    parser.add_argument("--gemm-trials", type=int, default=None)
+    parser.add_argument("--net-trials", type=int, default=None)
+    parser.add_argument("--work-dir", default=None)
+    parser.add_argument("--per-iter", type=int, default=None, help="trials per search round")
+    args = parser.parse_args()
+    from machine import describe
+
+    from irlab.relay.frontend import onnx_models
+
+    print(describe())
+    root = args.work_dir or tempfile.mkdtemp(prefix="irlab-bench-tune-")
+    n = 256 if args.quick else 1024
+    gemm_trials = args.gemm_trials or (64 if args.quick else 1000)
+    net_trials = args.net_trials or (64 if args.quick else 1000)
+    if args.only in (None, "gemm"):
+        bench_gemm(n, gemm_trials, os.path.join(root, f"gemm-{n}"), args.per_iter or 64)
+    if args.only in (None, "mlp"):
+        bench_network("mlp 784-256-256-10 b32", onnx_models.mlp(), net_trials,
+                      os.path.join(root, "mlp"))
+    if args.only in (None, "resnet") and not args.quick:
+        bench_network("resnet18 1x3x224x224", onnx_models.resnet18(image_size=224),
+                      net_trials, os.path.join(root, "resnet18"))
+    if args.only in (None, "cost"):
+        bench_cost_models(128 if args.quick else 256, 32 if args.quick else 128, root)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""``RewriteParallelVectorizeUnroll``: turn ParallelizeVectorizeUnroll's marks into loop
+kinds: fuse and parallelize the outer data-parallel loops (up to the parallel extent), fuse
+and vectorize the inner ones (up to the vector extent), unroll the innermost serial loops
+(up to the sampled unroll depth), for every block under the marked (root) block."""
+
+from __future__ import annotations
+
+from irlab.meta_schedule import block_analysis as BA
+from irlab.meta_schedule.postproc.postproc import Postproc
+from irlab.tir import stmt as S
+from irlab.tir.function import PrimFunc
+from irlab.tir.schedule import primitives_getters as G
+
+_MARKS = (BA.PARALLEL, BA.VECTORIZE, BA.UNROLL_EXPLICIT, BA.UNROLL_IMPLICIT)
+
+
+def _is_plain(loop) -> bool:
+    return loop.kind == S.ForKind.SERIAL and not loop.annotations \
+        and loop.thread_binding is None
+
+
+def _parallel_count(loops, kinds, max_extent) -> int:
+    """How many outer loops to fuse into the parallel loop (TVM: take data-parallel loops
+    until their extent product passes ``max_extent`` or a loop has several statements)."""
+    count, product = 0, 1
+    for loop, kind in zip(loops, kinds):
+        extent = BA.const_extent(loop)
+        if kind != BA.DATA_PAR or extent is None or not _is_plain(loop):
+            break
+        count += 1
+        product *= extent
+        if product > max_extent or not isinstance(loop.body, S.For):
+            break
+    return count
+
+
+def _vector_count(realize, loops, kinds, max_extent) -> int:
+    """How many innermost loops (directly around the block) fuse into the vector loop."""
+    if not loops or loops[-1].body is not realize:
+        return 0
+    count, product = 0, 1
+    for loop, kind in zip(reversed(loops), reversed(kinds)):
+        extent = BA.const_extent(loop)
+        if kind != BA.DATA_PAR or extent is None or not _is_plain(loop) \
+                or product * extent > max_extent:
+            break
+        count += 1
+        product *= extent
+    return count if product > 1 else 0
+
+
+class RewriteParallelVectorizeUnroll(Postproc):
+    """The blocks under a block carrying ``meta_schedule.parallel`` / ``vectorize`` /
+    ``unroll_explicit`` marks are rewritten one by one (the marks are removed)."""
+
+    def apply(self, sch) -> bool:
+        for func_name, block_name, marks in self._take_marks(sch):
+            for name in self._blocks_under(sch, func_name, block_name):
+                self._rewrite_block(sch, sch.get_block(name, func_name), marks)
+        return True
+
+    @staticmethod
+    def _take_marks(sch) -> list:
+        """(function, marked block, {mark: value}) for each marked block; the marks are
+        removed from the IR."""
+        found = []
+        for gv, func in list(sch.mod.functions.items()):
+            if not isinstance(func, PrimFunc):
+                continue
+            for node, _ in G.walk(func.body):
+                if isinstance(node, S.BlockRealize):
+                    anns = BA.annotations(node)
+                    marks = {k: anns[k] for k in _MARKS if k in anns}
+                    if marks:
+                        found.append((gv.name_hint, node.block.name_hint, marks))
+        for func_name, name, marks in found:
+            block = sch.get_block(name, func_name)
+            for key in marks:
+                sch.unannotate(block, key)
+        return found
+
+    @staticmethod
+    def _blocks_under(sch, func_name, block_name) -> list:
+        """The names of the blocks under the block ``block_name``, in program order."""
+        realize = G.find_block(sch.mod[func_name], block_name)
+        return [n.block.name_hint for n, _ in G.walk(realize.block.body)
+                if isinstance(n, S.BlockRealize)]
+
+    def _rewrite_block(self, sch, block, marks) -> None:
+        func = sch.mod[block.func_name]
+        realize = G.find_block(func, block.name)
+        loops = G.loops_of(func, realize)
+        if not loops:
+            return
+        kinds = [BA.loop_iter_type(lp) for lp in loops]
+        n_par = _parallel_count(loops, kinds, int(marks.get(BA.PARALLEL, 0))) \
+            if BA.PARALLEL in marks else 0
+        n_vec = _vector_count(realize, loops, kinds, int(marks.get(BA.VECTORIZE, 0))) \
+            if BA.VECTORIZE in marks else 0
+        n_vec = min(n_vec, len(loops) - n_par)
+        rvs = sch.get_loops(block)
+        if n_par:
+            sch.parallel(sch.fuse(*rvs[:n_par]) if n_par > 1 else rvs[0])
+        if n_vec:
+            inner = rvs[len(rvs) - n_vec:]
+            sch.vectorize(sch.fuse(*inner) if n_vec > 1 else inner[0])
+        step = marks.get(BA.UNROLL_EXPLICIT, marks.get(BA.UNROLL_IMPLICIT))
+        if step:
+            self._unroll(sch, block, int(step))
+
+    @staticmethod
+    def _unroll(sch, block, max_step) -> None:
+        """Unroll the innermost serial loops while their extent product stays within
+        ``max_step`` (the effect of TVM's ``pragma_auto_unroll_max_step``)."""
+        func = sch.mod[block.func_name]
+        loops = G.loops_of(func, G.find_block(func, block.name))
+        product, chosen = 1, []
+        for loop in reversed(loops):
+            if loop.kind == S.ForKind.VECTORIZED:
+                continue
+            extent = BA.const_extent(loop)
+            if not _is_plain(loop) or extent is None or product * extent > max_step:
+                break
+            product *= extent
+            chosen.append(loop.loop_var)
+        for rv in sch.get_loops(block):
+            if any(rv.var is v for v in chosen):
+                sch.unroll(rv)

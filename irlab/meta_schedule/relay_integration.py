@@ -1,0 +1,148 @@
+"""Tuning Relay models (TVM's ``ms.relay_integration``).
+
+``extract_tasks`` optimizes the model as ``relay.build`` does and turns each distinct fused
+kernel into a task: the PrimFunc of its TE, unscheduled (TOPI's schedule plays no part;
+the design space starts from the bare computation), weighted by how many times the model
+calls it. ``tune_relay`` tunes them with the gradient-based task scheduler; ``compile_relay``
+(or ``relay.build`` under ``with database:``) builds with the best record of each kernel,
+TOPI's schedule for a kernel without one.
+"""
+
+from __future__ import annotations
+
+from irlab.errors import IrlabError
+from irlab.ir import IRModule, structural_equal, structural_hash
+
+
+class ExtractedTask:
+    """A fused kernel to tune: ``mod`` (its PrimFunc as ``main``), ``weight`` (calls)."""
+
+    def __init__(self, task_name, mod, target, dispatched, weight):
+        self.task_name = task_name
+        self.mod = mod
+        self.target = target
+        self.dispatched = dispatched
+        self.weight = weight
+
+    def __repr__(self):
+        return f"ExtractedTask({self.task_name}, weight={self.weight})"
+
+
+def _primitive_call_counts(main):
+    """``[(fused Function, number of call sites)]`` in first-call order."""
+    from irlab.relay import expr as R
+    from irlab.relay.function import Function, is_primitive
+
+    counts, order, seen, stack = {}, [], set(), [main.body]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        children = []
+        if isinstance(e, R.Call):
+            children = list(e.args)
+            if isinstance(e.op, Function) and is_primitive(e.op) \
+                    and e.op.get_attr("Compiler") is None:
+                if id(e.op) not in counts:
+                    order.append(e.op)
+                counts[id(e.op)] = counts.get(id(e.op), 0) + 1
+        elif isinstance(e, R.Tuple):
+            children = list(e.fields)
+        elif isinstance(e, R.TupleGetItem):
+            children = [e.tuple_value]
+        elif isinstance(e, R.Let):
+            children = [e.value, e.body]
+        stack.extend(reversed(children))
+    order.reverse()  # found from the output back: reversed, the model's order
+    return [(f, counts[id(f)]) for f in order]
+
+
+def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
+                  module_equality="structural"):
+    """The distinct fused kernels of ``mod`` as ``ExtractedTask``s (weight = call count),
+    named uniquely, in the order the model calls them."""
+    from irlab.meta_schedule.database.workload import normalize_mod
+    from irlab.relay.backend.te_compiler import fused_name, lower_function
+    from irlab.relay.pipeline import optimize
+    from irlab.target import as_target
+    from irlab.transform import PassContext
+
+    if module_equality != "structural":
+        raise IrlabError(f"extract_tasks: only module_equality='structural' is supported, "
+                         f"got {module_equality!r}")
+    target = as_target(target)
+    with target, PassContext(opt_level=opt_level, config=pass_config or {}):
+        fused, _ = optimize(mod, target, params)
+    tasks, by_hash, names = [], {}, {}
+    for func, count in _primitive_call_counts(fused["main"]):
+        workload = normalize_mod(lower_function(func, target, "main").tir_from_te)
+        key = structural_hash(workload)
+        same = [t for t in by_hash.get(key, []) if structural_equal(t.mod, workload)]
+        if same:
+            same[0].weight += count
+            continue
+        name = fused_name(func, "").lstrip("_")
+        names[name] = names.get(name, -1) + 1
+        if names[name]:  # TVM's unique task names: fused_nn_conv2d_add, ..._1, ..._2
+            name = f"{name}_{names[name]}"
+        task = ExtractedTask(name, workload, target, [workload], count)
+        by_hash.setdefault(key, []).append(task)
+        tasks.append(task)
+    return tasks
+
+
+def extracted_tasks_to_tune_contexts(extracted_tasks, work_dir=None, space="post-order-apply",
+                                     strategy="evolutionary", num_threads="physical",
+                                     seed=None):
+    """One TuneContext per task (TVM's helper of the same name)."""
+    from irlab.meta_schedule.tune import fresh_copy
+    from irlab.meta_schedule.tune_context import TuneContext
+    from irlab.tir.schedule import RandomEngine
+
+    rand = RandomEngine(seed if seed is not None else -1)
+    return [TuneContext(task.mod, target=task.target, space_generator=fresh_copy(space),
+                        search_strategy=fresh_copy(strategy), task_name=task.task_name,
+                        rand_state=rand.fork_seed(), num_threads=num_threads)
+            for task in extracted_tasks]
+
+
+def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_per_task=None,
+               num_trials_per_iter=64, builder="local", runner="local", database="json",
+               cost_model="xgb", measure_callbacks="default", task_scheduler="gradient",
+               space="post-order-apply", strategy="evolutionary", seed=None,
+               module_equality="structural", num_tuning_cores="physical"):
+    """Tune every fused kernel of ``mod``; trials go to tasks by the gradient-based
+    scheduler (weighted by call counts). Returns the database."""
+    from irlab.meta_schedule.tune import tune_tasks
+
+    tasks = extract_tasks(mod, target, params, module_equality=module_equality)
+    if not tasks:
+        raise IrlabError("tune_relay: the model has no kernel to tune")
+    contexts = extracted_tasks_to_tune_contexts(tasks, work_dir, space, strategy,
+                                                num_tuning_cores, seed)
+    return tune_tasks(tasks=contexts, task_weights=[t.weight for t in tasks],
+                      work_dir=work_dir, max_trials_global=max_trials_global,
+                      max_trials_per_task=max_trials_per_task,
+                      num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
+                      database=database, cost_model=cost_model,
+                      measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
+                      module_equality=module_equality)
+
+
+def compile_relay(database, mod, target, params=None, *, backend="graph", opt_level=3,
+                  pass_config=None, executor=None, runtime=None):
+    """``relay.build`` with ``database``'s best records applied (TOPI's schedules for
+    kernels without one)."""
+    from irlab.relay.build_module import build
+    from irlab.target import as_target
+    from irlab.transform import PassContext
+
+    if backend != "graph":
+        raise IrlabError(f"compile_relay: only backend='graph' is supported, got {backend!r}")
+    if not isinstance(mod, IRModule):
+        raise IrlabError(f"compile_relay: expected an IRModule, got {type(mod).__name__}")
+    target = as_target(target)
+    config = {"relay.backend.use_meta_schedule": True, **(pass_config or {})}
+    with target, database, PassContext(opt_level=opt_level, config=config):
+        return build(mod, target=target, params=params, executor=executor, runtime=runtime)
