@@ -190,3 +190,15 @@ def test_tune_context():
         "RandomComputeLocation"]
     spaces = ms.space_generator.PostOrderApply(sch_rules="llvm").generate_design_space(gemm())
     assert len(spaces) == 3
+
+
+@pytest.mark.parametrize("target,parallel,vector", [
+    ("llvm -mcpu=haswell -num-cores=4", 64, 32),        # AVX2: 8 float32 lanes
+    ("llvm -mcpu=skylake-avx512 -num-cores=2", 32, 64),  # AVX-512: 16 lanes
+])
+def test_rules_read_the_target(target, parallel, vector):
+    ctx = ms.TuneContext(gemm(), target=target, space_generator="post-order-apply")
+    marks = {i.value("ann_key"): i.value("ann_val")
+             for i in ctx.generate_design_space()[0].trace.insts if i.kind == "annotate"}
+    assert marks["meta_schedule.parallel"] == parallel  # 16 jobs per core
+    assert marks["meta_schedule.vectorize"] == vector  # 4 vector registers
