@@ -12,7 +12,7 @@ from irlab import te, tir
 from irlab.ir.structural import assert_structural_equal
 from irlab.tir.analysis import verify_well_formed
 from irlab.tir.interpreter import run
-from irlab.tir.schedule import RandomEngine, Schedule, Trace
+from irlab.tir.schedule import RandomEngine, Schedule, ScheduleError, Trace
 
 TARGET = "llvm -num-cores=2"
 
@@ -190,3 +190,28 @@ def test_tune_context():
         "RandomComputeLocation"]
     spaces = ms.space_generator.PostOrderApply(sch_rules="llvm").generate_design_space(gemm())
     assert len(spaces) == 3
+
+
+@pytest.mark.parametrize("target,parallel,vector", [
+    ("llvm -mcpu=haswell -num-cores=4", 64, 32),        # AVX2: 8 float32 lanes
+    ("llvm -mcpu=skylake-avx512 -num-cores=2", 32, 64),  # AVX-512: 16 lanes
+])
+def test_rules_read_the_target(target, parallel, vector):
+    ctx = ms.TuneContext(gemm(), target=target, space_generator="post-order-apply")
+    marks = {i.value("ann_key"): i.value("ann_val")
+             for i in ctx.generate_design_space()[0].trace.insts if i.kind == "annotate"}
+    assert marks["meta_schedule.parallel"] == parallel  # 16 jobs per core
+    assert marks["meta_schedule.vectorize"] == vector  # 4 vector registers
+
+
+def test_a_failing_rule_is_skipped_with_a_warning(caplog):
+    class Broken(ms.schedule_rule.PyScheduleRule):
+        def apply(self, sch, block):
+            sch.annotate(block, "touched", 1)
+            raise ScheduleError("no way")
+
+    generator = ms.space_generator.PostOrderApply(sch_rules=[Broken()])
+    with caplog.at_level("WARNING", logger="irlab.meta_schedule"):
+        (space,) = generator.generate_design_space(gemm())
+    assert "Broken did not apply to block 'C': no way" in caplog.text
+    assert "touched" not in space.mod.script()  # the half-applied rule was rolled back

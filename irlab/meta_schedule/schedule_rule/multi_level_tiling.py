@@ -61,13 +61,17 @@ class MultiLevelTiling(ScheduleRule):
         if not structure or set(structure) - {"S", "R"}:
             raise ValueError(f"MultiLevelTiling structure must be made of S and R, got "
                              f"{structure!r}")
-        if tile_binds:
-            raise ValueError("MultiLevelTiling: tile_binds (GPU thread binding) is not "
-                             "supported by irlab's CPU rules")
+        if tile_binds or vector_load_lens:
+            raise ValueError("MultiLevelTiling: tile_binds and vector_load_lens (GPU thread "
+                             "binding, cooperative fetch) are not supported by irlab's CPU "
+                             "rules")
         self.structure = structure
         self.max_innermost_factor = -1 if max_innermost_factor is None \
             else int(max_innermost_factor)
         self.reuse_read = _reuse(reuse_read)
+        if self.reuse_read.req != "no":
+            raise ValueError("MultiLevelTiling: reuse_read (read caches, TVM's GPU shared "
+                             "memory staging) is not supported by irlab's CPU rules")
         self.reuse_write = _reuse(reuse_write)
         self.filter_fn = filter_fn
         self.s_indices = [i for i, c in enumerate(structure) if c == "S"]

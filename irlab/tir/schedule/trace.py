@@ -10,6 +10,7 @@ import json
 from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.handles import RV_TYPES, rv_prefix
 from irlab.tir.schedule.instruction import KINDS_BY_NAME, Instruction, kind_of
+from irlab.tir.schedule.primitives_layout import IndexMap
 
 __all__ = ["Trace", "Instruction"]
 
@@ -237,6 +238,8 @@ def _encode_input(value, names, inst):
         return f'"{value}"'
     if isinstance(value, (list, tuple)):
         return [_encode_input(v, names, inst) for v in value]
+    if isinstance(value, IndexMap):  # as its lambda text, which IndexMap reads back
+        return f'"{value}"'
     return _encode_attr(value, inst)
 
 

@@ -267,3 +267,21 @@ def test_simplified_and_postproc():
     assert "T.parallel" not in replay.mod.script()
     text = str(full)
     assert "sch.enter_postproc()" in text and "decision=[" in text
+
+
+def test_index_map_json_and_text():
+    A = te.placeholder((8, 6), name="A")
+    B = te.compute((8, 6), lambda i, j: A[i, j] * 2.0, name="B")
+    func = te.create_prim_func([A, B])
+    sch = Schedule(func)
+    sch.transform_layout("B", ("write", 0), lambda i, j: (i // 4, j, i % 4))
+    record = json.loads(json.dumps(sch.trace.as_json()))
+    assert record[0][-1][1][1] == '"lambda i, j: ((i // 4), j, (i % 4),)"'
+    verify_trace_roundtrip(sch, func, text_format=("python", "json"))
+    text = Schedule(func)
+    text.transform_layout("B", ("write", 0), "lambda i, j: (j, min(i, 7) - 0)")
+    np.testing.assert_allclose(outputs(text.mod["main"]), outputs(func).T)  # B is laid out [j, i]
+    for bad in ("lambda i, j: __import__('os').getcwd()", "lambda i, j: (i.real, j)",
+                "i + 1"):
+        with pytest.raises(ScheduleError, match="index map"):
+            Schedule(func).transform_layout("B", ("write", 0), bad)
