@@ -184,15 +184,15 @@ static int irlab_dnnl_relu(irlab_dnnl_op* op, int ndims, const int64_t* dims) {
   return irlab_dnnl_setup(op, pd, 2, arg, plain, output, constant);
 }
 
-/* Elementwise add; src1 broadcasts (numpy rules, dims padded to ndims).
-   Arguments at run: src0, src1, dst. */
-static int irlab_dnnl_add(irlab_dnnl_op* op, int ndims, const int64_t* dims0,
-                          const int64_t* dims1) {
+/* Elementwise binary `alg` (add, mul, sub); src1 broadcasts (numpy rules, dims padded to
+   ndims). Arguments at run: src0, src1, dst. */
+static int irlab_dnnl_binary(irlab_dnnl_op* op, dnnl_alg_kind_t alg, int ndims,
+                             const int64_t* dims0, const int64_t* dims1) {
   dnnl_memory_desc_t a = irlab_dnnl_md(ndims, dims0, 0), b = irlab_dnnl_md(ndims, dims1, 0);
   dnnl_memory_desc_t c = irlab_dnnl_md(ndims, dims0, 0);
   dnnl_primitive_desc_t pd = NULL;
   if (!a || !b || !c || !IRLAB_OK(dnnl_binary_primitive_desc_create(
-          &pd, irlab_dnnl_engine, dnnl_binary_add, a, b, c, NULL))) pd = NULL;
+          &pd, irlab_dnnl_engine, alg, a, b, c, NULL))) pd = NULL;
   int arg[3] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
   int output[3] = {0, 0, 1}, constant[3] = {0, 0, 0};
   dnnl_memory_desc_t plain[3] = {a, b, c};
