@@ -258,3 +258,22 @@ def test_unsupported_calls_stay_native():
     main = partition_for_dnnl(mod)["main"].astext()
     assert "NHWC" in main and "add(%a, %b)" in main and "nn.relu(%d)" in main
     assert "nn.max_pool2d(%x" in main and "subtract(%s, %t)" in main
+
+
+def test_an_operator_the_codegen_lacks_names_compiler_function_and_relay_text():
+    x = relay.var("x", shape=(2, 3))
+    func = relay.Function([x], relay.exp(x))
+    func = relay.transform.InferType()(IRModule.from_expr(func))["main"]
+    for key, value in (("Compiler", "dnnl"), ("global_symbol", "dnnl_exp"), ("Primitive", 1),
+                       ("Inline", 1)):
+        func = func.with_attr(key, value)
+    gv = relay.GlobalVar("dnnl_exp")
+    mod = IRModule({gv: func})
+    y = relay.var("y", shape=(2, 3))
+    mod["main"] = relay.Function([y], relay.Call(gv, [y]))
+    with pytest.raises(IrlabError) as info:
+        relay.build(relay.transform.InferType()(mod), "llvm")
+    message = str(info.value)
+    assert "relay.ext.dnnl failed on function dnnl_exp" in message
+    assert "dnnl codegen does not support operator exp" in message
+    assert "exp(%x)" in message  # the function's Relay text
