@@ -277,3 +277,23 @@ def test_an_operator_the_codegen_lacks_names_compiler_function_and_relay_text():
     assert "relay.ext.dnnl failed on function dnnl_exp" in message
     assert "dnnl codegen does not support operator exp" in message
     assert "exp(%x)" in message  # the function's Relay text
+
+
+def test_a_region_with_two_outputs():
+    x = relay.var("x", shape=(1, 8, 12, 12))
+    conv = relay.nn.relu(relay.nn.conv2d(x, _const(8, 8, 3, 3), padding=(1, 1)))
+    pooled = relay.nn.max_pool2d(conv, (2, 2), (2, 2))
+    out = relay.Tuple([relay.exp(conv), pooled])  # conv leaves the region twice
+    mod = IRModule.from_expr(relay.Function([x], out))
+    partitioned = partition_for_dnnl(mod)
+    bodies = [partitioned[gv].body for gv in partitioned.get_global_vars()
+              if gv.name_hint != "main"]
+    assert len(bodies) == 1 and isinstance(bodies[0], relay.Tuple)
+    inputs = {"x": RNG.normal(size=(1, 8, 12, 12)).astype("float32")}
+    results = []
+    for m in (mod, partitioned):
+        module = graph_executor.GraphModule(relay.build(m, "llvm")["default"](irlab.cpu()))
+        module.run(**inputs)
+        results.append([module.get_output(i).numpy() for i in range(2)])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
