@@ -302,3 +302,16 @@ def test_a_region_with_two_outputs():
         results.append([module.get_output(i).numpy() for i in range(2)])
     for got, want in zip(results[1], results[0]):
         assert_close(got, want)
+
+
+def test_num_cores_of_the_target_sets_oneDNN_threads():
+    x = relay.var("x", shape=(1, 8, 12, 12))
+    mod = partition_for_dnnl(IRModule.from_expr(relay.Function([x], relay.nn.relu(x))))
+    inputs = {"x": RNG.normal(size=(1, 8, 12, 12)).astype("float32")}
+    for target, call in (("llvm", None), ("llvm -num-cores=1", "irlab_dnnl_set_threads(1)")):
+        factory = relay.build(mod, target)
+        entry = factory.get_lib().imported_modules[0].get_source().split("entry point")[1]
+        assert (call in entry) if call else "irlab_dnnl_set_threads(" not in entry
+        module = graph_executor.GraphModule(factory["default"](irlab.cpu()))
+        module.run(**inputs)
+        assert_close(module.get_output(0).numpy(), np.maximum(inputs["x"], 0))

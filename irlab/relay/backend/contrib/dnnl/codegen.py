@@ -200,10 +200,28 @@ class DnnlCodegen(CodegenC):
                          f"    status = {code + 1};")
 
     def entry_body(self, call: str) -> list:
+        """Calls run one at a time; with ``-num-cores=N`` in the build's target, oneDNN's
+        OpenMP threads are N during the call (as irlab's own parallel loops)."""
+        threads = num_cores()
+        if threads is None:
+            return ["  pthread_mutex_lock(&irlab_dnnl_lock);",
+                    f"  int32_t status = {call};",
+                    "  pthread_mutex_unlock(&irlab_dnnl_lock);",
+                    "  return status;"]
         return ["  pthread_mutex_lock(&irlab_dnnl_lock);",
+                f"  int previous = irlab_dnnl_set_threads({threads});",
                 f"  int32_t status = {call};",
+                "  irlab_dnnl_set_threads(previous);",
                 "  pthread_mutex_unlock(&irlab_dnnl_lock);",
                 "  return status;"]
+
+
+def num_cores():
+    """``-num-cores`` of the target being built for (``relay.build`` enters it), or None."""
+    from irlab.target import Target
+
+    target = Target.current()
+    return None if target is None else target.options.get("num-cores")
 
 
 class DnnlModuleCodegen(CSourceModuleCodegenBase):

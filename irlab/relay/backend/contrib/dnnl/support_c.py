@@ -23,6 +23,17 @@ typedef struct {
   dnnl_primitive_t reorder[IRLAB_DNNL_SLOTS];
 } irlab_dnnl_op;
 
+/* OpenMP's thread count for this thread's next parallel regions; returns the previous one
+   (0, doing nothing, when oneDNN was built without OpenMP: the symbols are weak). */
+extern int omp_get_max_threads(void) __attribute__((weak));
+extern void omp_set_num_threads(int) __attribute__((weak));
+static int irlab_dnnl_set_threads(int n) {
+  if (!omp_get_max_threads || !omp_set_num_threads || n < 1) return 0;
+  int previous = omp_get_max_threads();
+  omp_set_num_threads(n);
+  return previous;
+}
+
 static int irlab_dnnl_ready(void) {
   if (irlab_dnnl_stream) return 1;
   if (!IRLAB_OK(dnnl_engine_create(&irlab_dnnl_engine, dnnl_cpu, 0))) return 0;
