@@ -24,10 +24,14 @@ _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_a
 
 
 def _shape(expr) -> tuple | None:
+    """The static shape of a float32 tensor, else None (oneDNN gets these only)."""
     ty = expr.checked_type
     if not isinstance(ty, TensorType) or ty.dtype != "float32":
         return None
-    return tuple(int(d) for d in ty.shape)
+    try:
+        return tuple(int(d) for d in ty.shape)
+    except (TypeError, ValueError):  # a symbolic dimension
+        return None
 
 
 def _all_float32(call) -> bool:
