@@ -5,9 +5,10 @@ the same class as oneDNN's), at 1 and 2 threads.
 
     python3 benchmarks/bench_byoc.py [--quick] [--repeat N]
 
-The head names the machine (CPU, ISA, load). oneDNN runs on GNU OpenMP: its thread count is
-set with threadpoolctl; native kernels use ``-num-cores``. "cpu ms" is the calling thread's
-CPU time per run at 1 thread (what a busy machine distorts least). Needs ``irlab[dnnl]``.
+The head names the machine (CPU, ISA, load). Both irlab builds use ``-num-cores``: native
+kernels run their parallel loops on that many threads, and the dnnl module sets oneDNN's
+OpenMP threads to it during its calls. "cpu ms" is the calling thread's CPU time per run at
+1 thread (what a busy machine distorts least). Needs ``irlab[dnnl]``.
 """
 
 from __future__ import annotations
@@ -79,8 +80,6 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small ResNet (64x64), 3 repeats")
     parser.add_argument("--repeat", type=int, default=10)
     args = parser.parse_args()
-    from threadpoolctl import threadpool_limits
-
     from irlab.relay.backend.contrib.dnnl import find_dnnl, missing_reason
     from irlab.relay.frontend import from_onnx, onnx_models
     from machine import describe
@@ -99,9 +98,8 @@ def main():
           f"{'native/ort':>10} {'cpu ms n/d/o':>18}  max rel err dnnl, native")
     for threads in (1, 2):
         libs = {offload: build(mod, params, threads, offload) for offload in (False, True)}
-        with threadpool_limits(limits=threads, user_api="openmp"):
-            native, native_cpu, native_out = irlab_latency(libs[False], inputs, repeat)
-            dnnl, dnnl_cpu, dnnl_out = irlab_latency(libs[True], inputs, repeat)
+        native, native_cpu, native_out = irlab_latency(libs[False], inputs, repeat)
+        dnnl, dnnl_cpu, dnnl_out = irlab_latency(libs[True], inputs, repeat)
         ort, ort_cpu, expect = ort_latency(model, inputs, threads, repeat)
         scale = max(np.abs(expect).max(), 1e-30)
         errs = [float(np.abs(o - expect).max() / scale) for o in (dnnl_out, native_out)]

@@ -103,7 +103,8 @@ def collapse(graph, collapsed) -> nx.DiGraph:
                          ir_line=_first_line(graph, members[cid]),
                          summary=f"{len(ops)} op{'' if len(ops) == 1 else 's'} (collapsed)",
                          members=ops,
-                         folded=[f for n in inner for f in graph.nodes[n].get("folded") or ()])
+                         folded=[f for n in inner for f in graph.nodes[n].get("folded") or ()],
+                         compiler=info.get("compiler"))
     for src, dst, data in graph.edges(data=True):
         a, b = owner.get(src, src), owner.get(dst, dst)
         if a != b and not reduced.has_edge(a, b):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from irlab.errors import IrlabError
-from irlab.viz.dot import STYLE, node_label, render, to_dot
+from irlab.viz.dot import STYLE, compiler_color, node_label, render, to_dot
 
 LAYOUT_TIMEOUT = 20.0  # seconds Graphviz may take before the layered fallback is used
 GRAPHVIZ_MAX_NODES = 6000  # beyond this Graphviz would surely time out: go straight to layered
@@ -57,6 +57,13 @@ def _const_preview(data) -> dict:
             "values": "[" + ", ".join(str(v) for v in flat) + more + "]"}  # 1e-05, not 9.99e-06
 
 
+def _compiler_style(compiler) -> dict:
+    """What the JavaScript needs to draw an external compiler's region: its name and the
+    colours the static pictures use (``irlab.viz.dot.compiler_color``)."""
+    fill, stroke = compiler_color(str(compiler))
+    return {"compiler": str(compiler), "fill": fill, "stroke": stroke}
+
+
 def node_record(ident, data) -> dict:
     """The JSON-safe description of one graph node (geometry is added by the layout)."""
     record = {"id": ident, "kind": data.get("kind", "call"), "title": str(data.get("title", "")),
@@ -69,6 +76,8 @@ def node_record(ident, data) -> dict:
         record["attrs"].update(_const_preview(data))
     if data.get("members"):
         record["members"] = list(data["members"])
+    if data.get("compiler"):  # a collapsed external (BYOC) region
+        record.update(_compiler_style(data["compiler"]))
     if data.get("folded"):
         record["folded"] = [{str(k): str(v) for k, v in f.items()} for f in data["folded"]]
     return record
@@ -110,10 +119,12 @@ def layout_payload(graph, states=None, edge_states=None, timeout=LAYOUT_TIMEOUT)
         box = geometry["clusters"].get(cid)
         if box is None:  # an empty cluster (its members are drawn elsewhere)
             continue
-        clusters.append({"id": cid, "label": str(info.get("label", "")),
-                         "kind": info.get("kind", "function"), "parent": info.get("parent"),
-                         "attrs": {str(k): str(v) for k, v in info.get("attrs", {}).items()},
-                         **box})
+        record = {"id": cid, "label": str(info.get("label", "")),
+                  "kind": info.get("kind", "function"), "parent": info.get("parent"),
+                  "attrs": {str(k): str(v) for k, v in info.get("attrs", {}).items()}, **box}
+        if info.get("compiler"):  # an external (BYOC) region: coloured by its compiler
+            record.update(_compiler_style(info["compiler"]))
+        clusters.append(record)
     outputs = list(graph.graph.get("outputs", {}).values())
     return {"width": geometry["width"], "height": geometry["height"], "nodes": nodes,
             "edges": edges, "clusters": clusters, "outputs": outputs, "engine": engine,

@@ -130,19 +130,22 @@ class Module:
 
     def _imports_source(self, folder) -> str:
         """A C file defining ``__irlab_imports``: the imported modules as an archive of
-        ``import.<k>.irlab`` parts, so a ``.so`` carries them (TVM's ``__tvm_dev_mblob``)."""
+        ``import.<k>.irlab`` parts, so a ``.so`` carries them (TVM's ``__tvm_dev_mblob``).
+        The assembler embeds the archive's bytes (``.incbin``): printed as C literals, the
+        tens of megabytes of an offloaded network's weights took gcc minutes."""
         blob = os.path.join(folder, "imports.zip")
         with zipfile.ZipFile(blob, "w") as z:
             z.writestr("kind", "imports")
         self._archive_imports(blob)
-        with open(blob, "rb") as f:
-            data = f.read()
-        rows = [", ".join(str(b) for b in data[i:i + 32]) for i in range(0, len(data), 32)]
+        size = os.path.getsize(blob)
+        quoted = blob.replace("\\", "\\\\").replace('"', '\\"')
         path = os.path.join(folder, "irlab_imports.c")
         with open(path, "w") as out:
-            out.write(f"const unsigned long long {IMPORTS_SIZE_SYMBOL} = {len(data)}ULL;\n"
-                      f"const unsigned char {IMPORTS_SYMBOL}[] = {{\n" + ",\n".join(rows)
-                      + "};\n")
+            out.write(f"const unsigned long long {IMPORTS_SIZE_SYMBOL} = {size}ULL;\n"
+                      f'__asm__(".section .rodata\\n.balign 16\\n.globl {IMPORTS_SYMBOL}\\n"\n'
+                      f'        ".type {IMPORTS_SYMBOL}, @object\\n.size {IMPORTS_SYMBOL}, '
+                      f'{size}\\n"\n'
+                      f'        "{IMPORTS_SYMBOL}:\\n.incbin \\"{quoted}\\"\\n.previous\\n");\n')
         return path
 
     def _archive_imports(self, path):

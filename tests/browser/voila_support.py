@@ -60,8 +60,19 @@ _LOWERING = [
     "widgets.VBox([LoweringExplorer(lib), RunPanel(lib)])",
 ]
 _EXPLORE = [_SMALL_MLP, "tvm.explore(func, params=params)"]
+# BYOC: add+relu and multiply offloaded to ccompiler (C source), exp native.
+_BYOC = [
+    "import ipywidgets as widgets\nimport irlab as tvm\nfrom irlab import relay\n"
+    "from irlab.relay.op.contrib import partition_for_ccompiler\n"
+    "from irlab.widgets import GraphView, LoweringExplorer, RunPanel",
+    f"x = relay.var({XSS_NAME!r}, shape=(4, 5))\ny = relay.var('y', shape=(4, 5))\n"
+    "out = relay.exp(relay.multiply(relay.nn.relu(relay.add(x, y)), y))\n"
+    "mod = partition_for_ccompiler(tvm.IRModule.from_expr(relay.Function([x, y], out)))\n"
+    "lib = relay.build(mod, target='llvm')\n"
+    "widgets.VBox([GraphView(mod), LoweringExplorer(lib), RunPanel(lib)])",
+]
 NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER, "lowering": _LOWERING,
-             "explore_small": _EXPLORE}
+             "explore_small": _EXPLORE, "byoc": _BYOC}
 # The Binder dashboard itself, served as it is in the repository.
 DASHBOARD = Path(__file__).resolve().parents[2] / "notebooks" / "explorer.ipynb"
 

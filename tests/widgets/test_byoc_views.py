@@ -129,3 +129,16 @@ def test_dnnl_regions_in_the_three_views():
     assert lx.panes["source"]["title"] == "dnnl source (c)"
     panel = RunPanel(factory, number=2, repeat=1)
     assert panel.results["ok"] and set(panel.compiler_times) == {"dnnl", "irlab"}
+
+
+def test_graph_view_sends_the_compiler_colours_of_regions_and_collapsed_regions():
+    from irlab.widgets import GraphView
+
+    view = GraphView(_partitioned())
+    fill, stroke = compiler_color("ccompiler")
+    regions = [c for c in view.graph["clusters"] if c.get("compiler")]
+    assert [(c["compiler"], c["fill"], c["stroke"]) for c in regions] == [
+        ("ccompiler", fill, stroke)]
+    view.collapsed = [regions[0]["id"]]
+    nodes = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
+    assert [(n["compiler"], n["fill"]) for n in nodes] == [("ccompiler", fill)]

@@ -449,6 +449,10 @@ function makeNodeEl(n) {
   else if (n.shape === "diamond") {
     g.append(s("polygon", { points: `0,${-n.h / 2} ${n.w / 2},0 0,${n.h / 2} ${-n.w / 2},0` }));
   } else g.append(s("rect", { x: -n.w / 2, y: -n.h / 2, width: n.w, height: n.h, rx: 4 }));
+  if (n.compiler) {  // a collapsed external (BYOC) region, in its compiler's colours
+    g.setAttribute("data-compiler", n.compiler);
+    compilerStyle(g.firstChild, n);
+  }
   const text = s("text", { "text-anchor": "middle" });
   const lines = n.label || [n.title];
   lines.forEach((line, i) => {
@@ -463,13 +467,26 @@ function makeNodeEl(n) {
   return g;
 }
 
+/** Fill and stroke of an external compiler's region (colours from Python: CSS-safe hex). */
+function compilerStyle(shape, spec) {
+  const hex = (v) => (/^#[0-9a-fA-F]{3,8}$/.test(String(v)) ? v : null);
+  const fill = hex(spec.fill), stroke = hex(spec.stroke);
+  if (fill) shape.style.fill = fill;
+  if (stroke) { shape.style.stroke = stroke; shape.style.strokeWidth = "2px"; }
+}
+
 /** The SVG group of one cluster (a cluster only one side has, as FuseOps creates them, is
  *  hidden in the other pane by its state class). */
 function makeClusterEl(c) {
   const state = c.state ? ` state-${cssToken(c.state)}` : "";
   const g = s("g", { class: `irlab-cluster kind-${cssToken(c.kind)}${state}`,
     "data-testid": "graph-cluster", "data-cluster-id": c.id });
-  g.append(s("rect", { x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 }));
+  const box = s("rect", { x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 });
+  g.append(box);
+  if (c.compiler) {  // an external (BYOC) region, in its compiler's colours
+    g.setAttribute("data-compiler", c.compiler);
+    compilerStyle(box, c);
+  }
   const t = s("text", { x: c.lx, y: c.ly, class: "irlab-cluster-label",
     "text-anchor": "middle" });
   t.textContent = c.label;

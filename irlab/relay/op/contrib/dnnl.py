@@ -1,7 +1,8 @@
 """What the ``dnnl`` external compiler (oneDNN) takes, as TVM's ``relay.op.contrib.dnnl``:
 float32 NCHW convolutions and dense layers with an optional bias and fused ReLU
-(composites ``dnnl.conv2d_bias_relu`` ...), ReLU, add (one operand may broadcast), and
-2-D max/average pooling (global too).
+(composites ``dnnl.conv2d_bias_relu`` ...), ReLU, add / multiply / subtract (one operand
+may broadcast: a batch norm FoldScaleAxis cannot fold is a per-channel multiply and add),
+and 2-D max/average pooling (global too).
 
 ``partition_for_dnnl(mod, params)`` binds the weights, folds batch normalization into the
 convolutions (SimplifyInference, FoldScaleAxis, FoldConstant: a folded batch_norm is a
@@ -23,10 +24,14 @@ _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_a
 
 
 def _shape(expr) -> tuple | None:
+    """The static shape of a float32 tensor, else None (oneDNN gets these only)."""
     ty = expr.checked_type
     if not isinstance(ty, TensorType) or ty.dtype != "float32":
         return None
-    return tuple(int(d) for d in ty.shape)
+    try:
+        return tuple(int(d) for d in ty.shape)
+    except (TypeError, ValueError):  # a symbolic dimension
+        return None
 
 
 def _all_float32(call) -> bool:
@@ -46,12 +51,14 @@ def _dense(call) -> bool:
             and len(_shape(call.args[0])) == 2)
 
 
-def _add(call) -> bool:
-    """One operand has the result's shape; the other broadcasts into it (up to 5-D)."""
+def _binary(call) -> bool:
+    """One operand has the result's shape (the first, for subtract); the other broadcasts
+    into it (up to 5-D): oneDNN broadcasts its second operand only."""
     if not _all_float32(call):
         return False
     out, shapes = _shape(call), [_shape(a) for a in call.args]
-    if not 1 <= len(out) <= 5 or out not in shapes:
+    full = shapes[:1] if call.op.name == "subtract" else shapes
+    if not 1 <= len(out) <= 5 or out not in full:
         return False
     other = shapes[1] if shapes[0] == out else shapes[0]
     other = (1,) * (len(out) - len(other)) + other
@@ -89,8 +96,9 @@ def _window_in_padding(attrs, in_shape, out_shape) -> bool:
     return False
 
 
-for _name, _check in [("nn.conv2d", _conv2d), ("nn.dense", _dense), ("add", _add),
-                      ("nn.relu", _relu), *((p, _pool) for p in _POOLS)]:
+for _name, _check in [("nn.conv2d", _conv2d), ("nn.dense", _dense), ("nn.relu", _relu),
+                      *((b, _binary) for b in ("add", "multiply", "subtract")),
+                      *((p, _pool) for p in _POOLS)]:
     register_op_attr(_name, f"target.{COMPILER}", _check)
 
 

@@ -21,6 +21,9 @@ from irlab.relay.op.contrib.dnnl import split_composite
 # constants with at least this many elements are embedded as bytes rather than printed
 EMBED_MIN_ELEMENTS = 64
 
+# Relay op -> (oneDNN binary algorithm, whether the operands may be swapped, C symbol)
+_BINARY = {"add": ("dnnl_binary_add", True, "+"), "multiply": ("dnnl_binary_mul", True, "*"),
+           "subtract": ("dnnl_binary_sub", False, "-")}
 _POOLS = {"nn.max_pool2d": "dnnl_pooling_max", "nn.global_max_pool2d": "dnnl_pooling_max",
           "nn.avg_pool2d": "dnnl_pooling_avg_exclude_padding",
           "nn.global_avg_pool2d": "dnnl_pooling_avg_exclude_padding"}
@@ -92,12 +95,12 @@ class DnnlCodegen(CodegenC):
             return self.emit_dense(call, inputs[0], inputs[1], None, False)
         if name == "nn.relu":
             return self.emit_relu(call, inputs[0])
-        if name == "add":
-            return self.emit_add(call, *inputs)
+        if name in _BINARY:
+            return self.emit_binary(call, *inputs)
         if name in _POOLS:
             return self.emit_pool(call, inputs[0])
         raise IrlabError(f"dnnl codegen does not support operator {name} in {self.symbol} "
-                         f"(supported: nn.conv2d, nn.dense, nn.relu, add, "
+                         f"(supported: nn.conv2d, nn.dense, nn.relu, {', '.join(_BINARY)}, "
                          f"{', '.join(_POOLS)} and the dnnl.* composites)")
 
     def emit_composite(self, call, inputs):
@@ -146,14 +149,20 @@ class DnnlCodegen(CodegenC):
         self.call_site("relu", make, [data, out], f"{out.shape}")
         return out
 
-    def emit_add(self, call, lhs, rhs):
+    def emit_binary(self, call, lhs, rhs):
+        """add / multiply / subtract: oneDNN broadcasts its second operand only, so a
+        commutative op whose first operand broadcasts swaps them (the predicate made sure
+        one of them has the result's shape)."""
+        alg, commutative, symbol = _BINARY[call.op.name]
         out = self.new_buffer(call.checked_type)
-        if tuple(lhs.shape) != tuple(out.shape):
-            lhs, rhs = rhs, lhs  # oneDNN broadcasts its second operand only
+        if commutative and tuple(lhs.shape) != tuple(out.shape):
+            lhs, rhs = rhs, lhs
         ndims = len(out.shape)
         rhs_dims = (1,) * (ndims - len(rhs.shape)) + tuple(rhs.shape)
-        make = f"irlab_dnnl_add(&{{op}}, {ndims}, {c_dims(out.shape)}, {c_dims(rhs_dims)})"
-        self.call_site("add", make, [lhs, rhs, out], f"{lhs.shape} + {rhs.shape}")
+        make = (f"irlab_dnnl_binary(&{{op}}, {alg}, {ndims}, {c_dims(out.shape)}, "
+                f"{c_dims(rhs_dims)})")
+        self.call_site(call.op.name, make, [lhs, rhs, out],
+                       f"{lhs.shape} {symbol} {rhs.shape}")
         return out
 
     def emit_pool(self, call, data):
@@ -191,10 +200,28 @@ class DnnlCodegen(CodegenC):
                          f"    status = {code + 1};")
 
     def entry_body(self, call: str) -> list:
+        """Calls run one at a time; with ``-num-cores=N`` in the build's target, oneDNN's
+        OpenMP threads are N during the call (as irlab's own parallel loops)."""
+        threads = num_cores()
+        if threads is None:
+            return ["  pthread_mutex_lock(&irlab_dnnl_lock);",
+                    f"  int32_t status = {call};",
+                    "  pthread_mutex_unlock(&irlab_dnnl_lock);",
+                    "  return status;"]
         return ["  pthread_mutex_lock(&irlab_dnnl_lock);",
+                f"  int previous = irlab_dnnl_set_threads({threads});",
                 f"  int32_t status = {call};",
+                "  irlab_dnnl_set_threads(previous);",
                 "  pthread_mutex_unlock(&irlab_dnnl_lock);",
                 "  return status;"]
+
+
+def num_cores():
+    """``-num-cores`` of the target being built for (``relay.build`` enters it), or None."""
+    from irlab.target import Target
+
+    target = Target.current()
+    return None if target is None else target.options.get("num-cores")
 
 
 class DnnlModuleCodegen(CSourceModuleCodegenBase):

@@ -23,6 +23,17 @@ typedef struct {
   dnnl_primitive_t reorder[IRLAB_DNNL_SLOTS];
 } irlab_dnnl_op;
 
+/* OpenMP's thread count for this thread's next parallel regions; returns the previous one
+   (0, doing nothing, when oneDNN was built without OpenMP: the symbols are weak). */
+extern int omp_get_max_threads(void) __attribute__((weak));
+extern void omp_set_num_threads(int) __attribute__((weak));
+static int irlab_dnnl_set_threads(int n) {
+  if (!omp_get_max_threads || !omp_set_num_threads || n < 1) return 0;
+  int previous = omp_get_max_threads();
+  omp_set_num_threads(n);
+  return previous;
+}
+
 static int irlab_dnnl_ready(void) {
   if (irlab_dnnl_stream) return 1;
   if (!IRLAB_OK(dnnl_engine_create(&irlab_dnnl_engine, dnnl_cpu, 0))) return 0;
@@ -184,15 +195,15 @@ static int irlab_dnnl_relu(irlab_dnnl_op* op, int ndims, const int64_t* dims) {
   return irlab_dnnl_setup(op, pd, 2, arg, plain, output, constant);
 }
 
-/* Elementwise add; src1 broadcasts (numpy rules, dims padded to ndims).
-   Arguments at run: src0, src1, dst. */
-static int irlab_dnnl_add(irlab_dnnl_op* op, int ndims, const int64_t* dims0,
-                          const int64_t* dims1) {
+/* Elementwise binary `alg` (add, mul, sub); src1 broadcasts (numpy rules, dims padded to
+   ndims). Arguments at run: src0, src1, dst. */
+static int irlab_dnnl_binary(irlab_dnnl_op* op, dnnl_alg_kind_t alg, int ndims,
+                             const int64_t* dims0, const int64_t* dims1) {
   dnnl_memory_desc_t a = irlab_dnnl_md(ndims, dims0, 0), b = irlab_dnnl_md(ndims, dims1, 0);
   dnnl_memory_desc_t c = irlab_dnnl_md(ndims, dims0, 0);
   dnnl_primitive_desc_t pd = NULL;
   if (!a || !b || !c || !IRLAB_OK(dnnl_binary_primitive_desc_create(
-          &pd, irlab_dnnl_engine, dnnl_binary_add, a, b, c, NULL))) pd = NULL;
+          &pd, irlab_dnnl_engine, alg, a, b, c, NULL))) pd = NULL;
   int arg[3] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
   int output[3] = {0, 0, 1}, constant[3] = {0, 0, 0};
   dnnl_memory_desc_t plain[3] = {a, b, c};
