@@ -111,12 +111,6 @@ def binary_broadcast_layout(attrs, new_in, old_in, types):
     return layouts, [ret], attrs
 
 
-def conv2d_layout(attrs, new_in, old_in, types):
-    """Convolutions dictate layouts: whatever the inputs, use the attrs' layouts."""
-    return ([attrs.data_layout, attrs.kernel_layout],
-            [attrs.out_layout or attrs.data_layout], attrs)
-
-
 def pool_layout(attrs, new_in, old_in, types):
     """Pooling works in any layout: adopt the input's unless ``out_layout`` pins it."""
     if attrs.out_layout:
