@@ -17,9 +17,10 @@ ROOT = pathlib.Path(irlab.__file__).parent
 
 
 def _irlab_ops():
-    """The ops irlab's own modules define (tests and notebooks register more)."""
+    """The Relay ops irlab defines, in ``irlab/relay/op/`` (tests and notebooks register more;
+    Relax ops share the registry with rules of their own)."""
     return [Op.get(name) for name in Op.list_op_names()
-            if Op.get(name).defined_in.startswith("irlab.")
+            if Op.get(name).defined_in.startswith("irlab.relay.op.")
             and Op.get(name).defined_in != "irlab.relay.op.op"]
 
 
