@@ -27,8 +27,8 @@ def _irlab_ops():
 def _given_or_not_applicable(op, key):
     if not op.has_attr(key):
         return f"{key} (neither given nor NOT_APPLICABLE)"
-    value = op._entry.attrs[key][0]
-    return None if value is NOT_APPLICABLE or callable(value) else f"{key} (not callable)"
+    value = op.get_attr(key)  # None when declared NOT_APPLICABLE
+    return None if value is None or callable(value) else f"{key} (not callable)"
 
 
 def _lacks(op) -> list:
