@@ -8,6 +8,7 @@ fusion pattern and numpy reference implementation. Later stages attach more entr
 from __future__ import annotations
 
 import enum
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -75,6 +76,7 @@ class _OpEntry:
     description: str = ""
     type_rel: Callable | None = None
     attrs: dict = field(default_factory=dict)  # key -> (value, plevel)
+    defined_in: str = ""  # the module that registered the op
 
 
 _REGISTRY: dict[str, "Op"] = {}
@@ -136,6 +138,11 @@ class Op(RelayExpr):
     @property
     def description(self) -> str:
         return self._entry.description
+
+    @property
+    def defined_in(self) -> str:
+        """The module that registered the op (``irlab.relay.op.nn.conv`` for nn.conv2d)."""
+        return self._entry.defined_in
 
     @property
     def type_rel(self):
@@ -227,15 +234,19 @@ class Op(RelayExpr):
 
 def register_op(name: str, *, num_inputs: int, arguments=(), attrs_type=None, type_rel=None,
                 pattern=OpPattern.OPAQUE, reference=None, support_level: int = 10,
-                description: str = "") -> Op:
-    """Register an operator. Registering the same name twice is an error."""
+                description: str = "", defined_in: str | None = None) -> Op:
+    """Register an operator. Registering the same name twice is an error. ``defined_in`` is
+    the defining module (by default the caller's)."""
     if name in _REGISTRY:
         raise IrlabError(f"operator {name!r} is already registered")
+    if defined_in is None:
+        defined_in = sys._getframe(1).f_globals.get("__name__", "")
     args = [a if isinstance(a, OpArgument) else OpArgument(*((a,) if isinstance(a, str) else a))
             for a in arguments]
     _ENTRIES[name] = _OpEntry(num_inputs=num_inputs, arguments=args,
                               support_level=support_level, attrs_type=attrs_type,
-                              description=description, type_rel=type_rel)
+                              description=description, type_rel=type_rel,
+                              defined_in=defined_in)
     op = Op(name)
     _REGISTRY[name] = op
     op.set_attr("TOpPattern", OpPattern(pattern))

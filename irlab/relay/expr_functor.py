@@ -55,6 +55,21 @@ _DATAFLOW = (Call, Tuple, TupleGetItem)
 _DEEP = 48
 
 
+def visit_method(visitor_cls, node_cls):
+    """The function ``visitor_cls`` handles ``node_cls`` with (its ``visit_<kind>``, found
+    through the node class's bases), or None. Looked up once per pair and cached on the
+    visitor class: the one dispatch of every Relay visitor (functors, the interpreter, the
+    printer)."""
+    table = visitor_cls.__dict__.get("_dispatch_table")
+    if table is None:
+        table = {}
+        visitor_cls._dispatch_table = table
+    if node_cls not in table:
+        name = next((_VISIT_METHOD[k] for k in node_cls.__mro__ if k in _VISIT_METHOD), None)
+        table[node_cls] = getattr(visitor_cls, name, None) if name is not None else None
+    return table[node_cls]
+
+
 def _fields_of(cls):
     for klass in cls.__mro__:
         if klass in _EXPR_FIELDS:
@@ -186,20 +201,10 @@ class ExprFunctor:
             self._visit_depth = saved
 
     def _dispatch(self, expr):
-        cls = type(self)
-        table = cls.__dict__.get("_dispatch_table")
-        if table is None:
-            table = {}
-            cls._dispatch_table = table
-        fn = table.get(type(expr))
+        fn = visit_method(type(self), type(expr))
         if fn is None:
-            name = next((_VISIT_METHOD[k] for k in type(expr).__mro__ if k in _VISIT_METHOD),
-                        None)
-            if name is None:
-                raise IrlabError(f"{cls.__name__} cannot visit a {type(expr).__name__}: "
-                                 f"not a Relay expression")
-            fn = getattr(cls, name)
-            table[type(expr)] = fn
+            raise IrlabError(f"{type(self).__name__} cannot visit a {type(expr).__name__}: "
+                             f"not a Relay expression")
         return fn(self, expr)
 
     def visit_type(self, t):

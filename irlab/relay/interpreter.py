@@ -20,7 +20,8 @@ from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, TupleType
-from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.relay.expr import Call, Let, Tuple, TupleGetItem
+from irlab.relay.expr_functor import visit_method
 from irlab.relay.function import Function
 from irlab.runtime.ndarray import NDArray, array as nd_array
 
@@ -69,43 +70,55 @@ class Interpreter:
         return memo[expr]
 
     def _eval_node(self, node, env, memo):
-        if isinstance(node, Var):
-            if node not in env:
-                raise InterpreterError(f"variable %{node.name_hint} is not bound", node)
-            return env[node]
-        if isinstance(node, Constant):
-            return node.data.numpy()
-        if isinstance(node, Tuple):
-            return tuple(memo[f] for f in node.fields)
-        if isinstance(node, TupleGetItem):
-            value = memo[node.tuple_value]
-            if not isinstance(value, tuple):
-                raise InterpreterError("TupleGetItem of a non-tuple value", node)
-            return value[node.index]
-        if isinstance(node, Call):
-            return self._eval_call(node, memo)
-        if isinstance(node, Let):
-            body = node
-            while isinstance(body, Let):
-                env[body.var] = self._eval(body.value, env, memo)
-                body = body.body
-            return self._eval(body, env, memo)
-        if isinstance(node, If):
-            cond = self._eval(node.cond, env, memo)
-            branch = node.true_branch if bool(np.asarray(cond)) else node.false_branch
-            return self._eval(branch, env, memo)
-        if isinstance(node, Function):
-            return Closure(node, env)
-        if isinstance(node, GlobalVar):
-            func = self.mod[node.name_hint]
-            if not isinstance(func, Function):
-                raise InterpreterError(f"@{node.name_hint} is not a Relay function", node)
-            return Closure(func, {})
-        if isinstance(node, Op):
-            raise InterpreterError(f"operator {node.name} used as a value; call it instead", node)
-        raise InterpreterError(f"cannot evaluate a {type(node).__name__}", node)
+        """``visit_<kind>(node, env, memo)``: the dataflow children are in ``memo`` already."""
+        evaluate = visit_method(type(self), type(node))
+        if evaluate is None:
+            raise InterpreterError(f"cannot evaluate a {type(node).__name__}", node)
+        return evaluate(self, node, env, memo)
 
-    def _eval_call(self, call, memo):
+    # -- one node of each kind ----------------------------------------------------------------
+    def visit_var(self, node, env, memo):
+        if node not in env:
+            raise InterpreterError(f"variable %{node.name_hint} is not bound", node)
+        return env[node]
+
+    def visit_constant(self, node, env, memo):
+        return node.data.numpy()
+
+    def visit_tuple(self, node, env, memo):
+        return tuple(memo[f] for f in node.fields)
+
+    def visit_tuple_getitem(self, node, env, memo):
+        value = memo[node.tuple_value]
+        if not isinstance(value, tuple):
+            raise InterpreterError("TupleGetItem of a non-tuple value", node)
+        return value[node.index]
+
+    def visit_let(self, node, env, memo):
+        body = node
+        while isinstance(body, Let):  # a let chain is a loop, not a recursion
+            env[body.var] = self._eval(body.value, env, memo)
+            body = body.body
+        return self._eval(body, env, memo)
+
+    def visit_if(self, node, env, memo):
+        cond = self._eval(node.cond, env, memo)
+        branch = node.true_branch if bool(np.asarray(cond)) else node.false_branch
+        return self._eval(branch, env, memo)
+
+    def visit_function(self, node, env, memo):
+        return Closure(node, env)
+
+    def visit_global_var(self, node, env, memo):
+        func = self.mod[node.name_hint]
+        if not isinstance(func, Function):
+            raise InterpreterError(f"@{node.name_hint} is not a Relay function", node)
+        return Closure(func, {})
+
+    def visit_op(self, node, env, memo):
+        raise InterpreterError(f"operator {node.name} used as a value; call it instead", node)
+
+    def visit_call(self, call, env, memo):
         args = [memo[a] for a in call.args]
         if isinstance(call.op, Op):
             return self._apply_op(call, args)

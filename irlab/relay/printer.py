@@ -41,6 +41,7 @@ from irlab.ir.op import Op
 from irlab.runtime.registry import register_func
 from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleType, Type
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.relay.expr_functor import visit_method
 from irlab.relay.function import Function
 from irlab.relay.text_doc import BEGIN, END, NL, indent, join, render
 
@@ -372,40 +373,50 @@ class _Printer:
         return result
 
     def dispatch(self, expr) -> list:
-        if isinstance(expr, Var):
-            return self.alloc_var(expr)
-        if isinstance(expr, Constant):
-            if is_simple_scalar(expr):
-                return [(BEGIN, expr), scalar_text(expr), (END, expr)]
-            return self.print_expr(expr, meta=True, try_inline=False, optional_info=False)
-        if isinstance(expr, Call):
-            body = self.visit_call(expr)
-        elif isinstance(expr, Tuple):
-            fields = [self.print_expr(f) for f in expr.fields]
-            body = ["(", *join(fields), *([","] if len(fields) == 1 else []), ")"]
-        elif isinstance(expr, TupleGetItem):
-            body = [*self.print_expr(expr.tuple_value), f".{expr.index}"]
-        elif isinstance(expr, If):
-            body = ["if (", *self.print_expr(expr.cond), ") ",
-                    *self.print_body(expr.true_branch), " else ",
-                    *self.print_body(expr.false_branch)]
-        elif isinstance(expr, Let):
-            body = self.visit_let(expr)
-        elif isinstance(expr, Function):
-            body = self.print_func(["fn "], expr)
-        elif isinstance(expr, GlobalVar):
-            body = ["@" + expr.name_hint]
-        elif isinstance(expr, Op):
-            body = [expr.name]
-        else:
-            body = [str(expr)]
-        return [(BEGIN, expr), *body, (END, expr)]
+        """The document of ``expr`` from its ``visit_<kind>``; any other node prints as
+        ``str(expr)``."""
+        print_node = visit_method(type(self), type(expr))
+        if print_node is None:
+            return [(BEGIN, expr), str(expr), (END, expr)]
+        return print_node(self, expr)
+
+    # -- one node of each kind: a document spanning (BEGIN, node) ... (END, node) ---------------
+    def visit_var(self, var) -> list:
+        return self.alloc_var(var)
+
+    def visit_constant(self, const) -> list:
+        if is_simple_scalar(const):
+            return [(BEGIN, const), scalar_text(const), (END, const)]
+        return self.print_expr(const, meta=True, try_inline=False, optional_info=False)
 
     def visit_call(self, call) -> list:
         # Arguments first, so their bindings come before the callee's (TVM's order).
         args = [self.print_expr(a) for a in call.args]
         args.extend([text] for text in self.call_attrs(call.attrs, call.op))
-        return [*self.print_expr(call.op), "(", *join(args), ")"]
+        return [(BEGIN, call), *self.print_expr(call.op), "(", *join(args), ")", (END, call)]
+
+    def visit_tuple(self, tup) -> list:
+        fields = [self.print_expr(f) for f in tup.fields]
+        return [(BEGIN, tup), "(", *join(fields), *([","] if len(fields) == 1 else []), ")",
+                (END, tup)]
+
+    def visit_tuple_getitem(self, item) -> list:
+        return [(BEGIN, item), *self.print_expr(item.tuple_value), f".{item.index}",
+                (END, item)]
+
+    def visit_if(self, node) -> list:
+        return [(BEGIN, node), "if (", *self.print_expr(node.cond), ") ",
+                *self.print_body(node.true_branch), " else ",
+                *self.print_body(node.false_branch), (END, node)]
+
+    def visit_function(self, fn) -> list:
+        return [(BEGIN, fn), *self.print_func(["fn "], fn), (END, fn)]
+
+    def visit_global_var(self, gv) -> list:
+        return [(BEGIN, gv), "@" + gv.name_hint, (END, gv)]
+
+    def visit_op(self, op) -> list:
+        return [(BEGIN, op), op.name, (END, op)]
 
     def visit_let(self, let) -> list:
         """A chain of lets, iteratively: each binding's doc is pushed on the doc stack so that
@@ -426,7 +437,7 @@ class _Printer:
             out.extend(doc)
         out.extend(body)
         del self.doc_stack[base:base + count]
-        return out
+        return [(BEGIN, let), *out, (END, let)]
 
     def alloc_var(self, var) -> list:
         if var in self.memo:  # bound twice: still print, but say so (as TVM)

@@ -97,6 +97,52 @@ declare i64 @syscall(i64, ...)
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
 
+; The one wait loop: spin (pause) until *word equals %value (%until_equal) or differs from it,
+; for about the spin budget; then raise *sleeping and sleep on a futex on word, so the other
+; side knows to wake us. Returns the value of *word that ended the wait.
+define i32 @irlab_pool_wait(ptr %word, ptr %sleeping, i32 %value, i1 %until_equal) {
+entry:
+  br label %round
+
+round:
+  %t0 = call i64 @llvm.readcyclecounter()
+  br label %spin
+
+spin:
+  %cur = load atomic i32, ptr %word acquire, align 4
+  %eq = icmp eq i32 %cur, %value
+  %ready = icmp eq i1 %eq, %until_equal
+  br i1 %ready, label %out, label %spin_more
+
+spin_more:
+  call void @llvm.x86.sse2.pause()
+  %t = call i64 @llvm.readcyclecounter()
+  %dt = sub i64 %t, %t0
+  %short = icmp ult i64 %dt, SPIN
+  br i1 %short, label %spin, label %sleep
+
+sleep:
+  store atomic i32 1, ptr %sleeping seq_cst, align 4
+  %cur2 = load atomic i32, ptr %word seq_cst, align 4
+  %eq2 = icmp eq i32 %cur2, %value
+  %ready2 = icmp eq i1 %eq2, %until_equal
+  br i1 %ready2, label %woke, label %dosleep
+
+dosleep:
+  %curz = zext i32 %cur2 to i64
+  %r = call i64 (i64, ...) @syscall(i64 SYS_FUTEX, ptr %word, i64 FUTEX_WAIT, i64 %curz, ptr null)
+  store atomic i32 0, ptr %sleeping seq_cst, align 4
+  br label %round
+
+woke:
+  store atomic i32 0, ptr %sleeping seq_cst, align 4
+  br label %out
+
+out:
+  %got = phi i32 [%cur, %spin], [%cur2, %woke]
+  ret i32 %got
+}
+
 define i32 @irlab_pool_worker(ptr %slot, i32 %init) {
 entry:
   %seqp = getelementptr i8, ptr %slot, i64 0
@@ -111,40 +157,9 @@ entry:
   br label %wait
 
 wait:
-  %last = phi i32 [%init, %entry], [%s, %finished], [%last, %dosleep]
-  %t0 = call i64 @llvm.readcyclecounter()
-  br label %spin
-
-spin:
-  %cur = load atomic i32, ptr %seqp acquire, align 4
-  %changed = icmp ne i32 %cur, %last
-  br i1 %changed, label %work, label %spin_more
-
-spin_more:
-  call void @llvm.x86.sse2.pause()
-  %t = call i64 @llvm.readcyclecounter()
-  %dt = sub i64 %t, %t0
-  %short = icmp ult i64 %dt, SPIN
-  br i1 %short, label %spin, label %sleep
-
-sleep:
-  store atomic i32 1, ptr %slp seq_cst, align 4
-  %cur2 = load atomic i32, ptr %seqp seq_cst, align 4
-  %changed2 = icmp ne i32 %cur2, %last
-  br i1 %changed2, label %woke, label %dosleep
-
-dosleep:
-  %lastz = zext i32 %last to i64
-  %r = call i64 (i64, ...) @syscall(i64 SYS_FUTEX, ptr %seqp, i64 FUTEX_WAIT, i64 %lastz, ptr null)
-  store atomic i32 0, ptr %slp seq_cst, align 4
-  br label %wait
-
-woke:
-  store atomic i32 0, ptr %slp seq_cst, align 4
-  br label %work
-
-work:
-  %s = phi i32 [%cur, %spin], [%cur2, %woke]
+  %last = phi i32 [%init, %entry], [%s, %finished]
+  ; the next task: a task number other than the last one
+  %s = call i32 @irlab_pool_wait(ptr %seqp, ptr %slp, i32 %last, i1 false)
   %body = load ptr, ptr %bodyp, align 8
   %isnull = icmp eq ptr %body, null
   br i1 %isnull, label %exit, label %run
@@ -266,35 +281,8 @@ wait_one:
   %donep2 = getelementptr i8, ptr %slot2, i64 128
   %stp2 = getelementptr i8, ptr %slot2, i64 132
   %want = load atomic i32, ptr %seqp2 monotonic, align 4
-  %c0 = call i64 @llvm.readcyclecounter()
-  br label %ws
-
-ws:
-  %d = load atomic i32, ptr %donep2 acquire, align 4
-  %ok = icmp eq i32 %d, %want
-  br i1 %ok, label %got, label %ws_more
-
-ws_more:
-  call void @llvm.x86.sse2.pause()
-  %c1 = call i64 @llvm.readcyclecounter()
-  %dc = sub i64 %c1, %c0
-  %shortw = icmp ult i64 %dc, SPIN
-  br i1 %shortw, label %ws, label %wsleep
-
-wsleep:
-  store atomic i32 1, ptr %cwp2 seq_cst, align 4
-  %d2 = load atomic i32, ptr %donep2 seq_cst, align 4
-  %ok2 = icmp eq i32 %d2, %want
-  br i1 %ok2, label %wsleep_done, label %wsleep_do
-
-wsleep_do:
-  %d2z = zext i32 %d2 to i64
-  %r3 = call i64 (i64, ...) @syscall(i64 SYS_FUTEX, ptr %donep2, i64 FUTEX_WAIT, i64 %d2z, ptr null)
-  store atomic i32 0, ptr %cwp2 seq_cst, align 4
-  br label %ws
-
-wsleep_done:
-  store atomic i32 0, ptr %cwp2 seq_cst, align 4
+  ; the worker is done when it reports this task's number
+  %d = call i32 @irlab_pool_wait(ptr %donep2, ptr %cwp2, i32 %want, i1 true)
   br label %got
 
 got:

@@ -13,7 +13,7 @@ included); only the partitioning passes (``MergeCompilerRegions``, ``PartitionGr
 from __future__ import annotations
 
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.relay.op.op_common import make_call
 
 
@@ -38,7 +38,10 @@ for _name, _what in (("annotation.compiler_begin", "the start"),
     register_op(_name, num_inputs=1, arguments=[("data", "Tensor", "The input data.")],
                 attrs_type=CompilerAttrs, type_rel=_identity_rel, pattern=OpPattern.OPAQUE,
                 reference=_identity_reference, support_level=10,
-                description=f"Mark {_what} of a region handled by an external compiler.")
+                description=f"Mark {_what} of a region handled by an external compiler.",
+                # partitioning removes them before lowering: nothing to compute or schedule
+                ).set_attrs(FTVMCompute=NOT_APPLICABLE, FTVMStrategy=NOT_APPLICABLE,
+                            FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def compiler_begin(data, compiler: str):

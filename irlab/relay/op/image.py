@@ -7,7 +7,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import acc_dtype, dtype_or_empty, spatial_axes
 from irlab.tir.data_layout import spatial_axes_of
@@ -156,7 +156,8 @@ def _resize2d_reference(inputs, attrs, out_type):
 register_op("image.resize2d", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
             attrs_type=Resize2DAttrs, type_rel=_resize2d_rel, pattern=OpPattern.INJECTIVE,
             reference=_resize2d_reference, support_level=5,
-            description="Resize the height and width of an image tensor.")
+            description="Resize the height and width of an image tensor.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def resize2d(data, size, roi=None, layout="NCHW", method="linear",

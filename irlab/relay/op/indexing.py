@@ -13,7 +13,7 @@ import numpy as np
 
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import normalize_dtype, parse_dtype, to_numpy_dtype
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.op_common import make_call, out_array
 from irlab.relay.op.transform import _DATA, _RaiseCtx, _check_axis, _int_list
@@ -101,7 +101,8 @@ register_op("take", num_inputs=2,
             arguments=_DATA + [("indices", "Tensor", "The indices tensor.")],
             attrs_type=TakeAttrs, type_rel=_take_rel, pattern=OpPattern.INJECTIVE,
             support_level=3, reference=_take_reference,
-            description="Take elements along an axis (the flattened input when axis is None).")
+            description="Take elements along an axis (the flattened input when axis is None).",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):
@@ -203,7 +204,8 @@ def _strided_slice_reference(inputs, attrs, out_type):
 
 register_op("strided_slice", num_inputs=1, arguments=_DATA, attrs_type=StridedSliceAttrs,
             type_rel=_strided_slice_rel, pattern=OpPattern.INJECTIVE, support_level=4,
-            reference=_strided_slice_reference, description="Strided slice of a tensor.")
+            reference=_strided_slice_reference, description="Strided slice of a tensor.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
@@ -255,7 +257,8 @@ register_op("one_hot", num_inputs=3,
                        ("off_value", "Expr", "Value to fill at all other positions.")],
             attrs_type=OneHotAttrs, type_rel=_one_hot_rel,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, support_level=10,
-            reference=_one_hot_reference, description="One-hot encode integer indices.")
+            reference=_one_hot_reference, description="One-hot encode integer indices.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def one_hot(indices, on_value, off_value, depth, axis, dtype):

@@ -1,7 +1,12 @@
 """Layout inference rules (TVM's ``FInferCorrectLayout``): given the layouts an op's inputs
 arrive in, the layouts it wants them in, the layouts of its outputs and its attrs adapted to
 them. Each op's definition module sets its rule (``op.set_attr("FInferCorrectLayout", rule)``);
-``AlterOpLayout`` and ``ConvertLayout`` read it from the op.
+``AlterOpLayout`` and ``ConvertLayout`` read it from the op. An op that declares
+``NOT_APPLICABLE`` is layout-opaque: the passes hand it its inputs in their original layouts.
+
+A rule is ``rule(attrs, new_in, old_in, types) -> (input layouts, output layouts, attrs)``;
+``new_in`` is None on the first call (the original op); a None layout anywhere means "cannot
+infer".
 """
 
 from __future__ import annotations
@@ -68,8 +73,6 @@ def _ndim(layout) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # the rules, one per op family
-# rule(attrs, new_in, old_in, types) -> (input layouts, output layouts, attrs); ``new_in`` is
-# None on the first call (the original op); a None layout anywhere means "cannot infer".
 def elemwise_arbitrary_layout(attrs, new_in, old_in, types):
     """Any layout works: follow the (first known) input."""
     if new_in is not None:
@@ -106,12 +109,6 @@ def binary_broadcast_layout(attrs, new_in, old_in, types):
         # e.g. a (C,) bias against NHWC: expanded to the full rank, then transformed.
         layouts[small] = ret
     return layouts, [ret], attrs
-
-
-def conv2d_layout(attrs, new_in, old_in, types):
-    """Convolutions dictate layouts: whatever the inputs, use the attrs' layouts."""
-    return ([attrs.data_layout, attrs.kernel_layout],
-            [attrs.out_layout or attrs.data_layout], attrs)
 
 
 def pool_layout(attrs, new_in, old_in, types):

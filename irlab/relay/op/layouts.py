@@ -12,7 +12,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.op_common import make_call, out_array
 from irlab.relay.op.transform import _DATA, _RaiseCtx
@@ -98,7 +98,8 @@ def _layout_transform_reference(inputs, attrs, out_type):
 register_op("layout_transform", num_inputs=1, arguments=_DATA, attrs_type=LayoutTransformAttrs,
             type_rel=_layout_transform_rel, pattern=OpPattern.INJECTIVE, support_level=5,
             reference=_layout_transform_reference,
-            description="Change the data layout, e.g. NCHW -> NHWC or NCHW -> NCHW16c.")
+            description="Change the data layout, e.g. NCHW -> NHWC or NCHW -> NCHW16c.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def layout_transform(data, src_layout, dst_layout):

@@ -20,6 +20,8 @@ The schedule functions are irlab's: ``fschedule(attrs, sch, outs, target)`` tran
 
 from __future__ import annotations
 
+import sys
+
 from irlab.errors import IrlabError
 from irlab.ir.op import Op, OpPattern, register_op
 from irlab.relay.op.op_strategy import OpStrategy, register_compute, register_strategy
@@ -29,7 +31,8 @@ from irlab.relay.op.strategy.generic import wrap_topi_schedule
 def register(op_name: str, describe: str = "") -> Op:
     """Register a new operator with nothing known about it yet; set its facts on the returned
     op (also ``get(op_name)``): ``set_num_inputs``, ``add_argument``, ``add_type_rel``..."""
-    return register_op(op_name, num_inputs=-1, description=describe)
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    return register_op(op_name, num_inputs=-1, description=describe, defined_in=caller)
 
 
 def get(op_name: str) -> Op:

@@ -15,7 +15,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Tuple, TupleWrapper
 from irlab.relay.op.op_common import make_call, out_array
@@ -226,14 +226,16 @@ _REDUCE_REFERENCE = {
 for _name, _doc in _REDUCE_DOC.items():
     register_op(_name, num_inputs=1, arguments=_DATA, attrs_type=ReduceAttrs,
                 type_rel=_reduce_rel(), pattern=OpPattern.COMM_REDUCE, support_level=4,
-                reference=_REDUCE_REFERENCE[_name], description=_doc)
+                reference=_REDUCE_REFERENCE[_name], description=_doc,
+                ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
     register_op(_name, num_inputs=1, arguments=_DATA, attrs_type=ArgReduceAttrs,
                 type_rel=_reduce_rel(out_dtype="int32", need_rank=True),
                 pattern=OpPattern.COMM_REDUCE, support_level=4,
                 reference=_arg_reference(_fn),
-                description=f"Indices of the {_name[3:]}imum values over the given axes.")
+                description=f"Indices of the {_name[3:]}imum values over the given axes.",
+                ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def _variance_rel(ctx):
@@ -254,7 +256,8 @@ register_op("variance", num_inputs=2,
             arguments=_DATA + [("mean", "Tensor", "The mean tensor.")],
             attrs_type=VarianceAttrs, type_rel=_variance_rel, pattern=OpPattern.COMM_REDUCE,
             support_level=4, reference=_variance_reference,
-            description="Variance of data around a given mean over the given axes.")
+            description="Variance of data around a given mean over the given axes.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import normalize_dtype, to_numpy_dtype
 from irlab.ir.expr import RelayExpr
-from irlab.ir.op import TYPE_RELATIONS, Op, OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, Op, OpPattern, TYPE_RELATIONS, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import const as _const
 from irlab.relay.op.layout_rules import binary_broadcast_layout, elemwise_arbitrary_layout
@@ -315,7 +315,8 @@ register_op("where", num_inputs=3,
                        ("x", "Tensor", "Values where the condition holds."),
                        ("y", "Tensor", "Values elsewhere.")],
             type_rel=_where_rel, pattern=OpPattern.BROADCAST, support_level=4,
-            reference=_where_reference, description="Select x where condition, else y.")
+            reference=_where_reference, description="Select x where condition, else y.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def where(condition, x, y):
@@ -381,28 +382,33 @@ def _broadcast_to_reference(inputs, attrs, out_type):
 _DATA = [("data", "Tensor", "The input tensor.")]
 register_op("zeros", num_inputs=0, attrs_type=InitOpAttrs, type_rel=_init_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(0),
-            description="A tensor of zeros.").set_attrs(TGenerator=True)
+            description="A tensor of zeros.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TGenerator=True)
 register_op("ones", num_inputs=0, attrs_type=InitOpAttrs, type_rel=_init_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(1),
-            description="A tensor of ones.").set_attrs(TGenerator=True)
+            description="A tensor of ones.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TGenerator=True)
 register_op("full", num_inputs=1, arguments=[("fill_value", "double", "The fill value.")],
             attrs_type=InitOpAttrs, type_rel=_full_rel, pattern=OpPattern.ELEMWISE,
             support_level=3, reference=_full_reference, description="A filled tensor.",
-            ).set_attrs(TGenerator=True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TGenerator=True)
 register_op("zeros_like", num_inputs=1, arguments=_DATA, type_rel=_like_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(0),
-            description="Zeros shaped like the input.").set_attrs(TGenerator=True)
+            description="Zeros shaped like the input.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TGenerator=True)
 register_op("ones_like", num_inputs=1, arguments=_DATA, type_rel=_like_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(1),
-            description="Ones shaped like the input.").set_attrs(TGenerator=True)
+            description="Ones shaped like the input.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TGenerator=True)
 register_op("full_like", num_inputs=2,
             arguments=_DATA + [("fill_value", "double", "The fill value.")],
             type_rel=_full_like_rel, pattern=OpPattern.ELEMWISE, support_level=3,
             reference=_full_reference, description="A filled tensor shaped like the input.",
-            ).set_attrs(TGenerator=True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TGenerator=True)
 register_op("broadcast_to", num_inputs=1, arguments=_DATA, attrs_type=InitOpAttrs,
             type_rel=_broadcast_to_rel, pattern=OpPattern.BROADCAST, support_level=4,
-            reference=_broadcast_to_reference, description="Broadcast to a shape.")
+            reference=_broadcast_to_reference, description="Broadcast to a shape.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def zeros(shape, dtype="float32"):

@@ -17,7 +17,7 @@ import numpy as np
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.ir.expr import RelayExpr
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Constant, Tuple, TupleWrapper
 from irlab.relay.op.layout_rules import concatenate_layout
@@ -244,7 +244,7 @@ register_op("reshape", num_inputs=1, arguments=_DATA, attrs_type=ReshapeAttrs,
             type_rel=_reshape_rel, pattern=OpPattern.INJECTIVE, support_level=3,
             reference=_reshape_reference,
             description="Reshape a tensor; newshape may use the special values 0, -1, -2, -3, -4.",
-            ).set_attr("TReshapeOp", True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TReshapeOp=True)
 
 
 def reshape(data, newshape, allowzero=False):
@@ -284,7 +284,7 @@ register_op("reshape_like", num_inputs=2,
             attrs_type=ReshapeLikeAttrs, type_rel=_reshape_like_rel,
             pattern=OpPattern.INJECTIVE, support_level=3, reference=_reshape_reference,
             description="Reshape to (part of) the shape of another tensor.",
-            ).set_attr("TReshapeOp", True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TReshapeOp=True)
 
 
 def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None):
@@ -322,7 +322,7 @@ def _transpose_reference(inputs, attrs, out_type):
 register_op("transpose", num_inputs=1, arguments=_DATA, attrs_type=TransposeAttrs,
             type_rel=_transpose_rel, pattern=OpPattern.INJECTIVE, support_level=3,
             reference=_transpose_reference, description="Permute the dimensions of a tensor.",
-            ).set_attrs(TCopiesValues=True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TCopiesValues=True)
 
 
 def transpose(data, axes=None):
@@ -351,7 +351,7 @@ def _squeeze_rel(ctx):
 register_op("squeeze", num_inputs=1, arguments=_DATA, attrs_type=SqueezeAttrs,
             type_rel=_squeeze_rel, pattern=OpPattern.INJECTIVE, support_level=3,
             reference=_reshape_reference, description="Remove axes of size 1.",
-            ).set_attr("TReshapeOp", True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TReshapeOp=True)
 
 
 def squeeze(data, axis=None):
@@ -373,7 +373,7 @@ register_op("expand_dims", num_inputs=1, arguments=_DATA, attrs_type=ExpandDimsA
             type_rel=_expand_dims_rel, pattern=OpPattern.BROADCAST, support_level=1,
             reference=_reshape_reference,
             description="Insert num_newaxis axes of size 1 at position axis.",
-            ).set_attr("TReshapeOp", True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TReshapeOp=True)
 
 
 def expand_dims(data, axis, num_newaxis=1):
@@ -484,7 +484,8 @@ def _stack_reference(inputs, attrs, out_type):
 register_op("stack", num_inputs=1, arguments=[("data", "Tensor", "The input list of tensors.")],
             attrs_type=StackAttrs, type_rel=_stack_rel, pattern=OpPattern.INJECTIVE,
             support_level=3, reference=_stack_reference,
-            description="Stack a tuple of same-shaped tensors along a new axis.")
+            description="Stack a tuple of same-shaped tensors along a new axis.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def stack(data, axis):
@@ -546,7 +547,8 @@ def _split_reference(inputs, attrs, out_type):
 register_op("split", num_inputs=1, arguments=_DATA, attrs_type=SplitAttrs,
             type_rel=_split_rel, pattern=OpPattern.INJECTIVE, support_level=3,
             reference=_split_reference,
-            description="Split a tensor into equal sections or at the given indices.")
+            description="Split a tensor into equal sections or at the given indices.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def split(data, indices_or_sections, axis=0):
@@ -586,7 +588,7 @@ def _tile_reference(inputs, attrs, out_type):
 register_op("tile", num_inputs=1, arguments=_DATA, attrs_type=TileAttrs, type_rel=_tile_rel,
             pattern=OpPattern.BROADCAST, support_level=3, reference=_tile_reference,
             description="Repeat the whole tensor reps times along each axis.",
-            ).set_attrs(TCopiesValues=True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TCopiesValues=True)
 
 
 def tile(data, reps):
@@ -616,7 +618,7 @@ register_op("repeat", num_inputs=1, arguments=_DATA, attrs_type=RepeatAttrs,
             type_rel=_repeat_rel, pattern=OpPattern.BROADCAST, support_level=3,
             reference=_repeat_reference,
             description="Repeat each element repeats times along an axis.",
-            ).set_attrs(TCopiesValues=True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TCopiesValues=True)
 
 
 def repeat(data, repeats, axis):
@@ -640,7 +642,7 @@ def _reverse_reference(inputs, attrs, out_type):
 register_op("reverse", num_inputs=1, arguments=_DATA, attrs_type=ReverseAttrs,
             type_rel=_reverse_rel, pattern=OpPattern.INJECTIVE, support_level=3,
             reference=_reverse_reference, description="Reverse the elements along an axis.",
-            ).set_attrs(TCopiesValues=True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TCopiesValues=True)
 
 
 def reverse(data, axis):

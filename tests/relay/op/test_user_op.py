@@ -79,3 +79,30 @@ def test_named_relation_and_missing_compute():
         relay.build(mod, "llvm")
     with pytest.raises(IrlabError, match="no type relation named 'Nope'"):
         op.add_type_rel("Nope")
+
+
+def test_user_op_between_layout_changes_is_left_alone():
+    """Passes ask the op for what they need; a user op says nothing of layouts, so
+    ConvertLayout hands it its input back in the original layout (and FoldScaleAxis,
+    CombineParallel... skip it): the program computes the same."""
+    op = _define_square_plus("test.square_plus_layout")
+    assert op.get_attr("FInferCorrectLayout") is None
+    x = relay.var("x", shape=(1, 4, 6, 6))
+    w = relay.var("w", shape=(4, 4, 3, 3))
+    y = relay.var("y", shape=(1, 4, 6, 6))
+    conv = relay.nn.conv2d(x, w, padding=(1, 1))
+    body = relay.nn.relu(relay.Call(op, [conv, y]))
+    mod = irlab.IRModule.from_expr(relay.Function([x, w, y], body))
+    with irlab.transform.PassContext(opt_level=3):
+        converted = irlab.transform.Sequential([
+            relay.transform.InferType(),
+            relay.transform.ConvertLayout({"nn.conv2d": ["NHWC", "default"]})])(mod)
+    text = converted.astext()
+    assert 'data_layout="NHWC"' in text and 'dst_layout="NCHW"' in text
+    rng = np.random.default_rng(1)
+    inputs = {"x": rng.standard_normal((1, 4, 6, 6)).astype("float32"),
+              "w": rng.standard_normal((4, 4, 3, 3)).astype("float32"),
+              "y": rng.standard_normal((1, 4, 6, 6)).astype("float32")}
+    want, _ = _run(mod, 0, **inputs)
+    got, _ = _run(converted, 0, **inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import Op, OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, Op, OpPattern, register_op
 from irlab.ir.type import TupleType
 from irlab.relay.expr import TupleWrapper
 from irlab.relay.op.layout_rules import elemwise_arbitrary_layout
@@ -103,20 +103,24 @@ register_op("nn.leaky_relu", num_inputs=1, arguments=_DATA, attrs_type=LeakyRelu
 register_op("nn.softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_softmax_reference, support_level=1,
-            description="Softmax along an axis.").set_attrs(TFastVersion="nn.fast_softmax")
+            description="Softmax along an axis.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TFastVersion="nn.fast_softmax")
 # FastMath's softmax: an approximate exp in compiled code, the exact softmax as semantics.
 register_op("nn.fast_softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_softmax_reference, support_level=1,
-            description="Softmax along an axis, with a fast approximate exp.")
+            description="Softmax along an axis, with a fast approximate exp.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 register_op("nn.log_softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_log_softmax_reference, support_level=1,
-            description="Log of the softmax along an axis.")
+            description="Log of the softmax along an axis.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 register_op("nn.dropout", num_inputs=1, arguments=_DATA, attrs_type=DropoutAttrs,
             type_rel=_dropout_rel, pattern=OpPattern.OPAQUE, reference=_dropout_reference,
             support_level=1,
-            description="Dropout; at inference the identity, with an all-ones mask.")
+            description="Dropout; at inference the identity, with an all-ones mask.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 # Dropout draws random numbers when training: passes must not evaluate it ahead of time
 # (FoldConstant skips stateful ops), as TVM's TOpIsStateful.
 Op.get("nn.dropout").set_attr("TOpIsStateful", True)

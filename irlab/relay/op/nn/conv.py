@@ -14,7 +14,6 @@ from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Call
 from irlab.relay.op import transform as _transform
-from irlab.relay.op.layout_rules import conv2d_layout
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
                                       int_pair, kernel_out_channels, layout_axes, padding4,
                                       unpack_kernel)
@@ -159,6 +158,13 @@ def _conv2d_reference(inputs, attrs, out_type):
     return out_array(out.transpose(["NCHW".index(c) for c in out_layout]), out_type)
 
 
+def _conv2d_layout(attrs, new_in, old_in, types):
+    """FInferCorrectLayout: a convolution dictates layouts; whatever its inputs arrive in, it
+    wants its attrs' layouts."""
+    return ([attrs.data_layout, attrs.kernel_layout],
+            [attrs.out_layout or attrs.data_layout], attrs)
+
+
 def _scale_axes(call):
     """FoldScaleAxis: the channel axes of a conv2d in plain layouts (permutations of NCHW /
     OIHW) with groups 1 or depthwise; None for split layouts (an OIHW16o kernel from
@@ -184,7 +190,7 @@ register_op("nn.conv2d", num_inputs=2,
             attrs_type=Conv2DAttrs, type_rel=_conv2d_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_conv2d_reference, support_level=2,
             description="2-D convolution (cross-correlation) of data with a weight tensor.",
-            ).set_attrs(FInferCorrectLayout=conv2d_layout, TScaleAxisRule=ScaleAxisRule.WEIGHT,
+            ).set_attrs(FInferCorrectLayout=_conv2d_layout, TScaleAxisRule=ScaleAxisRule.WEIGHT,
                         FScaleAxisChannels=_scale_axes)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import to_numpy_dtype
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
                                       int_pair, layout_axes, padding4)
@@ -130,7 +130,8 @@ register_op("nn.conv2d_transpose", num_inputs=2,
                        ("weight", "Tensor", "The weight tensor.")],
             attrs_type=Conv2DTransposeAttrs, type_rel=_conv2d_transpose_rel,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_conv2d_transpose_reference,
-            support_level=2, description="Transposed 2-D convolution (deconvolution).")
+            support_level=2, description="Transposed 2-D convolution (deconvolution).",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,

@@ -10,7 +10,7 @@ import numpy as np
 
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import to_numpy_dtype
-from irlab.ir.op import Op, OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, Op, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Call
 from irlab.relay.op import transform as _transform
@@ -196,27 +196,31 @@ register_op("nn.dense", num_inputs=2,
             attrs_type=DenseAttrs, type_rel=_dense_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_dense_reference, support_level=1,
             description="Dense (fully connected) layer: data @ weight.T.",
-            ).set_attrs(TScaleAxisRule=ScaleAxisRule.WEIGHT, FScaleAxisChannels=_dense_scale_axes)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TScaleAxisRule=ScaleAxisRule.WEIGHT,
+                        FScaleAxisChannels=_dense_scale_axes)
 register_op("nn.contrib_dense_pack", num_inputs=2,
             arguments=[("data", "Tensor", "Input data."),
                        ("weight", "3D Tensor", "The weight packed in layout NC<n>n.")],
             attrs_type=DensePackAttrs, type_rel=_dense_pack_rel,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_dense_pack_reference,
             support_level=10,
-            description="Dense with the weight pre-packed (N // n, K, n): data @ unpack(w).T.")
+            description="Dense with the weight pre-packed (N // n, K, n): data @ unpack(w).T.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 register_op("nn.matmul", num_inputs=2,
             arguments=[("tensor_a", "Tensor", "The first input tensor."),
                        ("tensor_b", "Tensor", "The second input tensor.")],
             attrs_type=MatmulAttrs, type_rel=_matmul_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_matmul_reference, support_level=1,
             description="Matrix product of an N-D tensor and a 2-D tensor, each optionally "
-                        "transposed.")
+                        "transposed.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 register_op("nn.batch_matmul", num_inputs=2,
             arguments=[("x", "3D Tensor", "The first input."),
                        ("y", "3D Tensor", "The second input.")],
             attrs_type=BatchMatmulAttrs, type_rel=_batch_matmul_rel,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_batch_matmul_reference,
-            support_level=10, description="Batched matrix product of two 3-D tensors.")
+            support_level=10, description="Batched matrix product of two 3-D tensors.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def _units(units):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.layout_rules import channel_normalization_layout
 from irlab.relay.op.nn._utils import acc_dtype
@@ -106,7 +106,8 @@ register_op("nn.lrn", num_inputs=1, arguments=[("data", "Tensor", "The input ten
             attrs_type=LRNAttrs, type_rel=_lrn_rel, pattern=OpPattern.OPAQUE,
             reference=_lrn_reference, support_level=2,
             description="Local response normalization: data / (bias + alpha / size * "
-                        "sum of squares over a window of channels) ** beta.")
+                        "sum of squares over a window of channels) ** beta.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 register_op("nn.instance_norm", num_inputs=3,
             arguments=[("data", "Tensor", "Input to which instance_norm will be applied."),
                        ("gamma", "Tensor", "The gamma scale factor."),

@@ -10,7 +10,7 @@ import numpy as np
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.ir.expr import RelayExpr
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Constant, const
 from irlab.relay.op.op_common import make_call, normalize_axis, out_array
@@ -113,18 +113,19 @@ register_op("nn.bias_add", num_inputs=2,
             attrs_type=BiasAddAttrs, type_rel=_bias_add_rel, pattern=OpPattern.BROADCAST,
             reference=_bias_add_reference, support_level=1,
             description="Add a 1-D bias along one axis of the data.",
-            ).set_attrs(TScaleAxisRule=ScaleAxisRule.BIAS_ADD)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TScaleAxisRule=ScaleAxisRule.BIAS_ADD)
 register_op("nn.batch_flatten", num_inputs=1,
             arguments=[("data", "Tensor", "The input tensor.")], type_rel=_batch_flatten_rel,
             pattern=OpPattern.INJECTIVE, reference=_batch_flatten_reference, support_level=1,
             description="Flatten all dimensions but the first: (N, d1, d2...) -> (N, d1*d2*...).",
-            ).set_attr("TReshapeOp", True)
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE, TReshapeOp=True)
 register_op("nn.pad", num_inputs=2,
             arguments=[("data", "Tensor", "The input tensor."),
                        ("pad_val", "Tensor", "The value to fill the padded area with.")],
             attrs_type=PadAttrs, type_rel=_pad_rel, pattern=OpPattern.INJECTIVE,
             reference=_pad_reference, support_level=2,
-            description="Pad each axis by (before, after) cells.")
+            description="Pad each axis by (before, after) cells.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 
 
 def bias_add(data, bias, axis=1):
