@@ -8,8 +8,8 @@ the layer's scope path: ``layer1`` > ``layer1/layer1.0`` > ``layer1/layer1.0/con
 without a name of its own (the relu after a conv) belongs to its first input's layer.
 
 Only scopes holding at least ``MIN_GROUP`` nodes of two layers or more become groups, and a
-scope holding every named node (a model-wide prefix such as ``resnetv17``) does not. A fused function joins the deepest
-group holding all its ops, so groups and fused functions nest.
+scope holding every named node (a model-wide prefix such as ``resnetv17``) does not. A fused
+function joins the deepest group holding all its ops, so groups and fused functions nest.
 """
 
 from __future__ import annotations
