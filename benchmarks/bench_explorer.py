@@ -39,6 +39,9 @@ descriptions, same Xeon, 2 cores shared by 8 agents (load average 14-15: very no
   side view step switch (Chromium)    84-104 ms              357-708 ms median, 10-60 ms of it
                                                              script: the rest is paint on the
                                                              overloaded host (not comparable)
+  The same switches (steps 15, 16, 14, 5 rounds) on main's page and this one, interleaved in
+  one Chromium under the same load: median 286 ms (main, 5.64 MB page) and 205 ms (this,
+  4.15 MB), fastest 102 and 113 ms: no slowdown from the shared descriptions or the groups.
 """
 
 from __future__ import annotations
