@@ -23,11 +23,13 @@ LAYER = "layer"  # the ``kind`` of a layer group's cluster
 
 
 def scope_path(name: str) -> tuple:
-    """The scopes enclosing the layer called ``name``, outermost first: ``/a/b/Conv`` ->
-    ``("a", "a/b")``; ``stage1_unit1_conv1_weight`` -> ``("stage1", "stage1_unit1",
-    "stage1_unit1_conv1")``."""
+    """The scopes of the layer called ``name``, outermost first, the layer itself last:
+    ``/a/b/Conv`` -> ``("a", "a/b")``; ``a.0.conv1/Conv`` -> ``("a", "a.0", "a.0.conv1")``;
+    ``stage1_unit1_conv1_weight`` -> ``("stage1", "stage1_unit1", "stage1_unit1_conv1")``."""
     sep = "/" if "/" in name else "_"
     parts = [p for p in name.split(sep) if p][:-1]
+    if sep == "/" and len(parts) == 1 and "." in parts[0]:
+        sep, parts = ".", parts[0].split(".")  # a module path: layer1.0.conv1/Conv
     return tuple(sep.join(parts[:i + 1]) for i in range(len(parts)))
 
 
@@ -113,7 +115,7 @@ def with_layer_groups(graph, scopes=None):
     for path in set(scopes.values()):
         inside = [s for s in path if s in kept]
         for outer, scope in zip([None, *inside], inside):
-            label = scope.strip("/").rsplit("/", 1)[-1]
+            label = re.split(r"[/]", scope.strip("/"))[-1]
             groups[cluster_id(scope)] = {
                 "kind": LAYER, "label": label, "attrs": {"scope": scope},
                 "parent": cluster_id(outer) if outer is not None else None}

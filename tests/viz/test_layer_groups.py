@@ -18,6 +18,7 @@ def test_scope_paths_from_onnx_and_builder_names():
                                                          "layer1/layer1.0/conv1")
     assert scope_path("stage1_unit1_conv1_weight") == ("stage1", "stage1_unit1",
                                                        "stage1_unit1_conv1")
+    assert scope_path("layer1.0.conv1/Conv") == ("layer1", "layer1.0", "layer1.0.conv1")
     assert scope_path("conv0_weight") == ("conv0",) and scope_path("data") == ()
 
 
@@ -66,3 +67,16 @@ def test_resnet_trace_keeps_its_layers_after_the_weights_are_folded():
     fused = [i for i in clusters.values() if i["kind"] != LAYER]
     inside = [i for i in fused if i["parent"] and clusters[i["parent"]]["kind"] == LAYER]
     assert len(inside) > len(fused) / 2
+
+
+def test_onnx_resnet_groups_by_its_module_paths():
+    """ONNX node names ``layer1.0.conv1/Conv`` (the importer's spans) give layer1 > layer1.0."""
+    from irlab.relay.frontend import from_onnx
+    from irlab.relay.frontend.onnx_models import resnet18
+
+    mod, params = from_onnx(resnet18(image_size=32, num_classes=10))
+    graph = build_relay_graph(InferType()(mod), params)
+    clusters = with_layer_groups(graph).graph["clusters"]
+    labels = {i["label"]: i for i in clusters.values()}
+    assert set(labels) == {f"layer{s}{b}" for s in range(1, 5) for b in ("", ".0", ".1")}
+    assert clusters[labels["layer2.1"]["parent"]]["label"] == "layer2"
