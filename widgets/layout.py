@@ -78,6 +78,8 @@ def node_record(ident, data) -> dict:
         record["members"] = list(data["members"])
     if data.get("compiler"):  # a collapsed external (BYOC) region
         record.update(_compiler_style(data["compiler"]))
+    if data.get("hidden"):  # [id, title, name, op, collapsed owners] of each node inside
+        record["hidden"] = [list(h) for h in data["hidden"]]
     if data.get("folded"):
         record["folded"] = [{str(k): str(v) for k, v in f.items()} for f in data["folded"]]
     return record

@@ -71,8 +71,11 @@ _BYOC = [
     "lib = relay.build(mod, target='llvm')\n"
     "widgets.VBox([GraphView(mod), LoweringExplorer(lib), RunPanel(lib)])",
 ]
+# ResNet-18 (88 nodes) as a "big" graph: its stages and units start collapsed.
+_LAYERS = ["from irlab.relay.testing import MODELS\nfrom irlab.widgets import GraphView\n"
+           "mod, params = MODELS['resnet18']()\nGraphView(mod, params=params, big=50)"]
 NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER, "lowering": _LOWERING,
-             "explore_small": _EXPLORE, "byoc": _BYOC}
+             "explore_small": _EXPLORE, "byoc": _BYOC, "layers": _LAYERS}
 # The Binder dashboard itself, served as it is in the repository.
 DASHBOARD = Path(__file__).resolve().parents[2] / "notebooks" / "explorer.ipynb"
 

@@ -10,6 +10,9 @@ function renderGraphView({ model, el }) {
     model.save_changes();
   };
   let matches = [], matchPos = -1, searchTimer = null;
+  // Search hits inside collapsed groups: id -> the collapsed groups hiding it; a jump to one
+  // expands them (the kernel lays the graph out again) and selects it once it is drawn.
+  let hiddenHits = new Map(), pending = "";
 
   const searchBox = h("input", { type: "search", class: "irlab-search", "data-testid": "search-box",
     placeholder: "search op / name / id", value: model.get("search") || "" });
@@ -20,8 +23,8 @@ function renderGraphView({ model, el }) {
     title: "next match (Enter)" });
   const fitBtn = h("button", { "data-testid": "fit-button", text: "Fit",
     title: "fit to view (f)" });
-  const collapseBtn = h("button", { "data-testid": "collapse-all", text: "Collapse fused",
-    title: "draw each fused function as one node" });
+  const collapseBtn = h("button", { "data-testid": "collapse-all", text: "Collapse groups",
+    title: "draw each layer and fused function as one node" });
   const expandBtn = h("button", { "data-testid": "expand-all", text: "Expand all" });
   const hoodBox = h("input", { type: "checkbox", "data-testid": "neighbourhood-toggle" });
   const weightsBox = h("input", { type: "checkbox", "data-testid": "weights-toggle",
@@ -100,18 +103,55 @@ function renderGraphView({ model, el }) {
     markIRLine(irPane, node ? node.line : null, scroll);
   }
 
+  function findHidden(lay, query) {
+    const q = String(query || "").trim().toLowerCase();
+    const found = new Map();
+    if (!q || !lay) return found;
+    for (const n of lay.nodes) {
+      for (const [id, title, name, op, hiddenIn] of n.hidden || []) {
+        if (id.toLowerCase() === q || [title, name, op].some((f) => f.toLowerCase().includes(q))) {
+          found.set(id, { group: n.id, hiddenIn });
+        }
+      }
+    }
+    return found;
+  }
+
   function drawSearch(jump) {
-    matches = matchNodes(layout(), searchBox.value);
+    const lay = layout();
+    hiddenHits = findHidden(lay, searchBox.value);
+    matches = [...matchNodes(lay, searchBox.value), ...hiddenHits.keys()];
+    if (pending && matches.includes(pending)) matchPos = matches.indexOf(pending);
     if (matchPos >= matches.length) matchPos = matches.length ? 0 : -1;
     if (jump && matches.length) {
       const id = matches[matchPos];
-      canvas.centerOn(id);
-      select(id);
+      const hidden = hiddenHits.get(id);
+      if (!hidden) {
+        canvas.centerOn(id);
+        select(id);
+      } else if (isStatic) {  // no kernel to lay the group out expanded: its node
+        canvas.centerOn(hidden.group);
+        select(hidden.group);
+      } else {
+        pending = id;
+        const shut = (model.get("collapsed") || []).filter((c) => !hidden.hiddenIn.includes(c));
+        save({ collapsed: shut });
+      }
     }
     count.textContent = searchBox.value.trim()
       ? (matches.length ? `${matchPos + 1} / ${matches.length}` : "no match") : "";
-    canvas.mark({ selected: model.get("selected") || "", matches: new Set(matches),
+    const marked = new Set(matches);
+    for (const hit of hiddenHits.values()) marked.add(hit.group);  // the group holding a hit
+    canvas.mark({ selected: model.get("selected") || "", matches: marked,
       current: matches[matchPos] });
+  }
+
+  function selectPending() {
+    if (!pending || !canvas.has(pending)) return;
+    const id = pending;
+    pending = "";
+    canvas.centerOn(id);
+    select(id);
   }
 
   function step(delta) {
@@ -172,6 +212,7 @@ function renderGraphView({ model, el }) {
     drawSearch(false);
     drawSelection(false);
     drawStatus();
+    selectPending();
   }
 
   function drawIR() {
