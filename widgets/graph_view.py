@@ -32,6 +32,7 @@ from irlab.widgets.graph_ops import (all_groups, cluster_tree, collapse, fused_g
                                      neighbourhood, node_details, owners, search_nodes)
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
 from irlab.widgets.picture import StaticPicture, graph_svg, titled
+from irlab.widgets.trace_data import interesting_steps
 
 # Nodes (weights folded): above this, each fused function starts as one node. ResNet-50
 # after FuseOps is 198 nodes in 71 fused functions, 127 nodes collapsed.
@@ -80,6 +81,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
     hops = t.Int(2).tag(sync=True)
     step = t.Int(-1).tag(sync=True)
     step_names = t.List(t.Unicode()).tag(sync=True)  # a trace's steps: the step control
+    changed_steps = t.List(t.Int()).tag(sync=True)  # where ◀ ▶ stop: steps that changed it
     weights = t.Bool(False).tag(sync=True)  # constants and parameters drawn as nodes
     # Computed in Python for observers (the browser computes its own copies).
     inspector = t.Dict()
@@ -116,7 +118,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
 
         self._program = (mod_or_expr, params)
         self._trace = self._at = None
-        self.step_names = []
+        self.step_names, self.changed_steps = [], []
         mod, problem = typed(as_module(mod_or_expr))
         graph = with_layer_groups(build_relay_graph(mod, params, fold_weights=not self.weights))
         self._provenance, self._names = {}, []
@@ -127,6 +129,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         index = max(0, min(int(index), len(trace.steps) - 1))
         graph = self._with_groups(trace, trace.graph(index))
         self._program = None
+        if trace is not self._trace:
+            self.changed_steps = interesting_steps(trace)
         self._trace, self._at = trace, index
         self._provenance = trace.provenance()
         self._names = [s.name for s in trace.steps]

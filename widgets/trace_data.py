@@ -182,11 +182,16 @@ def visible_steps(rows, hide_unchanged=False, query="") -> list:
         (not hide_unchanged or r["changed"]) and (not q or q in r["name"].lower()))]
 
 
-def first_interesting_step(trace) -> int:
-    """The first step that changed the program itself (not through a nested pass that
-    changed it: a Sequential), else 0."""
+def interesting_steps(trace) -> list:
+    """The steps that changed the program themselves (not only through a nested pass that
+    changed it: a Sequential), in order."""
     explained = {s.parent for s in trace.steps if s.changed}
-    return next((s.index for s in trace.steps[1:] if s.changed and s.index not in explained), 0)
+    return [s.index for s in trace.steps[1:] if s.changed and s.index not in explained]
+
+
+def first_interesting_step(trace) -> int:
+    """The first of ``interesting_steps``, else 0."""
+    return next(iter(interesting_steps(trace)), 0)
 
 
 def _finite(value):

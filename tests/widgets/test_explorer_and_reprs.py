@@ -61,6 +61,9 @@ def test_graph_step_control_walks_to_the_collapsed_final_program():
     app = irlab.explore(mod, params=params)
     view, stepper = app.graph_view, app.stepper
     last = len(view.step_names) - 1
+    # where the step control's ◀ ▶ stop: the passes that changed the program
+    assert view.changed_steps[0] == stepper.step and 0 < len(view.changed_steps) < last
+    assert "FuseOps" in [view.step_names[i] for i in view.changed_steps]
     view.set_state({"step": 1})  # the graph tab's step control moves both tabs
     assert view.title.startswith("after step 1") and stepper.step == 1
     view.set_state({"step": last})

@@ -1,6 +1,7 @@
 // graph_view.js: the GraphView widget (needs irlab_core.js in front of it).
 // Synced traits read here: graph (laid-out payload), ir, title, status, selected, search,
-// collapsed, focus, hops, step, step_names (a pass trace's steps: the step control); `_static` is set by the HTML export's model shim (no kernel:
+// collapsed, focus, hops, step, step_names and changed_steps (a pass trace's steps: the step
+// control); `_static` is set by the HTML export's model shim (no kernel:
 // collapsing, which needs a new layout, is hidden there).
 
 function renderGraphView({ model, el }) {
@@ -34,9 +35,9 @@ function renderGraphView({ model, el }) {
   const title = h("span", { class: "irlab-title", "data-testid": "graph-title" });
   // The step control: which step of the pass trace the graph shows (the explorer's graph tab).
   const stepBack = h("button", { "data-testid": "graph-step-prev", text: "◀",
-    title: "the program one step earlier" });
+    title: "back to the previous pass that changed the program" });
   const stepOn = h("button", { "data-testid": "graph-step-next", text: "▶",
-    title: "the program one step later" });
+    title: "on to the next pass that changed the program (the slider reaches every step)" });
   const stepSlider = h("input", { type: "range", class: "irlab-slider", min: 0, value: 0,
     "data-testid": "graph-step-slider", title: "step of the pass pipeline" });
   const stepLabel = h("span", { class: "irlab-step-label", "data-testid": "graph-step-label" });
@@ -200,6 +201,15 @@ function renderGraphView({ model, el }) {
     stepLabel.textContent = names.length ? `step ${Math.max(0, at)} / ${names.length - 1}` : "";
   }
 
+  /** The next (dir 1) or previous (-1) step that changed the program; the ends otherwise. */
+  function changedStep(dir) {
+    const at = model.get("step") ?? 0;
+    const last = Math.max(0, (model.get("step_names") || []).length - 1);
+    const changed = model.get("changed_steps") || [];
+    if (dir > 0) return changed.find((i) => i > at) ?? last;
+    return [...changed].reverse().find((i) => i < at) ?? 0;
+  }
+
   function goStep(i) {
     const names = model.get("step_names") || [];
     const to = clamp(i, 0, Math.max(0, names.length - 1));
@@ -239,8 +249,8 @@ function renderGraphView({ model, el }) {
   prevBtn.addEventListener("click", () => step(-1));
   nextBtn.addEventListener("click", () => step(1));
   fitBtn.addEventListener("click", () => canvas.fit());
-  stepBack.addEventListener("click", () => goStep((model.get("step") ?? 0) - 1));
-  stepOn.addEventListener("click", () => goStep((model.get("step") ?? 0) + 1));
+  stepBack.addEventListener("click", () => goStep(changedStep(-1)));
+  stepOn.addEventListener("click", () => goStep(changedStep(1)));
   stepSlider.addEventListener("change", () => goStep(parseInt(stepSlider.value, 10) || 0));
   collapseBtn.addEventListener("click", () => {
     const lay = layout();
