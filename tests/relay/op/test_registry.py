@@ -42,6 +42,9 @@ def test_op_is_fully_registered(name):
 
 
 def test_every_registered_op_has_relation_and_reference():
+    # Relay's ops (Relax's share the registry: struct-info rules, no Relay type relation)
     for name in Op.list_op_names():
         op = Op.get(name)
+        if not op.defined_in.startswith("irlab.relay."):
+            continue
         assert op.type_rel is not None and op.reference is not None, name
