@@ -475,3 +475,28 @@ def test_body_more_precise_than_the_return_annotation_gives_the_type():
         return x
 
     assert [d.value for d in f.ret_struct_info.dims] == [2, 3]  # as TVM's Function
+
+
+def test_python_operators_on_values_and_dims():
+    @R.function
+    def f(x: R.Tensor(("n",), "float32"), y: R.Tensor(("n",), "float32"),
+          c: R.Tensor((), "bool")):
+        n = T.int64()
+        a = x // y
+        b = x % y
+        d = x < y
+        e = R.shape([n // 2, n % 3])
+        if c:
+            z = R.match_cast(x, R.Tensor((n,), "float32"))
+        else:
+            z = y
+        return (a, b, d, e, z)
+
+    ops = [b.value.op.name for b in f.body.blocks[0].bindings[:3]]
+    assert ops == ["relax.floor_divide", "relax.floor_mod", "relax.less"]
+    dims = f.body.blocks[0].bindings[3].value.values
+    assert isinstance(dims[0], tir.FloorDiv) and isinstance(dims[1], tir.FloorMod)
+    branch = f.body.blocks[0].bindings[4].value.true_branch
+    assert isinstance(branch.blocks[0].bindings[0], relax.MatchCast)
+    assert_structural_equal(from_source(f.script()), f)
+
