@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from irlab import relax as _relax
+from irlab.relax.analysis import free_vars
 from irlab.relax.expr_functor import ExprVisitor
 from irlab.ir.attrs import Attrs, DictAttrs
 from irlab.ir.expr import GlobalVar
@@ -34,13 +35,44 @@ INLINE_CONSTANT = 16  # elements of the biggest constant printed in full by defa
 
 
 def print_function(func, name=None, class_name=None, options=None):
-    """(lines, header lines) of ``func`` as an ``@R.function`` (in class ``class_name``)."""
-    if isinstance(func, _relax.ExternFunc):
+    """(lines, header lines) of ``func`` as an ``@R.function`` (in class ``class_name``);
+    any other Relax node (an expression, a binding, a block, a struct info) prints as TVM
+    prints it alone: its free variables declared first, no header."""
+    if isinstance(func, _relax.ExternFunc) and name is not None:
         return [f"{name} = R.ExternFunc({json.dumps(func.global_symbol)})"], {HEADER_R}
+    if not isinstance(func, _relax.Function):
+        return print_node(func, options), set()
     printer = FunctionPrinter(class_name, options)
     lines = printer.function(func, name or _default_name(func))
     headers = {HEADER_R} | ({HEADER_T} if printer.uses_tir else set())
     return lines, headers
+
+
+def print_node(node, options=None) -> list:
+    """The lines of a Relax node other than a function."""
+    printer = FunctionPrinter(None, options)
+    printer.used_vars = set()
+    if isinstance(node, _relax.StructInfo):
+        return printer.head + [printer.sinfo(node)]  # sinfo() declares the dims first
+    if isinstance(node, _relax.Binding):
+        scope = _relax.SeqExpr([_relax.BindingBlock([node])], node.var)
+    elif isinstance(node, _relax.BindingBlock):
+        scope = _relax.SeqExpr([node], _relax.Tuple([]))
+    else:
+        scope = node
+    for var in free_vars(scope):
+        sinfo = printer.sinfo(var.struct_info)
+        printer.head.append(f"{printer.define(var, var.name_hint)}: {sinfo}")
+    if isinstance(node, _relax.Binding):
+        body = printer.binding(node)
+    elif isinstance(node, _relax.BindingBlock):
+        body = printer.block(node)
+    elif isinstance(node, _relax.SeqExpr):
+        body = [ln for block in node.blocks for ln in printer.block(block)]
+        body.append(printer.expr(node.body))
+    else:
+        body = [printer.expr(node)]
+    return printer.head + body
 
 
 def _default_name(func) -> str:
@@ -111,8 +143,7 @@ class FunctionPrinter:
         options = []
         if not func.is_pure:
             options.append("pure=False")
-        if self.class_name is not None and "global_symbol" not in (
-                func.attrs.as_dict() if func.attrs is not None else {}):
+        if "global_symbol" not in (func.attrs.as_dict() if func.attrs is not None else {}):
             options.append("private=True")
         decorator = "@R.function" + (f"({', '.join(options)})" if options else "")
         body = self.seq_body(func.body)
