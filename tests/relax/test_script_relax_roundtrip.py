@@ -546,3 +546,29 @@ def test_module_order_prim_funcs_extern_funcs_relax_functions_main_last():
                                      "def main")]
     assert order == sorted(order)
     assert '    zz_ext = R.ExternFunc("zz_ext")\n    @R.function(private=True)\n' in text
+
+
+def test_local_function():
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor((), "int32")) -> R.Tensor((), "int32"):
+            @R.function
+            def nested(y: R.Tensor((), "int32")) -> R.Tensor((), "int32"):
+                return R.add(y, x)
+
+            z = nested(x)
+            return z
+
+    binding = Mod["main"].body.blocks[0].bindings[0]
+    assert isinstance(binding.value, relax.Function)
+    assert "global_symbol" not in (binding.value.attrs.as_dict() if binding.value.attrs else {})
+    text = round_trip(Mod)
+    assert '''        # from tvm.script import relax as R
+
+        @R.function
+        def nested(y: R.Tensor((), dtype="int32")) -> R.Tensor((), dtype="int32"):
+            gv: R.Tensor((), dtype="int32") = R.add(y, x)
+            return gv
+
+        z: R.Tensor((), dtype="int32") = nested(x)''' in text

@@ -190,6 +190,8 @@ class FunctionParser:
             return self.assign(st.target.id, st.annotation, st.value, st, outputs)
         if isinstance(st, ast.Expr):
             return self.expr_stmt(st, outputs)
+        if isinstance(st, ast.FunctionDef):
+            return self.local_function(st, outputs)
         if isinstance(st, ast.If):
             if outputs is not None:
                 self.fail(st, "no `if` inside a dataflow block (it is control flow)")
@@ -243,6 +245,21 @@ class FunctionParser:
             if name not in local:
                 self.fail(st, f"R.output({name}): {name} is not bound in this dataflow block")
             self.bind(name, local[name])
+
+    def local_function(self, st, outputs):
+        """``@R.function def g(...)`` inside a function: ``g`` is bound to a Relax function
+        that may use the enclosing function's variables."""
+        decorators = [self.eval(d) for d in st.decorator_list]
+        decorator = decorators[0] if len(decorators) == 1 else None
+        if decorator is R.function:
+            decorator = R.FunctionDecorator()
+        if not isinstance(decorator, R.FunctionDecorator):
+            self.fail(st, "a function inside an @R.function is itself an @R.function")
+        inner = FunctionParser(DeferredRelaxFunction(st, self.source, decorator.pure, True),
+                               self.ctx)
+        inner.scopes = [{k: v for scope in self.scopes for k, v in scope.items()}, {}]
+        inner.symbols.update(self.symbols)
+        self.bind_value(st.name, None, inner.parse(), st, st, outputs)
 
     def if_stmt(self, st):
         """``if c: ...; v = a  else: ...; v = b`` binds ``v`` to ``relax.If`` of both branches
