@@ -100,8 +100,20 @@ class FunctionParser:
         self.scopes[-1][name] = value
 
     # -- the function -----------------------------------------------------------------------
+    def declare_signature_symbols(self):
+        """Define the symbolic dims a parameter names alone (``R.Tensor(("n", "m + 1"))``
+        defines ``n``) before any is evaluated, so one may compute over a later one."""
+        for arg in self.node.args.args:
+            for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
+                if isinstance(node, (ast.Tuple, ast.List)):
+                    for elt in node.elts:
+                        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and \
+                                elt.value.isidentifier() and elt.value not in self.symbols:
+                            self.symbols[elt.value] = _tir.Var(elt.value, "int64")
+
     def signature(self):
         """The FuncStructInfo of the function (for calls from other functions)."""
+        self.declare_signature_symbols()
         with R.symbol_table(self.symbols):
             params = [self.param_sinfo(arg) for arg in self.node.args.args]
             ret = self.ret_sinfo()
@@ -128,6 +140,7 @@ class FunctionParser:
         node = self.node
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.fail(node, "an @R.function takes plain positional parameters")
+        self.declare_signature_symbols()
         with R.symbol_table(self.symbols):
             ret = self.ret_sinfo()
             params = []
@@ -141,6 +154,9 @@ class FunctionParser:
             finally:
                 blocks = self.bb.end_scope()
         attrs = dict(self.attrs)
+        if self.private and "global_symbol" in attrs:
+            self.fail(node, f"function {node.name} is private: it cannot have a global_symbol "
+                            f"(drop one of them)")
         if not self.private:
             attrs.setdefault("global_symbol", node.name)
         if ret is not None and ret.is_base_of(body.struct_info):
