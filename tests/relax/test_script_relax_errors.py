@@ -121,3 +121,10 @@ def test_private_function_with_a_global_symbol():
             '    R.func_attr({"global_symbol": "f"})\n    return x\n')
     with pytest.raises(ParseError, match=r"<script>:2:.*private: it cannot have a global_symbol"):
         from_source(text)
+
+
+def test_undefined_computed_dim_in_a_decorated_function():
+    with pytest.raises(ParseError, match="symbolic variable m is not defined"):
+        @R.function
+        def f(x: R.Tensor(("m + 1", "m * 2"), "float32")):
+            return x

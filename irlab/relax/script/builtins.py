@@ -57,8 +57,10 @@ def _dim(value):
             tree = ast.parse(value, mode="eval")
         except SyntaxError:
             raise IrlabError(f"shape dimension {value!r} is not an expression") from None
-        table = _SYMBOLS.get() or {}
+        table = _SYMBOLS.get()
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        if table is None:  # evaluated by Python itself (an annotation at `def` time)
+            table = {name: _tir.Var(name, "int64") for name in names}
         missing = sorted(names - set(table))
         if missing:  # a computed dim cannot define a variable (as TVM: no solving for it)
             raise IrlabError(f"shape dimension {value!r}: symbolic variable {missing[0]} is "
