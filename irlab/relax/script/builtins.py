@@ -18,6 +18,7 @@ from irlab import relax as _relax
 from irlab import tir as _tir
 from irlab.errors import IrlabError, ParseError
 from irlab.ir.attrs import DictAttrs
+from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.runtime.dtype import parse_dtype
 from irlab.script import dialect
@@ -56,8 +57,16 @@ def _dim(value):
             tree = ast.parse(value, mode="eval")
         except SyntaxError:
             raise IrlabError(f"shape dimension {value!r} is not an expression") from None
+        table = _SYMBOLS.get()
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        env = {name: _symbolic(name) for name in names}
+        if table is None:  # evaluated by Python itself (an annotation at `def` time)
+            table = {name: _tir.Var(name, "int64") for name in names}
+        missing = sorted(names - set(table))
+        if missing:  # a computed dim cannot define a variable (as TVM: no solving for it)
+            raise IrlabError(f"shape dimension {value!r}: symbolic variable {missing[0]} is "
+                             f"not defined (a dimension written alone, \"{missing[0]}\", "
+                             f"defines it)")
+        env = {name: table[name] for name in names}
         return eval(compile(tree, "<dim>", "eval"), {"T": _tir}, env)  # noqa: S307
     if isinstance(value, bool) or not isinstance(value, (int, _tir.PrimExpr)):
         raise IrlabError(f"a shape dimension must be an int, a PrimExpr or a symbolic "
@@ -78,10 +87,18 @@ def _dtype(dtype):
 
 
 # -- struct info ----------------------------------------------------------------------------
+def _check_ndim(ndim, shape=None):
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or ndim < -1:
+        raise IrlabError(f"ndim must be an int >= 0, or -1 for an unknown rank; got {ndim!r}")
+    if shape is not None and ndim not in (-1, len(shape)):
+        raise IrlabError(f"ndim={ndim} disagrees with the {len(shape)} dims of {tuple(shape)}")
+
+
 def Tensor(shape=None, dtype=None, ndim: int = -1):  # noqa: N802 (TVM's name)
     """``R.Tensor((n, 4), "float32")``, ``R.Tensor(dtype="float32", ndim=2)``, ``R.Tensor``."""
     if isinstance(shape, str) and dtype is None:
         shape, dtype = None, shape
+    _check_ndim(ndim, shape if isinstance(shape, (tuple, list)) else None)
     if shape is None:
         return _relax.TensorStructInfo(None, dtype=_dtype(dtype), ndim=ndim)
     if isinstance(shape, _relax.Expr):  # a shape-valued expression (a Var of R.Shape)
@@ -94,6 +111,7 @@ def Tensor(shape=None, dtype=None, ndim: int = -1):  # noqa: N802 (TVM's name)
 
 def Shape(values=None, ndim: int = -1):  # noqa: N802
     """``R.Shape([n, 4])`` or ``R.Shape(ndim=2)``."""
+    _check_ndim(ndim, values)
     if values is None:
         return _relax.ShapeStructInfo(ndim=ndim)
     return _relax.ShapeStructInfo([_dim(d) for d in values])
@@ -146,7 +164,7 @@ def as_struct_info(value):
 def as_expr(value):
     """A Relax expression from a value written in a script: tuples become ``relax.Tuple``,
     Python numbers ``PrimValue``s, strings ``StringImm``s."""
-    if isinstance(value, _relax.Expr):
+    if isinstance(value, (_relax.Expr, GlobalVar)):  # a GlobalVar: a function as a value
         return value
     if isinstance(value, (tuple, list)):
         return _relax.Tuple([as_expr(v) for v in value])
@@ -194,6 +212,14 @@ def call_packed(func, *args, sinfo_args=None, **kwargs):
         sinfo_args = [as_struct_info(s) for s in (
             sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args])]
     return _relax.op.call_packed(func, *[as_expr(a) for a in args], sinfo_args=sinfo_args)
+
+
+def call_pure_packed(func, *args, sinfo_args):
+    """``R.call_pure_packed("f", x, sinfo_args=...)``: a packed call the compiler may treat as
+    pure (allowed in dataflow blocks)."""
+    sinfo_args = sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args]
+    return _relax.op.call_pure_packed(func, *[as_expr(a) for a in args],
+                                      sinfo_args=[as_struct_info(s) for s in sinfo_args])
 
 
 class MatchCastPair:

@@ -29,6 +29,12 @@ from irlab.script.tir_builtins import DTYPES
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            ast.Pow: operator.pow}
+_TIR_BINOPS = {ast.FloorDiv: _tir.floordiv, ast.Mod: _tir.floormod}
+_RELAX_BINOPS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply",
+                 ast.Div: "divide", ast.FloorDiv: "floor_divide", ast.Mod: "floor_mod",
+                 ast.Pow: "power"}
+_RELAX_CMPOPS = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater",
+                 ast.GtE: "greater_equal", ast.Eq: "equal", ast.NotEq: "not_equal"}
 _CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
            ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 
@@ -94,8 +100,20 @@ class FunctionParser:
         self.scopes[-1][name] = value
 
     # -- the function -----------------------------------------------------------------------
+    def declare_signature_symbols(self):
+        """Define the symbolic dims a parameter names alone (``R.Tensor(("n", "m + 1"))``
+        defines ``n``) before any is evaluated, so one may compute over a later one."""
+        for arg in self.node.args.args:
+            for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
+                if isinstance(node, (ast.Tuple, ast.List)):
+                    for elt in node.elts:
+                        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and \
+                                elt.value.isidentifier() and elt.value not in self.symbols:
+                            self.symbols[elt.value] = _tir.Var(elt.value, "int64")
+
     def signature(self):
         """The FuncStructInfo of the function (for calls from other functions)."""
+        self.declare_signature_symbols()
         with R.symbol_table(self.symbols):
             params = [self.param_sinfo(arg) for arg in self.node.args.args]
             ret = self.ret_sinfo()
@@ -122,6 +140,7 @@ class FunctionParser:
         node = self.node
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.fail(node, "an @R.function takes plain positional parameters")
+        self.declare_signature_symbols()
         with R.symbol_table(self.symbols):
             ret = self.ret_sinfo()
             params = []
@@ -135,21 +154,16 @@ class FunctionParser:
             finally:
                 blocks = self.bb.end_scope()
         attrs = dict(self.attrs)
+        if self.private and "global_symbol" in attrs:
+            self.fail(node, f"function {node.name} is private: it cannot have a global_symbol "
+                            f"(drop one of them)")
         if not self.private:
             attrs.setdefault("global_symbol", node.name)
-        if ret is not None:
-            self.check_return(ret, body.struct_info)
-            if ret.is_base_of(body.struct_info):
-                ret = None  # as TVM: a body more precise than the annotation gives the type
+        if ret is not None and ret.is_base_of(body.struct_info):
+            ret = None  # as TVM's Function: a body more precise than the annotation gives it
         func = _relax.Function(params, _relax.SeqExpr(blocks, body), ret, self.pure,
                                attrs or None)
         return self.bb.normalize(func)
-
-    def check_return(self, ret, body_sinfo):
-        """The annotated return struct info must describe what the body gives."""
-        if not ret.is_base_of(body_sinfo):
-            self.fail(self.node.returns, f"the function returns {body_sinfo}, which is not "
-                                         f"a {ret} as annotated")
 
     # -- statements -------------------------------------------------------------------------
     def body(self, stmts):
@@ -192,6 +206,8 @@ class FunctionParser:
             return self.assign(st.target.id, st.annotation, st.value, st, outputs)
         if isinstance(st, ast.Expr):
             return self.expr_stmt(st, outputs)
+        if isinstance(st, ast.FunctionDef):
+            return self.local_function(st, outputs)
         if isinstance(st, ast.If):
             if outputs is not None:
                 self.fail(st, "no `if` inside a dataflow block (it is control flow)")
@@ -246,6 +262,21 @@ class FunctionParser:
                 self.fail(st, f"R.output({name}): {name} is not bound in this dataflow block")
             self.bind(name, local[name])
 
+    def local_function(self, st, outputs):
+        """``@R.function def g(...)`` inside a function: ``g`` is bound to a Relax function
+        that may use the enclosing function's variables."""
+        decorators = [self.eval(d) for d in st.decorator_list]
+        decorator = decorators[0] if len(decorators) == 1 else None
+        if decorator is R.function:
+            decorator = R.FunctionDecorator()
+        if not isinstance(decorator, R.FunctionDecorator):
+            self.fail(st, "a function inside an @R.function is itself an @R.function")
+        inner = FunctionParser(DeferredRelaxFunction(st, self.source, decorator.pure, True),
+                               self.ctx)
+        inner.scopes = [{k: v for scope in self.scopes for k, v in scope.items()}, {}]
+        inner.symbols.update(self.symbols)
+        self.bind_value(st.name, None, inner.parse(), st, st, outputs)
+
     def if_stmt(self, st):
         """``if c: ...; v = a  else: ...; v = b`` binds ``v`` to ``relax.If`` of both branches
         (each a SeqExpr ending with the value assigned to ``v``)."""
@@ -279,7 +310,11 @@ class FunctionParser:
         try:
             for inner in stmts[:-1]:
                 self.stmt(inner, None)
-            body = self.bb.normalize(self.as_expr(self.eval(last.value), last.value))
+            value = self.eval(last.value)
+            if isinstance(value, R.MatchCastPair):  # ``v = R.match_cast(...)`` ends it
+                self.bind_value(target.id, None, value, last.value, last, None)
+                value = self.scopes[-1][target.id]
+            body = self.bb.normalize(self.as_expr(value, last.value))
             if not is_leaf(body):  # as the normalizer would, in this branch's block
                 body = self.bb.emit(body)
         finally:
@@ -438,18 +473,35 @@ class FunctionParser:
         if isinstance(node, ast.Subscript):
             return self.eval(node.value)[self.eval(node.slice)]
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
+            a, b = self.eval(node.left), self.eval(node.right)
+            if isinstance(a, _relax.Expr) or isinstance(b, _relax.Expr):
+                return self.relax_op(_RELAX_BINOPS, node.op, a, b, node)
+            if isinstance(a, _tir.PrimExpr) or isinstance(b, _tir.PrimExpr):
+                tir_op = _TIR_BINOPS.get(type(node.op))  # // and % of dims: floor semantics
+                if tir_op is not None:
+                    return tir_op(a, b)
+            return _BINOPS[type(node.op)](a, b)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.eval(node.operand)
             if isinstance(node.op, ast.UAdd):
                 return value
             return _relax.op.negative(value) if isinstance(value, _relax.Expr) else -value
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            return _CMPOPS[type(node.ops[0])](self.eval(node.left),
-                                              self.eval(node.comparators[0]))
+            a, b = self.eval(node.left), self.eval(node.comparators[0])
+            if isinstance(a, _relax.Expr) or isinstance(b, _relax.Expr):
+                return self.relax_op(_RELAX_CMPOPS, node.ops[0], a, b, node)
+            value = _CMPOPS[type(node.ops[0])](a, b)
+            return value.asobject() if isinstance(value, _tir.EqualOp) else value
         if isinstance(node, ast.Call):
             return self.call(node)
         self.fail(node, f"unsupported expression {type(node).__name__} in an @R.function")
+
+    def relax_op(self, table, op, a, b, node):
+        """``x // y``, ``x < y``... of Relax values: the Relax op (``R.floor_divide``...)."""
+        name = table.get(type(op))
+        if name is None:
+            self.fail(node, f"operator {type(op).__name__} is not defined on Relax values")
+        return getattr(_relax.op, name)(self.as_expr(a, node), self.as_expr(b, node))
 
     def call(self, node):
         fn = self.eval(node.func)
