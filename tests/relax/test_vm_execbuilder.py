@@ -307,3 +307,24 @@ def test_time_evaluator_runs_the_function():
     vm.set_input("func0", rand(3), rand(3))
     result = vm.time_evaluator("func0", tvm.cpu(), number=2, repeat=2)()
     assert len(result.results) == 2
+
+
+def test_instrument_sees_every_call_and_can_skip_one():
+    ib = relax.ExecBuilder()
+    with ib.function("main", num_inputs=2):
+        ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(1)], dst=ib.r(2))
+        ib.emit_call("test.vm.mul", args=[ib.r(2), ib.r(1)], dst=ib.r(3))
+        ib.emit_ret(ib.r(2))
+    vm = relax.VirtualMachine(ib.get(), tvm.cpu())
+    seen = []
+
+    def instrument(func, name, before_run, ret_value, *args):
+        assert callable(func) and (ret_value is None) == before_run
+        seen.append((name, before_run))
+        if name == "test.vm.mul":
+            return relax.VMInstrumentReturnKind.SKIP_RUN
+
+    vm.set_instrument(instrument)
+    a, b = rand(3), rand(3)
+    np.testing.assert_allclose(vm["main"](a, b).numpy(), a.numpy() + b.numpy())
+    assert seen == [("test.vm.add", True), ("test.vm.add", False), ("test.vm.mul", True)]
