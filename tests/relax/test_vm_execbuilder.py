@@ -1,6 +1,8 @@
 """The Relax VM at its lowest level: programs written with ExecBuilder, run by the VM
 (after TVM's tests/python/relax/test_vm_execbuilder.py)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -300,6 +302,9 @@ def test_profile_reports_each_call():
     assert "test.vm.mul" in str(report) and "float64[5]" in str(report)
     assert report.csv().splitlines()[0].startswith("function,pc,callee")
     assert set(report.by_callee()) == {"test.vm.add", "test.vm.mul"}
+    assert "Duration (us)" in str(report)
+    assert [c["callee"] for c in json.loads(report.json())["calls"]] == ["test.vm.add",
+                                                                           "test.vm.mul"]
 
 
 def test_time_evaluator_runs_the_function():
