@@ -9,23 +9,16 @@ import pytest
 import irlab as tvm
 from irlab import relax
 from irlab.errors import IrlabError, VMError
+from irlab.relax.testing import vm as vm_testing  # noqa: F401 (registers test.vm.*)
 from irlab.runtime.container import ShapeTuple
 
 
 @pytest.fixture(autouse=True, scope="module")
-def test_functions():
-    funcs = {
-        "test.vm.add": lambda a, b: tvm.nd.array(a.numpy() + b.numpy()),
-        "test.vm.mul": lambda a, b: tvm.nd.array(a.numpy() * b.numpy()),
-        "test.vm.add_scalar": lambda a, b: a + b,
-        "test.vm.get_device_id": lambda dev: dev.device_id,
-        "test.vm.fail": lambda x: 1 // 0,
-    }
-    for name, fn in funcs.items():
-        tvm.register_func(name, fn, override=True)
+def failing_function():
+    """test.vm.add/mul/add_scalar/get_device_id come from relax.testing.vm (as in TVM)."""
+    tvm.register_func("test.vm.fail", lambda x: 1 // 0, override=True)
     yield
-    for name in funcs:
-        tvm.runtime.remove_global_func(name)
+    tvm.runtime.remove_global_func("test.vm.fail")
 
 
 def rand(*shape):
