@@ -12,7 +12,7 @@ from irlab.relax.struct_info import (StructInfo, ObjectStructInfo, PrimStructInf
 from irlab.relax.expr import (Expr, Var, DataflowVar, Call, Tuple, TupleGetItem, ShapeExpr,
                               PrimValue, StringImm, DataTypeImm, Constant, If, SeqExpr, Binding,
                               VarBinding, MatchCast, BindingBlock, DataflowBlock, Function,
-                              ExternFunc, const, extern)
+                              ExternFunc, const, extern, get_shape_of)
 from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.op.base import call_tir, call_dps_packed, call_pure_packed
 from irlab.relax.expr_functor import ExprFunctor, PyExprVisitor, PyExprMutator
@@ -25,7 +25,7 @@ from irlab.relax import script
 
 # --- VM: ExecBuilder, Executable, VirtualMachine, build (relax-vm) ---
 from irlab.relax.exec_builder import ExecBuilder
-from irlab.runtime.relax_vm import VirtualMachine
+from irlab.runtime.relax_vm import VirtualMachine, VMInstrumentReturnKind
 from irlab.relax.vm_build import build, Executable
 from irlab.relax.pipeline import get_pipeline
 from irlab.relax import transform, backend, testing, frontend

@@ -29,6 +29,7 @@ def build_op(make, param_sinfos):
 def legalized(mod):
     """``LegalizeOps`` applied, checking no high-level op call remains."""
     new = relax.transform.LegalizeOps()(mod)
+    relax.analysis.verify_well_formed(new)
     for block in new["main"].body.blocks:
         for binding in block.bindings:
             value = binding.value

@@ -15,7 +15,10 @@ def _pipeline(mod):
     mod = relax.transform.LegalizeOps()(mod)
     mod = relax.transform.AnnotateTIROpPattern()(mod)
     fused = relax.transform.FuseOps()(mod)
-    return mod, fused, relax.transform.FuseTIR()(fused)
+    fused_tir = relax.transform.FuseTIR()(fused)
+    for stage in (mod, fused, fused_tir):
+        relax.analysis.verify_well_formed(stage)
+    return mod, fused, fused_tir
 
 
 def _calls(func):

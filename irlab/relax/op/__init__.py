@@ -8,7 +8,7 @@ from irlab.relax.op.unary import *  # noqa: F401,F403
 from irlab.relax.op.datatype import astype
 from irlab.relax.op.unary import clip
 from irlab.relax.op.linear_algebra import matmul, linear
-from irlab.relax.op import nn, attrs, registry  # noqa: F401
+from irlab.relax.op import nn, image, attrs, registry  # noqa: F401
 from irlab.relax.op.manipulate import (reshape, flatten, permute_dims, concat, split, squeeze,
                                        expand_dims, broadcast_to, tile, repeat)
 from irlab.relax.op.index import strided_slice, take
