@@ -13,7 +13,7 @@ from irlab.relax.op.manipulate import (reshape, flatten, permute_dims, concat, s
                                        expand_dims, broadcast_to, tile, repeat)
 from irlab.relax.op.index import strided_slice, take
 from irlab.relax.op.statistical import (sum, mean, max, min, prod,  # noqa: A004 (TVM's)
-                                        variance)
+                                        variance, cumsum)
 from irlab.relax.op.create import (zeros, ones, full, zeros_like, ones_like, full_like, arange,
-                                   tril, triu)
+                                   tril, triu, one_hot)
 from irlab.relax.op.search import where, argmax, argmin
