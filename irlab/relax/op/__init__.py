@@ -13,9 +13,9 @@ from irlab.relax.op.manipulate import (reshape, flatten, permute_dims, concat, s
                                        expand_dims, broadcast_to, tile, repeat)
 from irlab.relax.op.index import strided_slice, take
 from irlab.relax.op.statistical import (sum, mean, max, min, prod,  # noqa: A004 (TVM's)
-                                        variance)
+                                        variance, cumsum)
 from irlab.relax.op.create import (zeros, ones, full, zeros_like, ones_like, full_like, arange,
-                                   tril, triu)
+                                   tril, triu, one_hot)
 from irlab.relax.op.search import where, argmax, argmin
 from irlab.relax.op import builtin, memory, vm  # noqa: F401 (lowering to the VM: relax-vm)
 from irlab.relax.op.builtin import (call_builtin_with_ctx, null_value, make_closure,

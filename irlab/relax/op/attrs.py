@@ -200,3 +200,16 @@ class Resize2DAttrs(Attrs):
     cubic_exclude: int = 0
     extrapolation_value: float = 0.0
     out_dtype: str = ""
+
+
+class OneHotAttrs(Attrs):
+    _type_key = "relax.attrs.OneHotAttrs"
+    depth: int = 1
+    axis: int = -1
+
+
+class ScanopAttrs(Attrs):
+    _type_key = "relax.attrs.ScanopAttrs"
+    axis: object = None
+    dtype: str = ""
+    exclusive: bool = False
