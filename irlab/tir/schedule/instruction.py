@@ -44,14 +44,16 @@ class InstructionKind:
     ``inputs`` lists the keywords that go to the JSON inputs (where handles are named), in
     order; ``"*"`` stands for the keyword-less inputs and ``"*factors"`` for a list spread
     into the inputs (TVM's ``Split`` takes ``[loop, *factors]``). ``attrs`` lists the
-    keywords that go to the JSON attrs (plain values)."""
+    keywords that go to the JSON attrs (plain values). ``returns_list``: the method returns
+    a list (printed ``l1, = sch.get_loops(...)`` when it holds one handle)."""
 
-    __slots__ = ("method", "name", "inputs", "attrs", "is_pure", "samples")
+    __slots__ = ("method", "name", "inputs", "attrs", "is_pure", "samples", "returns_list")
 
-    def __init__(self, method, name, inputs=(), attrs=(), is_pure=False, samples=False):
+    def __init__(self, method, name, inputs=(), attrs=(), is_pure=False, samples=False,
+                 returns_list=False):
         self.method, self.name = method, name
         self.inputs, self.attrs = tuple(inputs), tuple(attrs)
-        self.is_pure, self.samples = is_pure, samples
+        self.is_pure, self.samples, self.returns_list = is_pure, samples, returns_list
 
     def __repr__(self):
         return f"InstructionKind({self.name})"
@@ -68,11 +70,11 @@ def _kinds(*rows):
 K = InstructionKind
 KINDS = _kinds(
     K("get_block", "GetBlock", (), ("name", "func_name"), is_pure=True),
-    K("get_loops", "GetLoops", ("block",), is_pure=True),
-    K("get_child_blocks", "GetChildBlocks", ("*",), is_pure=True),
-    K("get_producers", "GetProducers", ("block",), is_pure=True),
-    K("get_consumers", "GetConsumers", ("block",), is_pure=True),
-    K("split", "Split", ("loop", "*factors"), ("preserve_unit_iters",)),
+    K("get_loops", "GetLoops", ("block",), is_pure=True, returns_list=True),
+    K("get_child_blocks", "GetChildBlocks", ("*",), is_pure=True, returns_list=True),
+    K("get_producers", "GetProducers", ("block",), is_pure=True, returns_list=True),
+    K("get_consumers", "GetConsumers", ("block",), is_pure=True, returns_list=True),
+    K("split", "Split", ("loop", "*factors"), ("preserve_unit_iters",), returns_list=True),
     K("fuse", "Fuse", ("*",), ("preserve_unit_iters",)),
     K("add_unit_loop", "AddUnitLoop", ("block_or_loop",)),
     K("reorder", "Reorder", ("*",)),
@@ -97,7 +99,7 @@ KINDS = _kinds(
     K("transform_layout", "TransformLayout", ("block", "index_map", "pad_value"),
       ("buffer", "assume_injective_transform")),
     K("sample_perfect_tile", "SamplePerfectTile", ("loop",), ("n", "max_innermost_factor"),
-      is_pure=True, samples=True),
+      is_pure=True, samples=True, returns_list=True),
     K("sample_categorical", "SampleCategorical", (), ("candidates", "probs"),
       is_pure=True, samples=True),
     K("sample_compute_location", "SampleComputeLocation", ("block",), (),

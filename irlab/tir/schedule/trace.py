@@ -111,8 +111,10 @@ class Trace:
             if inst in self.decisions:
                 args.append(f"decision={_fmt(self.decisions[inst], names)}")
             outs = _name_outputs(inst, names)
+            if len(outs) == 1 and kind_of(inst).returns_list:
+                outs.append("")  # "l1, = sch.get_loops(...)": unpack the one-handle list
             call = f"sch.{inst.kind}({', '.join(args)})"
-            lines.append(f"{', '.join(outs)} = {call}" if outs else call)
+            lines.append(f"{', '.join(outs).rstrip()} = {call}" if outs else call)
         return lines
 
     def __str__(self):

@@ -285,3 +285,16 @@ def test_index_map_json_and_text():
                 "i + 1"):
         with pytest.raises(ScheduleError, match="index map"):
             Schedule(func).transform_layout("B", ("write", 0), bad)
+
+
+def test_a_one_handle_list_prints_unpacked():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    func = te.create_prim_func([A, B])
+    sch = Schedule(func)
+    (loop,) = sch.get_loops(sch.get_block("B"))
+    (tile,) = sch.sample_perfect_tile(loop, 1)
+    sch.annotate(loop, "pragma_tile", tile)
+    text = str(sch.trace)
+    assert "  l1, = sch.get_loops(block=b0)" in text and "  v2, = sch.sample_perfect_tile(" in text
+    verify_trace_roundtrip(sch, func)  # the printed Python runs
