@@ -9,13 +9,20 @@ whether it samples (then the trace keeps its decision)."""
 
 from __future__ import annotations
 
+from irlab.tir import expr as E
+
 
 class Instruction:
-    """One primitive call; identity matters (the trace's decisions are keyed by it)."""
+    """One primitive call; identity matters (the trace's decisions are keyed by it).
+
+    ``kind`` is the method name with keyword ``inputs``/``attrs``, or, as TVM builds one,
+    an ``InstructionKind`` with positional ``inputs``/``attrs`` laid out as in its JSON."""
 
     __slots__ = ("kind", "inputs", "attrs", "outputs", "positional")
 
     def __init__(self, kind, inputs, attrs, outputs, positional=False):
+        if isinstance(kind, InstructionKind):
+            kind, inputs, attrs = kind.method, *kind.keyword_args(inputs, attrs)
         self.kind = kind
         self.inputs = inputs        # list of (keyword or None, value)
         self.attrs = attrs          # list of (keyword, value)
@@ -24,6 +31,9 @@ class Instruction:
 
     def __repr__(self):
         return f"Instruction({self.kind})"
+
+    def same_as(self, other) -> bool:
+        return self is other
 
     def value(self, key, default=None):
         """The input or attr called ``key`` (``default`` when absent)."""
@@ -61,6 +71,42 @@ class InstructionKind:
     @property
     def is_postproc(self) -> bool:
         return self.name == "EnterPostproc"
+
+    @staticmethod
+    def get(name) -> "InstructionKind":
+        """The kind called ``name`` (TVM's "Split", or the method name "split")."""
+        kind = KINDS_BY_NAME.get(name) or KINDS.get(name)
+        if kind is None:
+            raise ValueError(f"unknown instruction kind {name!r}")
+        return kind
+
+    def keyword_args(self, inputs, attrs):
+        """(keyword inputs, keyword attrs) from positional ones laid out as in the JSON."""
+        inputs, keyed, pos = [_plain(v) for v in inputs], [], 0
+        for key in self.inputs:
+            if key == "*":
+                keyed += [(None, v) for v in inputs[pos:]]
+                pos = len(inputs)
+            elif key.startswith("*"):
+                keyed.append((key[1:], inputs[pos:]))
+                pos = len(inputs)
+            elif pos < len(inputs):
+                keyed.append((key, inputs[pos]))
+                pos += 1
+        if pos != len(inputs) or len(attrs) > len(self.attrs):
+            raise ValueError(f"{self.name}: {len(inputs)} inputs and {len(attrs)} attrs do "
+                             f"not match inputs {list(self.inputs)}, attrs {list(self.attrs)}")
+        return keyed, [(k, _plain(v)) for k, v in zip(self.attrs, attrs)]
+
+
+def _plain(value):
+    """Python numbers for IntImm / FloatImm constants (TVM's traces hold those), lists
+    for arrays; everything else as is."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (E.IntImm, E.FloatImm)):
+        return value.value
+    return value
 
 
 def _kinds(*rows):

@@ -35,8 +35,8 @@ def _fmt(value, names):
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_fmt(k, names)}: {_fmt(v, names)}"
                                for k, v in value.items()) + "}"
-    if isinstance(value, float):
-        return repr(value)
+    if isinstance(value, float):  # 1.0 prints as TVM's 1; other floats round-trip exactly
+        return str(int(value)) if value.is_integer() else repr(value)
     return str(value)
 
 
