@@ -134,6 +134,10 @@ def test_rules_on_conv2d_and_softmax():
     conv_spaces = context(conv2d_relu()).generate_design_space()
     conv_text = conv_spaces[0].mod.script()
     assert 'T.block("pad")' not in conv_text  # AutoInline: the padding went into conv
+    # MultiLevelTiling: the elementwise ReLU is the write cache, computed at tile level 1 or 2
+    kinds = sorted(tuple(i.kind for i in s.trace.insts) for s in conv_spaces)
+    assert [k.count("reverse_compute_at") for k in kinds] == [0, 1, 1]
+    assert not any("cache_write" in k for k in kinds)
     soft_spaces = context(softmax()).generate_design_space()
     # AddRFactor: both reductions (max and sum) get an rfactor variant per split tile
     rfactored = [s for s in soft_spaces if "rfactor" in [i.kind for i in s.trace.insts]]
