@@ -204,7 +204,8 @@ class Trace:
         if inst not in self.insts:
             raise ScheduleError(f"{inst!r} is not an instruction of this trace")
         insts = self._valid_insts(remove_postproc)
-        decisions = {i: d for i, d in self.decisions.items() if i in set(insts)}
+        kept = set(insts)
+        decisions = {i: d for i, d in self.decisions.items() if i in kept}
         decisions[inst] = decision
         return Trace(insts, decisions)
 
@@ -219,7 +220,8 @@ class Trace:
             for _, value in inst.inputs + inst.attrs:
                 _rvs_in(value, used)
         kept.reverse()
-        return Trace(kept, {i: d for i, d in self.decisions.items() if i in set(kept)})
+        alive = set(kept)
+        return Trace(kept, {i: d for i, d in self.decisions.items() if i in alive})
 
 
 # -- JSON encoding helpers --------------------------------------------------------------------
