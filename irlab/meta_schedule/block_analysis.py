@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
+from irlab.tir.functor import post_order_visit
 from irlab.tir.schedule import ScheduleError
 from irlab.tir.schedule import primitives_getters as G
 
@@ -113,8 +114,6 @@ def const_extent(loop):
 
 
 def _free_vars(expr, out):
-    from irlab.tir.functor import post_order_visit
-
     post_order_visit(expr, lambda n: out.add(id(n)) if isinstance(n, E.Var) else None)
 
 
@@ -164,8 +163,6 @@ def space_and_reduce_lengths(realize, loops):
 
 def contains_call(node, op_names) -> bool:
     """Whether an expression under ``node`` calls one of ``op_names`` ("tir.exp"...)."""
-    from irlab.tir.functor import post_order_visit
-
     found = []
 
     def check(n):
