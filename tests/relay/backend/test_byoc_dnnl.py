@@ -83,6 +83,18 @@ CONV_CASES = {
 }
 
 
+# A region keeps its 4-D arrays NHWC; the function's inputs are NCHW: operands of both kinds
+CONV_CASES.update({
+    "residual_input_first": (lambda x: relay.add(x, relay.nn.relu(relay.nn.conv2d(
+        x, _const(8, 8, 3, 3), padding=(1, 1)))), 'Composite="dnnl.conv2d_relu"'),
+    "residual_subtract_input": (lambda x: relay.subtract(relay.nn.conv2d(
+        x, _const(8, 8, 1, 1)), x), "subtract("),
+    "conv_pool_relu_multiply": (lambda x: relay.multiply(relay.nn.relu(relay.nn.avg_pool2d(
+        relay.nn.conv2d(x, _const(8, 8, 3, 3), padding=(1, 1)), (2, 2), (2, 2))),
+        _const(8, 1, 1)), "nn.avg_pool2d"),
+})
+
+
 @pytest.mark.parametrize("case", sorted(CONV_CASES))
 def test_convolution_patterns_equal_the_native_build(case):
     body, expect = CONV_CASES[case]
