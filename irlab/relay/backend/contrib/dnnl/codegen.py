@@ -6,9 +6,10 @@ on the first call (convolution and inner product choose their own blocked layout
 helpers in ``support_c`` reorder the arrays they are given in and out, and reorder constant
 weights once). The 4-D arrays a region computes stay NHWC (the layout oneDNN's convolutions
 pick on CPUs with AVX-512, so most reorders vanish); the function's inputs and results are
-NCHW (``finish_results`` converts). Composite regions (``dnnl.conv2d_bias_relu`` ...) become one primitive with
-the bias and a fused ReLU post-op. Large constants are embedded as binary data, not printed
-(``binary_constants``). Calls of one library are serialized (call sites keep state)."""
+NCHW (``finish_results`` converts). Composite regions (``dnnl.conv2d_bias_relu`` ...)
+become one primitive with the bias and a fused ReLU post-op. Large constants are embedded as
+binary data, not printed (``binary_constants``). Calls of one library are serialized (call
+sites keep state)."""
 
 from __future__ import annotations
 
