@@ -2,6 +2,7 @@
 oneDNN, linked against libdnnl). Each pattern offloaded alone equals the native build on
 random NCHW float32 inputs; ResNet-18 offloaded equals native at 1e-4; bad cases are named."""
 
+import os
 import re
 
 import numpy as np
@@ -327,3 +328,15 @@ def test_num_cores_of_the_target_sets_oneDNN_threads():
         module = graph_executor.GraphModule(factory["default"](irlab.cpu()))
         module.run(**inputs)
         assert_close(module.get_output(0).numpy(), np.maximum(inputs["x"], 0))
+
+
+@pytest.mark.parametrize("preset", [None, "ACTIVE"])
+def test_openmp_threads_sleep_when_idle_unless_the_user_chose(monkeypatch, preset):
+    if preset is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", preset)
+    x = relay.var("x", shape=(2, 3))
+    relay.build(partition_for_dnnl(IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))),
+                "llvm")
+    assert os.environ["OMP_WAIT_POLICY"] == (preset or "PASSIVE")

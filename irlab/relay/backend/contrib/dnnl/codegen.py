@@ -277,6 +277,7 @@ class DnnlModuleCodegen(CSourceModuleCodegenBase):
         library = dnnl_library.find_dnnl()
         if library is None:
             raise IrlabError(f"relay.ext.dnnl needs oneDNN: {dnnl_library.missing_reason()}")
+        dnnl_library.prefer_passive_openmp()  # before the library (and libgomp) loads
         return library.compile_options()
 
 
