@@ -2,6 +2,7 @@
 oneDNN, linked against libdnnl). Each pattern offloaded alone equals the native build on
 random NCHW float32 inputs; ResNet-18 offloaded equals native at 1e-4; bad cases are named."""
 
+import os
 import re
 
 import numpy as np
@@ -81,6 +82,18 @@ CONV_CASES = {
     "grouped_conv2d_bias_relu": (lambda x: relay.nn.relu(relay.add(relay.nn.conv2d(
         x, _const(12, 4, 3, 3), groups=2), _const(12, 1, 1))), "groups=2"),
 }
+
+
+# A region keeps its 4-D arrays NHWC; the function's inputs are NCHW: operands of both kinds
+CONV_CASES.update({
+    "residual_input_first": (lambda x: relay.add(x, relay.nn.relu(relay.nn.conv2d(
+        x, _const(8, 8, 3, 3), padding=(1, 1)))), 'Composite="dnnl.conv2d_relu"'),
+    "residual_subtract_input": (lambda x: relay.subtract(relay.nn.conv2d(
+        x, _const(8, 8, 1, 1)), x), "subtract("),
+    "conv_pool_relu_multiply": (lambda x: relay.multiply(relay.nn.relu(relay.nn.avg_pool2d(
+        relay.nn.conv2d(x, _const(8, 8, 3, 3), padding=(1, 1)), (2, 2), (2, 2))),
+        _const(8, 1, 1)), "nn.avg_pool2d"),
+})
 
 
 @pytest.mark.parametrize("case", sorted(CONV_CASES))
@@ -315,3 +328,15 @@ def test_num_cores_of_the_target_sets_oneDNN_threads():
         module = graph_executor.GraphModule(factory["default"](irlab.cpu()))
         module.run(**inputs)
         assert_close(module.get_output(0).numpy(), np.maximum(inputs["x"], 0))
+
+
+@pytest.mark.parametrize("preset", [None, "ACTIVE"])
+def test_openmp_threads_sleep_when_idle_unless_the_user_chose(monkeypatch, preset):
+    if preset is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", preset)
+    x = relay.var("x", shape=(2, 3))
+    relay.build(partition_for_dnnl(IRModule.from_expr(relay.Function([x], relay.nn.relu(x)))),
+                "llvm")
+    assert os.environ["OMP_WAIT_POLICY"] == (preset or "PASSIVE")

@@ -59,11 +59,15 @@ def c_literal(value, dtype: str) -> str:
 
 @dataclass(frozen=True)
 class Output:
-    """A C array the generated code computes or reads: its name, dtype and shape."""
+    """A C array the generated code computes or reads: its name, dtype and shape, and its
+    ``layout``: '' is row-major (what the function's parameters and results are); a codegen
+    may keep intermediate arrays in another order (dnnl: ``"nhwc"``) and convert its results
+    back in ``finish_results``."""
 
     name: str
     dtype: str
     shape: tuple
+    layout: str = ""
 
     @property
     def size(self) -> int:
@@ -216,7 +220,7 @@ class CodegenC(ExprVisitor):
                                  f"{self.symbol} is a tuple; only tensors are supported")
             params.append(_as_output(f"in{k}", types[0]))
             self.memo_map[p] = [params[-1]]
-        results = self.visit(func.body)
+        results = self.finish_results(self.visit(func.body))
         outs = [_as_output(f"out{k}", t) for k, t in enumerate(_tensor_types(
             func.body.checked_type))]
         return self._definition(params, outs, results), self._info(params, outs)
@@ -250,6 +254,11 @@ class CodegenC(ExprVisitor):
                   f"int32_t {self.symbol}(int64_t* args) {{",
                   *self.entry_body(f"{self.symbol}_(\n      {call})"), "}"]
         return "\n".join(self.globals + [""] + lines) + "\n"
+
+    def finish_results(self, results: list) -> list:
+        """The function's results as row-major arrays (they are copied to the outputs); a
+        codegen keeping arrays in another layout converts them here."""
+        return results
 
     def entry_body(self, call: str) -> list:
         """The statements of the entry point around ``call`` (the C function's call

@@ -3,15 +3,20 @@
 
 Every operator call is one *call site*: a static ``irlab_dnnl_op`` whose primitive is made
 on the first call (convolution and inner product choose their own blocked layouts; the
-helpers in ``support_c`` reorder the caller's NCHW arrays in and out, and reorder constant
-weights once). Composite regions (``dnnl.conv2d_bias_relu`` ...) become one primitive with
-the bias and a fused ReLU post-op. Large constants are embedded as binary data, not printed
-(``binary_constants``). Calls of one library are serialized (call sites keep state)."""
+helpers in ``support_c`` reorder the arrays they are given in and out, and reorder constant
+weights once). The 4-D arrays a region computes stay NHWC (the layout oneDNN's convolutions
+pick on CPUs with AVX-512, so most reorders vanish); the function's inputs and results are
+NCHW (``finish_results`` converts). Composite regions (``dnnl.conv2d_bias_relu`` ...)
+become one primitive with the bias and a fused ReLU post-op. Large constants are embedded as
+binary data, not printed (``binary_constants``). Calls of one library are serialized (call
+sites keep state)."""
 
 from __future__ import annotations
 
 from irlab.errors import IrlabError
 from irlab.relay.backend.contrib.binary_constants import embedded_array
+from dataclasses import replace
+
 from irlab.relay.backend.contrib.codegen_c import (CodegenC, CSourceModuleCodegenBase, Output,
                                                    c_type)
 from irlab.relay.backend.contrib.dnnl import library as dnnl_library
@@ -27,6 +32,14 @@ _BINARY = {"add": ("dnnl_binary_add", True, "+"), "multiply": ("dnnl_binary_mul"
 _POOLS = {"nn.max_pool2d": "dnnl_pooling_max", "nn.global_max_pool2d": "dnnl_pooling_max",
           "nn.avg_pool2d": "dnnl_pooling_avg_exclude_padding",
           "nn.global_avg_pool2d": "dnnl_pooling_avg_exclude_padding"}
+
+
+NHWC = "nhwc"  # the layout of the 4-D arrays a region computes
+
+
+def c_layout(out: Output) -> str:
+    """The C constant naming how ``out`` is laid out (support_c's ``IRLAB_*``)."""
+    return "IRLAB_NHWC" if out.layout == NHWC else "IRLAB_PLAIN"
 
 
 def c_dims(values) -> str:
@@ -86,6 +99,28 @@ class DnnlCodegen(CodegenC):
         self.globals.append(embedded_array(name, c_type(ty.dtype), const.data.numpy()))
         return [Output(name, ty.dtype, tuple(int(d) for d in ty.shape))]
 
+    def layout_buffer(self, ty, layout: str) -> Output:
+        """A fresh intermediate array laid out as ``layout`` (NHWC applies to 4-D only)."""
+        out = self.new_buffer(ty)
+        if layout == NHWC and len(out.shape) == 4:
+            out = self.buffers[-1] = replace(out, layout=NHWC)
+        return out
+
+    def as_layout(self, value: Output, layout: str) -> Output:
+        """``value`` laid out as ``layout`` (a reorder into a new array when it is not)."""
+        if value.layout == layout or len(value.shape) != 4:
+            return value
+        out = Output(self.fresh("buf"), value.dtype, value.shape, layout)
+        self.buffers.append(out)
+        make = (f"irlab_dnnl_relayout(&{{op}}, {c_dims(value.shape)}, {c_layout(value)}, "
+                f"{c_layout(out)})")
+        self.call_site(layout or "nchw", make, [value, out], f"{value.shape}")
+        return out
+
+    def finish_results(self, results):
+        """The results as the function returns them: NCHW (a reorder for each NHWC one)."""
+        return [self.as_layout(result, "") for result in results]
+
     # -- operators -----------------------------------------------------------------------
     def emit_op(self, call, inputs):
         name = call.op.name
@@ -122,12 +157,13 @@ class DnnlCodegen(CodegenC):
         wei = weight.shape if groups == 1 else (groups, weight.shape[0] // groups,
                                                 *weight.shape[1:])
         top, left, bottom, right = pad4(attrs.padding)
-        out = self.new_buffer(call.checked_type)
+        out = self.layout_buffer(call.checked_type, NHWC)
         make = (f"irlab_dnnl_conv(&{{op}}, {c_dims(data.shape)}, {len(wei)}, {c_dims(wei)}, "
                 f"{c_dims([bias.size]) if bias else 'NULL'}, {c_dims(out.shape)}, "
                 f"{c_dims(attrs.strides)}, {c_dims(int(d) - 1 for d in attrs.dilation)}, "
                 f"{c_dims((top, left))}, {c_dims((bottom, right))}, {int(relu)}, "
-                f"{int(weight.name in self.constant_names)})")
+                f"{int(weight.name in self.constant_names)}, {c_layout(data)}, "
+                f"{c_layout(out)})")
         what = "conv2d" + ("+bias" if bias else "") + ("+relu" if relu else "")
         args = [data, weight] + ([bias] if bias else []) + [out]
         self.call_site(what, make, args, f"{data.shape} * {weight.shape}")
@@ -144,8 +180,9 @@ class DnnlCodegen(CodegenC):
         return out
 
     def emit_relu(self, call, data):
-        out = self.new_buffer(call.checked_type)
-        make = f"irlab_dnnl_relu(&{{op}}, {len(out.shape)}, {c_dims(out.shape)})"
+        out = self.layout_buffer(call.checked_type, data.layout)
+        make = (f"irlab_dnnl_relu(&{{op}}, {len(out.shape)}, {c_dims(out.shape)}, "
+                f"{c_layout(out)})")
         self.call_site("relu", make, [data, out], f"{out.shape}")
         return out
 
@@ -154,19 +191,22 @@ class DnnlCodegen(CodegenC):
         commutative op whose first operand broadcasts swaps them (the predicate made sure
         one of them has the result's shape)."""
         alg, commutative, symbol = _BINARY[call.op.name]
-        out = self.new_buffer(call.checked_type)
-        if commutative and tuple(lhs.shape) != tuple(out.shape):
+        shape = tuple(int(d) for d in call.checked_type.shape)
+        if commutative and tuple(lhs.shape) != shape:
             lhs, rhs = rhs, lhs
+        out = self.layout_buffer(call.checked_type, lhs.layout)  # dst is laid out as src0
+        if tuple(rhs.shape) == shape:  # both whole arrays: in one layout
+            rhs = self.as_layout(rhs, lhs.layout)
         ndims = len(out.shape)
         rhs_dims = (1,) * (ndims - len(rhs.shape)) + tuple(rhs.shape)
         make = (f"irlab_dnnl_binary(&{{op}}, {alg}, {ndims}, {c_dims(out.shape)}, "
-                f"{c_dims(rhs_dims)})")
+                f"{c_dims(rhs_dims)}, {c_layout(lhs)}, {c_layout(rhs)})")
         self.call_site(call.op.name, make, [lhs, rhs, out],
                        f"{lhs.shape} {symbol} {rhs.shape}")
         return out
 
     def emit_pool(self, call, data):
-        out = self.new_buffer(call.checked_type)
+        out = self.layout_buffer(call.checked_type, data.layout)
         alg = _POOLS[call.op.name]
         attrs = call.attrs
         if alg.startswith("dnnl_pooling_avg") and getattr(attrs, "count_include_pad", False):
@@ -174,7 +214,7 @@ class DnnlCodegen(CodegenC):
         g = pool_geometry(attrs, data.shape, out.shape)
         make = (f"irlab_dnnl_pool(&{{op}}, {alg}, {c_dims(data.shape)}, {c_dims(out.shape)}, "
                 f"{c_dims(g['kernel'])}, {c_dims(g['strides'])}, {c_dims(g['dilates'])}, "
-                f"{c_dims(g['pad_l'])}, {c_dims(g['pad_r'])})")
+                f"{c_dims(g['pad_l'])}, {c_dims(g['pad_r'])}, {c_layout(out)})")
         self.call_site(call.op.name, make, [data, out], f"{data.shape} -> {out.shape}")
         return out
 
@@ -237,6 +277,7 @@ class DnnlModuleCodegen(CSourceModuleCodegenBase):
         library = dnnl_library.find_dnnl()
         if library is None:
             raise IrlabError(f"relay.ext.dnnl needs oneDNN: {dnnl_library.missing_reason()}")
+        dnnl_library.prefer_passive_openmp()  # before the library (and libgomp) loads
         return library.compile_options()
 
 

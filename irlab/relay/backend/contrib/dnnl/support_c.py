@@ -1,6 +1,7 @@
 """The C helpers every ``dnnl`` source starts with: oneDNN's engine and stream, and one
 ``irlab_dnnl_op`` per call site -- a primitive made on the first call, with reorders between
-the caller's plain (NCHW / OIHW / row-major) arrays and the layouts oneDNN chose for it."""
+the arrays it is given (row-major, e.g. NCHW / OIHW, or NHWC for the 4-D arrays the region
+keeps inside: ``IRLAB_NHWC``) and the layouts oneDNN chose for it."""
 
 SUPPORT_C = r"""
 /* ---- irlab's oneDNN helpers (irlab.relay.backend.contrib.dnnl.support_c) ---- */
@@ -11,6 +12,10 @@ static pthread_mutex_t irlab_dnnl_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define IRLAB_DNNL_SLOTS 4
 #define IRLAB_OK(call) ((call) == dnnl_success)
+/* how an array is laid out: row-major, NHWC (4-D only), or whatever the primitive wants */
+#define IRLAB_PLAIN 0
+#define IRLAB_ANY 1
+#define IRLAB_NHWC 2
 
 /* One primitive at one call site. Argument i is given as a plain array (user[i]); mem[i]
    is the memory in the layout the primitive chose (user[i] itself when they agree) and
@@ -41,14 +46,15 @@ static int irlab_dnnl_ready(void) {
                                      dnnl_stream_default_flags));
 }
 
-/* A memory descriptor of plain row-major dims (tag any: the primitive chooses). */
-static dnnl_memory_desc_t irlab_dnnl_md(int ndims, const int64_t* dims, int any) {
+/* A memory descriptor of `dims` (logical order: NCHW for 4-D) laid out as `layout`. */
+static dnnl_memory_desc_t irlab_dnnl_md(int ndims, const int64_t* dims, int layout) {
   static const dnnl_format_tag_t plain[] = {dnnl_a, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd,
                                             dnnl_abcde};
   dnnl_memory_desc_t md = NULL;
   dnnl_dims_t d;
   for (int i = 0; i < ndims; ++i) d[i] = dims[i];
-  dnnl_format_tag_t tag = any ? dnnl_format_tag_any : plain[ndims];
+  dnnl_format_tag_t tag = layout == IRLAB_ANY ? dnnl_format_tag_any
+      : layout == IRLAB_NHWC && ndims == 4 ? dnnl_acdb : plain[ndims];
   if (!IRLAB_OK(dnnl_memory_desc_create_with_tag(&md, ndims, d, dnnl_f32, tag))) return NULL;
   return md;
 }
@@ -135,10 +141,11 @@ static int irlab_dnnl_conv(irlab_dnnl_op* op, const int64_t* src, int wei_ndims,
                            const int64_t* wei, const int64_t* bias, const int64_t* dst,
                            const int64_t* strides, const int64_t* dilates,
                            const int64_t* pad_l, const int64_t* pad_r, int relu,
-                           int const_weights) {
-  dnnl_memory_desc_t any[3] = {irlab_dnnl_md(4, src, 1), irlab_dnnl_md(wei_ndims, wei, 1),
-                               irlab_dnnl_md(4, dst, 1)};
-  dnnl_memory_desc_t bias_md = bias ? irlab_dnnl_md(1, bias, 0) : NULL;
+                           int const_weights, int src_layout, int dst_layout) {
+  dnnl_memory_desc_t any[3] = {irlab_dnnl_md(4, src, IRLAB_ANY),
+                               irlab_dnnl_md(wei_ndims, wei, IRLAB_ANY),
+                               irlab_dnnl_md(4, dst, IRLAB_ANY)};
+  dnnl_memory_desc_t bias_md = bias ? irlab_dnnl_md(1, bias, IRLAB_PLAIN) : NULL;
   dnnl_primitive_attr_t attr = irlab_dnnl_attr(relu);
   dnnl_primitive_desc_t pd = NULL;
   dnnl_dims_t s = {strides[0], strides[1]}, d = {dilates[0], dilates[1]};
@@ -149,8 +156,9 @@ static int irlab_dnnl_conv(irlab_dnnl_op* op, const int64_t* src, int wei_ndims,
   for (int i = 0; i < 3; ++i) if (any[i]) dnnl_memory_desc_destroy(any[i]);
   if (attr) dnnl_primitive_attr_destroy(attr);
   int arg[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-  dnnl_memory_desc_t plain[4] = {irlab_dnnl_md(4, src, 0), irlab_dnnl_md(wei_ndims, wei, 0),
-                                 bias_md, irlab_dnnl_md(4, dst, 0)};
+  dnnl_memory_desc_t plain[4] = {irlab_dnnl_md(4, src, src_layout),
+                                 irlab_dnnl_md(wei_ndims, wei, IRLAB_PLAIN), bias_md,
+                                 irlab_dnnl_md(4, dst, dst_layout)};
   int output[4] = {0, 0, 0, 1}, constant[4] = {0, const_weights, const_weights, 0};
   if (!bias) {
     arg[2] = arg[3], plain[2] = plain[3], output[2] = 1, constant[2] = 0;
@@ -163,9 +171,10 @@ static int irlab_dnnl_conv(irlab_dnnl_op* op, const int64_t* src, int wei_ndims,
 static int irlab_dnnl_dense(irlab_dnnl_op* op, const int64_t* src, const int64_t* wei,
                             const int64_t* bias, const int64_t* dst, int relu,
                             int const_weights) {
-  dnnl_memory_desc_t any[3] = {irlab_dnnl_md(2, src, 1), irlab_dnnl_md(2, wei, 1),
-                               irlab_dnnl_md(2, dst, 1)};
-  dnnl_memory_desc_t bias_md = bias ? irlab_dnnl_md(1, bias, 0) : NULL;
+  dnnl_memory_desc_t any[3] = {irlab_dnnl_md(2, src, IRLAB_ANY),
+                               irlab_dnnl_md(2, wei, IRLAB_ANY),
+                               irlab_dnnl_md(2, dst, IRLAB_ANY)};
+  dnnl_memory_desc_t bias_md = bias ? irlab_dnnl_md(1, bias, IRLAB_PLAIN) : NULL;
   dnnl_primitive_attr_t attr = irlab_dnnl_attr(relu);
   dnnl_primitive_desc_t pd = NULL;
   if (!IRLAB_OK(dnnl_inner_product_forward_primitive_desc_create(
@@ -174,8 +183,9 @@ static int irlab_dnnl_dense(irlab_dnnl_op* op, const int64_t* src, const int64_t
   for (int i = 0; i < 3; ++i) if (any[i]) dnnl_memory_desc_destroy(any[i]);
   if (attr) dnnl_primitive_attr_destroy(attr);
   int arg[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-  dnnl_memory_desc_t plain[4] = {irlab_dnnl_md(2, src, 0), irlab_dnnl_md(2, wei, 0), bias_md,
-                                 irlab_dnnl_md(2, dst, 0)};
+  dnnl_memory_desc_t plain[4] = {irlab_dnnl_md(2, src, IRLAB_PLAIN),
+                                 irlab_dnnl_md(2, wei, IRLAB_PLAIN), bias_md,
+                                 irlab_dnnl_md(2, dst, IRLAB_PLAIN)};
   int output[4] = {0, 0, 0, 1}, constant[4] = {0, const_weights, const_weights, 0};
   if (!bias) {
     arg[2] = arg[3], plain[2] = plain[3], output[2] = 1, constant[2] = 0;
@@ -183,24 +193,26 @@ static int irlab_dnnl_dense(irlab_dnnl_op* op, const int64_t* src, const int64_t
   return irlab_dnnl_setup(op, pd, bias ? 4 : 3, arg, plain, output, constant);
 }
 
-/* ReLU of a plain array. Arguments at run: src, dst. */
-static int irlab_dnnl_relu(irlab_dnnl_op* op, int ndims, const int64_t* dims) {
-  dnnl_memory_desc_t md = irlab_dnnl_md(ndims, dims, 0);
+/* ReLU (src and dst in `layout`). Arguments at run: src, dst. */
+static int irlab_dnnl_relu(irlab_dnnl_op* op, int ndims, const int64_t* dims, int layout) {
+  dnnl_memory_desc_t md = irlab_dnnl_md(ndims, dims, layout);
   dnnl_primitive_desc_t pd = NULL;
   if (!md || !IRLAB_OK(dnnl_eltwise_forward_primitive_desc_create(
           &pd, irlab_dnnl_engine, dnnl_forward_inference, dnnl_eltwise_relu, md, md, 0.0f,
           0.0f, NULL))) pd = NULL;
   int arg[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, output[2] = {0, 1}, constant[2] = {0, 0};
-  dnnl_memory_desc_t plain[2] = {md, irlab_dnnl_md(ndims, dims, 0)};
+  dnnl_memory_desc_t plain[2] = {md, irlab_dnnl_md(ndims, dims, layout)};
   return irlab_dnnl_setup(op, pd, 2, arg, plain, output, constant);
 }
 
 /* Elementwise binary `alg` (add, mul, sub); src1 broadcasts (numpy rules, dims padded to
-   ndims). Arguments at run: src0, src1, dst. */
+   ndims); dst is laid out as src0. Arguments at run: src0, src1, dst. */
 static int irlab_dnnl_binary(irlab_dnnl_op* op, dnnl_alg_kind_t alg, int ndims,
-                             const int64_t* dims0, const int64_t* dims1) {
-  dnnl_memory_desc_t a = irlab_dnnl_md(ndims, dims0, 0), b = irlab_dnnl_md(ndims, dims1, 0);
-  dnnl_memory_desc_t c = irlab_dnnl_md(ndims, dims0, 0);
+                             const int64_t* dims0, const int64_t* dims1, int layout0,
+                             int layout1) {
+  dnnl_memory_desc_t a = irlab_dnnl_md(ndims, dims0, layout0);
+  dnnl_memory_desc_t b = irlab_dnnl_md(ndims, dims1, layout1);
+  dnnl_memory_desc_t c = irlab_dnnl_md(ndims, dims0, layout0);
   dnnl_primitive_desc_t pd = NULL;
   if (!a || !b || !c || !IRLAB_OK(dnnl_binary_primitive_desc_create(
           &pd, irlab_dnnl_engine, alg, a, b, c, NULL))) pd = NULL;
@@ -210,12 +222,12 @@ static int irlab_dnnl_binary(irlab_dnnl_op* op, dnnl_alg_kind_t alg, int ndims,
   return irlab_dnnl_setup(op, pd, 3, arg, plain, output, constant);
 }
 
-/* 2-D max or average pooling over NCHW. Arguments at run: src, dst. */
+/* 2-D max or average pooling (src and dst in `layout`). Arguments at run: src, dst. */
 static int irlab_dnnl_pool(irlab_dnnl_op* op, dnnl_alg_kind_t alg, const int64_t* src,
                            const int64_t* dst, const int64_t* kernel, const int64_t* strides,
                            const int64_t* dilates, const int64_t* pad_l,
-                           const int64_t* pad_r) {
-  dnnl_memory_desc_t a = irlab_dnnl_md(4, src, 0), b = irlab_dnnl_md(4, dst, 0);
+                           const int64_t* pad_r, int layout) {
+  dnnl_memory_desc_t a = irlab_dnnl_md(4, src, layout), b = irlab_dnnl_md(4, dst, layout);
   dnnl_primitive_desc_t pd = NULL;
   dnnl_dims_t k = {kernel[0], kernel[1]}, s = {strides[0], strides[1]};
   dnnl_dims_t d = {dilates[0], dilates[1]}, pl = {pad_l[0], pad_l[1]};
@@ -224,6 +236,18 @@ static int irlab_dnnl_pool(irlab_dnnl_op* op, dnnl_alg_kind_t alg, const int64_t
           &pd, irlab_dnnl_engine, dnnl_forward_inference, alg, a, b, s, k, d, pl, pr,
           NULL))) pd = NULL;
   int arg[2] = {DNNL_ARG_SRC, DNNL_ARG_DST}, output[2] = {0, 1}, constant[2] = {0, 0};
+  dnnl_memory_desc_t plain[2] = {a, b};
+  return irlab_dnnl_setup(op, pd, 2, arg, plain, output, constant);
+}
+/* A copy of a 4-D array from one layout to another (the region's NHWC result to NCHW).
+   Arguments at run: src, dst. */
+static int irlab_dnnl_relayout(irlab_dnnl_op* op, const int64_t* dims, int from, int to) {
+  dnnl_memory_desc_t a = irlab_dnnl_md(4, dims, from), b = irlab_dnnl_md(4, dims, to);
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_engine_t e = irlab_dnnl_engine;
+  if (!a || !b || !IRLAB_OK(dnnl_reorder_primitive_desc_create(&pd, a, e, b, e, NULL)))
+    pd = NULL;
+  int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, output[2] = {0, 1}, constant[2] = {0, 0};
   dnnl_memory_desc_t plain[2] = {a, b};
   return irlab_dnnl_setup(op, pd, 2, arg, plain, output, constant);
 }
