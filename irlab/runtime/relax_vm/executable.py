@@ -186,7 +186,9 @@ def _instr_python(instr, names) -> str:
 
 def _const_text(value) -> str:
     if isinstance(value, NDArray):
-        body = np.array2string(value.numpy(), threshold=8, separator=", ").replace("\n", "")
+        flat = value.numpy().ravel()  # a preview, one line whatever the rank
+        head = ", ".join(f"{v:.6g}" if flat.dtype.kind == "f" else str(v) for v in flat[:4])
+        body = f"[{head}{', ...' if flat.size > 4 else ''}]"
         return f"NDArray({value.dtype}, shape={value.shape}) {body}"
     if isinstance(value, DataType):
         return f"dtype({str(value)!r})"
