@@ -25,9 +25,10 @@ def build(mod: IRModule, target=None, params=None, pipeline="default_build",
     ``relax.VirtualMachine(ex, tvm.cpu())``."""
     if not isinstance(mod, IRModule):
         raise IrlabError(f"relax.build takes an IRModule, got {type(mod).__name__}")
-    if params:
-        raise IrlabError("relax.build: params are not supported yet; bind them into the "
-                         "module as constants first")
+    if params:  # as TVM: bound into main as constants before the pipeline
+        from irlab.relax.transform.bind_params import BindParams
+
+        mod = BindParams("main", params)(mod)
     if pipeline is not None:
         pipeline = get_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
         if not isinstance(pipeline, Pass):

@@ -79,3 +79,16 @@ def test_unsupported_op_names_it():
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
     with pytest.raises(FrontendError, match="Hardmax"):
         relax.frontend.onnx.from_onnx(helper.make_model(graph))
+
+
+def test_relax_build_binds_params():
+    """keep_params_in_input's weights given back to relax.build(params=) become constants."""
+    model = onnx_models.mlp(batch=2)
+    mod = relax.frontend.onnx.from_onnx(model, keep_params_in_input=True)
+    names = [p.name_hint for p in mod["main"].params[1:]]
+    params = dict(zip(names, mod["main"].attrs["params"]))
+    vm = relax.VirtualMachine(relax.build(mod, "llvm", params=params), tvm.cpu())
+    x = np.random.default_rng(2).standard_normal((2, 784)).astype("float32")
+    got = vm["main"](tvm.nd.array(x)).numpy()
+    (expect,) = onnx_models.run_onnxruntime(model, {"input": x})[:1]
+    np.testing.assert_allclose(got, expect, rtol=1e-4, atol=1e-6)
