@@ -32,7 +32,7 @@ from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStruc
 __all__ = ["Expr", "Var", "DataflowVar", "Call", "Tuple", "TupleGetItem", "ShapeExpr",
            "PrimValue", "StringImm", "DataTypeImm", "Constant", "If", "SeqExpr", "Binding",
            "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock", "Function", "ExternFunc",
-           "GlobalVar", "const", "extern", "symbolic_vars"]
+           "GlobalVar", "const", "extern", "get_shape_of", "symbolic_vars"]
 
 
 class Expr(RelayExpr):
@@ -89,7 +89,17 @@ class Expr(RelayExpr):
         return self._binary("divide", other, swap=True)
 
     def __getitem__(self, index):
+        sinfo = self.struct_info_
+        if isinstance(sinfo, TupleStructInfo) and not 0 <= index < len(sinfo.fields):
+            raise IndexError(f"tuple index {index} out of range ({len(sinfo.fields)} fields)")
         return TupleGetItem(self, index)
+
+    def __iter__(self):
+        sinfo = self.struct_info_
+        if not isinstance(sinfo, TupleStructInfo):
+            raise TypeError(f"a Relax {type(self).__name__} of struct info {sinfo} is not "
+                            f"iterable (only tuples are)")
+        return iter([TupleGetItem(self, k) for k in range(len(sinfo.fields))])
 
     def astype(self, dtype):
         from irlab.relax import op as relax_op
@@ -199,6 +209,9 @@ class Tuple(Expr):
     def __getitem__(self, index):
         return self.fields[index]
 
+    def __iter__(self):
+        return iter(self.fields)
+
 
 class TupleGetItem(Expr):
     """Field ``index`` of a tuple."""
@@ -228,6 +241,9 @@ class ShapeExpr(Expr):
 
     def __getitem__(self, index):
         return self.values[index]
+
+    def __iter__(self):
+        return iter(self.values)
 
 
 class PrimValue(Expr):
@@ -499,6 +515,13 @@ def const(value, dtype=None) -> Constant:
         array = array.astype({np.dtype("int64"): "int32", np.dtype("float64"): "float32"}.get(
             array.dtype, array.dtype))
     return Constant(nd_array(array))
+
+
+def get_shape_of(expr):
+    """``R.shape_of(expr)``: the run-time shape of a tensor, as a shape value."""
+    from irlab.relax.op.base import shape_of
+
+    return shape_of(expr)
 
 
 def extern(name, struct_info=None) -> ExternFunc:
