@@ -69,7 +69,7 @@ class FunctionParser:
         self.module_names = ctx.names()
         self.scopes: list[dict] = [{}]
         self.symbols: dict = {}  # name -> tir.Var: the function's symbolic dims
-        self.bb = _relax.BlockBuilder(_signature_module(ctx))
+        self.bb = None  # the builder of the body (parse); a signature needs none
         self.attrs: dict = {}
         self.block_locals: dict = {}  # name -> line of a dataflow block keeping it inside
 
@@ -141,6 +141,7 @@ class FunctionParser:
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.fail(node, "an @R.function takes plain positional parameters")
         self.declare_signature_symbols()
+        self.bb = _relax.BlockBuilder(_signature_module(self.ctx))
         with R.symbol_table(self.symbols):
             ret = self.ret_sinfo()
             params = []
@@ -530,7 +531,10 @@ def _signature_module(ctx) -> IRModule:
     """The module's PrimFuncs and stand-ins with the declared signatures of its Relax
     functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed
     (``f`` may be the function being parsed: a recursive call)."""
-    mod = IRModule(dict(ctx.functions))
+    cached = ctx.scratch.get("relax.signature_module")
+    if cached is not None:
+        return cached
+    mod = ctx.scratch["relax.signature_module"] = IRModule(dict(ctx.functions))
     for gv, sinfo in ctx.signatures.items():
         params = [_relax.Var(f"p{k}", p) for k, p in enumerate(sinfo.params)]
         mod[gv] = _relax.Function(params, _relax.Var("ret", sinfo.ret), sinfo.ret, sinfo.purity)
