@@ -499,9 +499,9 @@ class FunctionParser:
 
     def subscript(self, node):
         """``t[i]`` of a Relax tuple (a tuple literal of Relax values too) is a TupleGetItem;
-        anything else indexes as Python does."""
+        anything else (a list: ``metadata[...][k]``) indexes as Python does."""
         base, index = self.eval(node.value), self.eval(node.slice)
-        if isinstance(base, (tuple, list)) and any(isinstance(v, _relax.Expr) for v in base):
+        if isinstance(base, tuple) and any(isinstance(v, _relax.Expr) for v in base):
             base = self.as_expr(base, node.value)
         if isinstance(base, _relax.Tuple) and isinstance(index, int):
             return _relax.TupleGetItem(base, index)
