@@ -12,13 +12,14 @@ from irlab.script import from_source
 
 
 def random_module(seed):
-    """A module whose main takes x: (n, 4) and y: (4,) and returns an (n, 4) tensor."""
+    """A module whose main takes x: (n, 4), y: (4,), c: bool and returns an (n, 4) tensor."""
     rng = np.random.default_rng(seed)
     n = tir.Var("n", "int64")
     x = relax.Var("x", relax.TensorStructInfo([n, 4], "float32"))
     y = relax.Var("y", relax.TensorStructInfo([4], "float32"))
+    c = relax.Var("c", relax.TensorStructInfo([], "bool"))
     bb = relax.BlockBuilder()
-    with bb.function("main", [x, y]):
+    with bb.function("main", [x, y, c]):
         values = [x]
         with bb.dataflow():
             for _ in range(int(rng.integers(1, 7))):
@@ -26,6 +27,11 @@ def random_module(seed):
             out = bb.emit_output(values[-1])
         if rng.random() < 0.5:  # a match_cast outside the block, n checked again
             out = bb.match_cast(out, relax.TensorStructInfo([n, 4], "float32"))
+        if rng.random() < 0.4:  # control flow: out, or -out computed in the other branch
+            neg = relax.Var("neg", out.struct_info)
+            other = relax.SeqExpr([relax.BindingBlock([relax.VarBinding(
+                neg, bb.normalize(relax.op.negative(out)))])], neg)
+            out = bb.emit(relax.If(c, relax.SeqExpr([], out), other))
         bb.emit_func_output(out)
     return bb.get()
 
@@ -69,5 +75,6 @@ def test_random_program_parsed_computes_the_same(seed):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((3, 4)).astype("float32")
     y = rng.standard_normal(4).astype("float32")
-    np.testing.assert_allclose(evaluate(from_source(mod.script()), [x, y]),
-                               evaluate(mod, [x, y]), rtol=1e-6)
+    for c in (np.array(True), np.array(False)):
+        np.testing.assert_allclose(evaluate(from_source(mod.script()), [x, y, c]),
+                                   evaluate(mod, [x, y, c]), rtol=1e-6)
