@@ -1,6 +1,6 @@
 """Random Relax programs (built with the BlockBuilder: dataflow blocks, symbolic shapes, nested
-calls, tuples, reshapes, match_cast, TE computes called with call_tir) print and parse back structurally equal,
-and the parsed program computes what the built one does."""
+calls, tuples, reshapes, match_cast, TE computes called with call_tir, an If) print and parse
+back structurally equal, and the parsed program computes what the built one does."""
 
 import numpy as np
 import pytest
