@@ -12,5 +12,5 @@ from irlab.script import relax  # a thin face: Relax itself loads on first use
 from irlab.script.parser import ir_module, from_source, parse
 from irlab.script.printer import print_prim_func, print_module, script
 
-__all__ = ["tir", "ir", "relax", "ir_module", "from_source", "parse", "print_prim_func", "print_module",
-           "script"]
+__all__ = ["tir", "ir", "relax", "ir_module", "from_source", "parse", "print_prim_func",
+           "print_module", "script"]
