@@ -105,11 +105,16 @@ class FunctionParser:
         defines ``n``) before any is evaluated, so one may compute over a later one."""
         for arg in self.node.args.args:
             for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
-                if isinstance(node, (ast.Tuple, ast.List)):
-                    for elt in node.elts:
-                        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and \
-                                elt.value.isidentifier() and elt.value not in self.symbols:
-                            self.symbols[elt.value] = _tir.Var(elt.value, "int64")
+                if isinstance(node, (ast.Tuple, ast.List)):  # a shape
+                    names = node.elts
+                elif isinstance(node, ast.keyword) and node.arg == "value":  # R.Prim(value=)
+                    names = [node.value]
+                else:
+                    continue
+                for elt in names:
+                    if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and \
+                            elt.value.isidentifier() and elt.value not in self.symbols:
+                        self.symbols[elt.value] = _tir.Var(elt.value, "int64")
 
     def signature(self):
         """The FuncStructInfo of the function (for calls from other functions)."""
