@@ -289,7 +289,6 @@ class Marker:
 dataflow = Marker("dataflow")
 output = Marker("output")
 func_attr = Marker("func_attr")
-MARKERS = (dataflow, output, func_attr)
 
 
 # -- @R.function ----------------------------------------------------------------------------
