@@ -37,8 +37,8 @@ if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv"
   python3 -m venv .venv
 fi
-extras="test"
-[ "$mode" = "notebooks" ] && extras="test,notebook"
+extras="test,dnnl"  # dnnl: oneDNN for relay.ext.dnnl (tests/relay/backend/test_byoc_dnnl.py)
+[ "$mode" = "notebooks" ] && extras="test,dnnl,notebook"
 echo "== installing irlab[$extras] into .venv"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e ".[$extras]"

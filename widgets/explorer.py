@@ -1,7 +1,9 @@
 """``explore(mod)``: the graph view and the pass stepper of one program, as one app.
 
-Both widgets share the run (a ``PassTrace``) and its node ids: the graph tab shows the program
-after the step selected in the passes tab; selecting a node in either selects it in both (the
+Both widgets share the run (a ``PassTrace``) and its node ids. The graph tab opens on the input
+program, where a student starts, and its step control (or the passes tab, which opens on the
+first step that changed the program) moves it along the pipeline; the final program shows each
+fused function as one node. Selecting a node in either selects it in both (the
 inspector then lists the passes that made it); clicking a pass in the graph tab's provenance
 list selects that step.
 
@@ -37,8 +39,7 @@ class Explorer(StaticPicture, widgets.VBox):
         # the passes run under the build's target, so the steps are what relay.build does
         self.stepper = PassStepper(mod_or_expr, passes, params, opt_level,
                                    disabled_pass=disabled_pass, target=target, timeout=timeout)
-        self.graph_view = GraphView(trace=self.stepper.trace, step=self.stepper.step,
-                                    timeout=timeout)
+        self.graph_view = GraphView(trace=self.stepper.trace, step=0, timeout=timeout)
         self._source, self._params, self._target = mod_or_expr, params, target
         self._factory = None
         self._lowering = None

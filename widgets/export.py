@@ -1,7 +1,8 @@
 """One self-contained HTML file of a pipeline run or a graph: no network, no kernel.
 
 The page holds the widgets' own JavaScript and CSS, and the data as JSON (each printed program
-and each layout once; steps refer to them). A small model shim stands in for the kernel, so
+and each layout once; steps refer to them; a node's description, the same in most layouts of a
+run, once: a layout's node holds its geometry and a reference to it). A small model shim stands in for the kernel, so
 the same render code as in the notebook draws the pass list, the diffs, the before/after
 graphs and the inspector, offline. No Jupyter package is needed to write it.
 """
@@ -73,9 +74,34 @@ def stepper_app(data: TraceData, state=None, bases=()) -> dict:
     base_state["bases"] = sorted({b for b in bases if 0 <= b < len(trace.steps)})
     if base_state["base"] != BEFORE and f"{base_state['base']}:{first}" not in pairs:
         base_state["base"] = BEFORE
+    records, layouts = shared_records({k: v for k, v in data.layouts.items()
+                                       if k in used_layouts})
     return {"kind": "stepper", "state": base_state, "pairs": pairs,
             "texts": {k: v for k, v in data.texts.items() if k in used_texts},
-            "layouts": {k: v for k, v in data.layouts.items() if k in used_layouts}}
+            "layouts": layouts, "records": records}
+
+
+_GEOMETRY = ("x", "y", "w", "h", "state")  # what differs between layouts of the same node
+
+
+def shared_records(layouts: dict):
+    """The layouts with each node's description (op, attrs, type, label, folded weights,
+    provenance...) moved to a list of distinct descriptions: a node keeps its geometry and
+    diff state and refers to its description by index (``"r"``). A pass changes few nodes,
+    so ResNet-50's report holds each description about once instead of 20 times.
+    ``static_page.js`` (``expandLayout``) puts them back together."""
+    records, index, out = [], {}, {}
+    for key, layout in layouts.items():
+        nodes = []
+        for node in layout["nodes"]:
+            info = {k: v for k, v in node.items() if k not in _GEOMETRY}
+            text = json.dumps(info, sort_keys=True)
+            if text not in index:
+                index[text] = len(records)
+                records.append(info)
+            nodes.append({"r": index[text], **{k: node[k] for k in _GEOMETRY if k in node}})
+        out[key] = {**layout, "nodes": nodes}
+    return records, out
 
 
 def graph_app(view) -> dict:

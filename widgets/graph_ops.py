@@ -101,7 +101,8 @@ def collapse(graph, collapsed) -> nx.DiGraph:
                          name="", type=_cluster_type(graph, members[cid]),
                          attrs=dict(info.get("attrs", {})), cluster=info.get("parent"),
                          ir_line=_first_line(graph, members[cid]),
-                         summary=f"{len(ops)} ops (collapsed)", members=ops,
+                         summary=f"{len(ops)} op{'' if len(ops) == 1 else 's'} (collapsed)",
+                         members=ops,
                          folded=[f for n in inner for f in graph.nodes[n].get("folded") or ()])
     for src, dst, data in graph.edges(data=True):
         a, b = owner.get(src, src), owner.get(dst, dst)

@@ -75,6 +75,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
     focus = t.Unicode("").tag(sync=True)
     hops = t.Int(2).tag(sync=True)
     step = t.Int(-1).tag(sync=True)
+    step_names = t.List(t.Unicode()).tag(sync=True)  # a trace's steps: the step control
     weights = t.Bool(False).tag(sync=True)  # constants and parameters drawn as nodes
     # Computed in Python for observers (the browser computes its own copies).
     inspector = t.Dict()
@@ -92,6 +93,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         self._shown = None  # the graph drawn (collapsed clusters as nodes)
         self._provenance = {}
         self._names = []
+        self._trace = None  # the PassTrace whose steps the step control moves through
+        self._at = None  # the step of ``_trace`` shown
         self._layouts = {}  # (id(full graph), collapsed ids) -> (graph, reduced, payload)
         if trace is None and type(mod_or_expr).__name__ == "PassTrace":
             trace, mod_or_expr = mod_or_expr, None
@@ -106,6 +109,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         from irlab.viz.relay_graph import build_relay_graph
 
         self._program = (mod_or_expr, params)
+        self._trace = self._at = None
+        self.step_names = []
         mod, problem = typed(as_module(mod_or_expr))
         graph = build_relay_graph(mod, params, fold_weights=not self.weights)
         self._provenance, self._names = {}, []
@@ -116,13 +121,15 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         index = max(0, min(int(index), len(trace.steps) - 1))
         graph = trace.graph(index)
         self._program = None
+        self._trace, self._at = trace, index
         self._provenance = trace.provenance()
         self._names = [s.name for s in trace.steps]
-        name = trace.steps[index].name
-        title = "input program" if index == 0 else f"after step {index}: {name}"
-        self._set_source(graph, trace.text(index), title, "", step=index)
+        title = self._step_title(index)
+        # The final program reads as one node per fused function, whatever its size.
+        final = index == len(trace.steps) - 1
+        self._set_source(graph, trace.text(index), title, "", step=index, collapse=final)
 
-    def _set_source(self, graph, text, title, problem, step):
+    def _set_source(self, graph, text, title, problem, step, collapse=False):
         fresh = graph is not self._full
         self._full = graph
         with self.hold_trait_notifications():
@@ -130,7 +137,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
             self.title = title
             self.status = problem
             self.step = step
-            if fresh and len(graph) > self.big and not self.collapsed:
+            self.step_names = list(self._names)
+            if fresh and (collapse or len(graph) > self.big) and not self.collapsed:
                 self.collapsed = top_clusters(graph)  # observer redraws
             self._redraw()
 
@@ -139,6 +147,23 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
     def _on_collapsed(self, change):
         if self._full is not None:
             self._redraw()
+
+    @t.validate("step")
+    def _valid_step(self, proposal):
+        value = int(proposal["value"])
+        trace = getattr(self, "_trace", None)
+        return value if trace is None else max(0, min(value, len(trace.steps) - 1))
+
+    @t.observe("step")
+    def _on_step(self, change):
+        # the step control (browser) or Python moved to another step of the trace
+        if self._trace is not None and 0 <= change["new"] < len(self._trace.steps) and \
+                change["new"] != self._at:
+            self.show_step(self._trace, change["new"])
+
+    def _step_title(self, index):
+        return "input program" if index == 0 else \
+            f"after step {index}: {self._trace.steps[index].name}"
 
     @t.observe("weights")
     def _on_weights(self, change):

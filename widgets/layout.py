@@ -173,13 +173,20 @@ def _spline_path(pos: str, flip) -> str:
             points.append(flip(*_point(token)))
     if not points:
         return ""
+    points = [(_n(x), _n(y)) for x, y in points]
     parts = [f"M{points[0][0]} {points[0][1]}"]
     for i in range(1, len(points) - 2, 3):
         (ax, ay), (bx, by), (cx, cy) = points[i:i + 3]
         parts.append(f"C{ax} {ay} {bx} {by} {cx} {cy}")
     if end is not None:
-        parts.append(f"L{end[0]} {end[1]}")
+        parts.append(f"L{_n(end[0])} {_n(end[1])}")
     return "".join(parts)
+
+
+def _n(value: float) -> str:
+    """A rounded coordinate as short text: ``41`` rather than ``41.0`` (path data is most of
+    a big graph's JSON)."""
+    return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 # -- fallback ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The texts behind ``LoweringExplorer``, with no widget library: one kernel of a built module
 at every level (Relay, TIR from TE, scheduled TIR + trace, lowered TIR, LLVM IR, assembly) and
-the loop map that links them.
+the loop map that links them. A kernel an external compiler made (BYOC, ``Compiler="dnnl"``)
+has two levels: its partitioned Relay function and the source its codegen generated.
 
 Loops are named after their TIR loop variable at every level: the LLVM code generator names a
 loop's basic blocks ``for.<var>`` / ``for.<var>.body`` / ``for.<var>.end`` (the exit), and
@@ -23,8 +24,11 @@ PANES = (
     ("lowered", "Lowered TIR"),
     ("llvm", "LLVM IR"),
     ("asm", "Assembly"),
+    ("source", "External source"),
 )
 PANE_KEYS = tuple(k for k, _ in PANES)
+NATIVE_PANES = ("relay", "te", "scheduled", "lowered", "llvm", "asm")
+EXTERNAL_PANES = ("relay", "source")
 TIR_PANES = ("te", "scheduled", "lowered")
 
 _TIR_FOR = re.compile(r"^(\s*)for (.+?) in ")
@@ -234,6 +238,11 @@ class KernelView:
     library: "ModuleTexts"
     texts: dict = field(default_factory=dict)
     _loops: dict | None = None
+    panes = NATIVE_PANES  # the levels this kernel has
+    compiler = ""  # native: compiled by irlab
+
+    def pane_title(self, pane: str, default: str) -> str:
+        return default
 
     @property
     def anchor_op(self) -> str:
@@ -274,6 +283,8 @@ class KernelView:
             return kernel_llvm(self.library.llvm(optimized), self.name)
         if pane == "asm":
             return kernel_asm(self.library.asm(optimized), self.name)
+        if pane == "source":
+            return ""  # a native kernel's source is its LLVM IR
         raise KeyError(pane)
 
     # -- loops ------------------------------------------------------------------------------------
@@ -344,6 +355,98 @@ class KernelView:
                                        re.search(rf"%{re.escape(var)}(?!\w)", lines[i])):
                     use.append(i)
         return {"head": head, "body": body, "use": use}
+
+
+@dataclass
+class ExternalKernelView:
+    """A kernel made by an external compiler (BYOC): its partitioned Relay function and the
+    source of the module ``relay.ext.<compiler>`` returned (C for ``ccompiler`` / ``dnnl``).
+    It has no TIR, LLVM IR or assembly of irlab's, and no loops to link."""
+
+    name: str
+    compiler: str
+    relay_func: object
+    module: object
+    panes = EXTERNAL_PANES
+
+    @property
+    def anchor_op(self) -> str:
+        return self.compiler
+
+    @property
+    def implementation(self) -> str:
+        return f"relay.ext.{self.compiler}"
+
+    def pane_title(self, pane: str, default: str) -> str:
+        if pane == "source":
+            fmt = getattr(self.module, "format", "") if self.module is not None else ""
+            return f"{self.compiler} source" + (f" ({fmt})" if fmt else "")
+        return default
+
+    def text(self, pane: str, optimized=False) -> str:
+        if pane == "relay":
+            return str(self.relay_func)
+        if pane == "source":
+            if self.module is None:
+                return f"(no module of relay.ext.{self.compiler} implements {self.name})"
+            try:
+                return self.module.get_source()
+            except Exception as err:  # noqa: BLE001 - a binary-only module
+                return f"(the {self.compiler} module has no source: {err})"
+        if pane == "trace":
+            return ""
+        if pane in PANE_KEYS:
+            return f"(made by the external compiler {self.compiler}, not by irlab's lowering)"
+        raise KeyError(pane)
+
+    def has(self, pane, optimized=False) -> bool:
+        return True
+
+    def raw_loops(self) -> dict:
+        return {}
+
+    def loop_vars(self) -> list:
+        return []
+
+    def line_loops(self, pane: str, text: str) -> list:
+        return [""] * len(text.split("\n"))
+
+    def marks(self, pane: str, text: str, var: str) -> dict:
+        return {"head": [], "body": [], "use": []}
+
+
+def external_functions(factory) -> dict:
+    """``{symbol: (compiler, Relay function)}`` of the functions of a build that external
+    compilers made (``Compiler`` attr), in the order the program calls them."""
+    from irlab.relay.expr_functor import post_order
+    from irlab.relay.function import Function
+
+    found = {}
+    mod = getattr(factory, "ir_mod", None)
+    if mod is None:
+        return found
+    for gv, func in mod.functions.items():
+        if not isinstance(func, Function):
+            continue
+        for node in [func, *post_order(func.body)]:
+            attrs = node.attrs if isinstance(node, Function) else None
+            if attrs is None or "Compiler" not in attrs:
+                continue
+            symbol = str(attrs.get("global_symbol", "")) or gv.name_hint
+            found.setdefault(symbol, (str(attrs["Compiler"]), node))
+    return found
+
+
+def external_kernels(factory) -> list:
+    """An ``ExternalKernelView`` per external function of a build, with the imported module
+    implementing it."""
+    lib = factory.get_lib()
+    modules = list(getattr(lib, "imported_modules", ()))
+    views = []
+    for symbol, (compiler, func) in external_functions(factory).items():
+        module = next((m for m in modules if m.implements_function(symbol, True)), None)
+        views.append(ExternalKernelView(symbol, compiler, func, module))
+    return views
 
 
 class ModuleTexts:

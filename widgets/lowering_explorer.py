@@ -7,6 +7,10 @@ belongs to (a ``for`` line: that loop) and highlights that loop variable in ever
 lines of the loop and the ones that mention it, the LLVM ``for.<var>`` blocks, the assembly
 blocks whose IR name is one of them.
 
+Kernels an external compiler made (BYOC: ``partition_for_dnnl`` ...) are listed beside the
+native ones (op: the compiler); they show their partitioned Relay function and the source
+their codegen generated (the ``source`` pane), in place of the levels they do not have.
+
 Python: ``select(kernel)``, ``select_loop(var)``, ``texts`` (pane -> text, every pane computed),
 ``marks`` (pane -> lines highlighted), ``loops`` (loop variables of the kernel). The assembly is
 made when first shown (``load_asm()``, the pane's button, or ``texts``).
@@ -21,7 +25,7 @@ import traitlets as t
 
 from irlab.widgets.assets import css, widget_module
 from irlab.widgets.lowering_data import (PANE_KEYS, PANES, KernelView, ModuleTexts,
-                                         as_factory)
+                                         as_factory, external_kernels)
 from irlab.widgets.picture import StaticPicture
 
 
@@ -32,7 +36,7 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
     _esm = widget_module("lowering_explorer.js", "renderLoweringExplorer")
     _css = css()
 
-    kernels = t.List().tag(sync=True)  # [{name, op, impl, ms}]
+    kernels = t.List().tag(sync=True)  # [{name, op, impl, ms, compiler}]
     kernel = t.Unicode("").tag(sync=True)
     panes = t.Dict().tag(sync=True)  # pane -> {title, text, loops: [var per line]}
     trace = t.Unicode("").tag(sync=True)  # the schedule's trace of the kernel
@@ -50,6 +54,7 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         self.library = ModuleTexts(self.factory, getattr(self.factory, "target", target))
         self._views = {low.name: KernelView(low.name, low, self.library)
                        for low in self.factory.lowered}
+        self._views.update((view.name, view) for view in external_kernels(self.factory))
         self._times = dict(times or {})
         self._update_kernels()
         with self.hold_trait_notifications():
@@ -70,7 +75,8 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         for name, view in self._views.items():
             seconds = self._times.get(name)
             rows.append({"name": name, "op": view.anchor_op, "impl": view.implementation,
-                         "ms": None if seconds is None else seconds * 1e3})
+                         "ms": None if seconds is None else seconds * 1e3,
+                         "compiler": view.compiler})
         self.kernels = rows
 
     def set_times(self, times: dict):
@@ -94,6 +100,10 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         keep = self.loop
         panes = {}
         for key, title in PANES:
+            title = view.pane_title(key, title)
+            if key not in view.panes:  # a level this kernel does not have
+                panes[key] = {"title": title, "text": "", "loops": [], "hidden": True}
+                continue
             if key == "asm" and not (self.show_asm or
                                      self.library.asm_ready(self.optimized)):
                 panes[key] = {"title": title, "text": "", "loops": [], "pending": True}
@@ -114,7 +124,8 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
             self.loop = keep if keep in loops else ""
             self._update_marks()
         op = f" ({view.anchor_op})" if view.anchor_op else ""
-        self.status = f"{view.name}{op}: {len(loops)} loops"
+        self.status = f"{view.name}{op}: " + (
+            f"made by relay.ext.{view.compiler}" if view.compiler else f"{len(loops)} loops")
 
     @t.observe("loop")
     def _on_loop(self, change):
@@ -143,12 +154,12 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
 
     @property
     def texts(self) -> dict:
-        """Pane -> text of the current kernel (every pane, the assembly included), plus
-        ``trace`` (the schedule's trace)."""
+        """Pane -> text of the current kernel (every level it has, the assembly included),
+        plus ``trace`` (the schedule's trace)."""
         view = self.view
         if view is None:
             return {}
-        out = {key: view.text(key, self.optimized) for key in PANE_KEYS}
+        out = {key: view.text(key, self.optimized) for key in PANE_KEYS if key in view.panes}
         out["trace"] = view.text("trace")
         return out
 
@@ -192,6 +203,9 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
                  self._kernel_table()]
         for key, title in PANES:
             pane = self.panes.get(key, {})
+            if pane.get("hidden"):
+                continue
+            title = pane.get("title", title)
             text = pane.get("text", "")
             if pane.get("pending"):
                 text = "(assembly not computed yet: load_asm())"
@@ -214,6 +228,9 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
             return "LoweringExplorer(no kernels)"
         out = [f"LoweringExplorer: kernel {view.name}"]
         for key, title in PANES:
+            if self.panes.get(key, {}).get("hidden"):
+                continue
+            title = self.panes.get(key, {}).get("title", title)
             text = self.panes.get(key, {}).get("text", "")
             out.append(f"--- {title} ---\n{text if text else '(not computed)'}")
         return "\n".join(out)

@@ -6,8 +6,13 @@ inputs; each output shows its max abs / rel error (norm-wise, as the pass steppe
 and pass/fail at ``tol``. The total latency is ``benchmark()``'s mean; the chart shows the time
 per kernel node from ``profile()``, slowest first.
 
+Kernels an external compiler made (BYOC: ``relay.ext.dnnl`` ...) are timed like the others;
+their bars are coloured by compiler and tagged ``[dnnl]``, and ``compiler_times`` sums the
+time per compiler (native kernels under ``"irlab"``).
+
 Python: ``run(inputs=None, seed=None)``, ``results`` (dict), ``node_times`` (node -> seconds,
-slowest first), ``kernel_times`` (kernel function -> seconds, summed over its nodes).
+slowest first), ``kernel_times`` (kernel function -> seconds, summed over its nodes),
+``compiler_times`` (compiler -> seconds).
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ import anywidget
 import numpy as np
 import traitlets as t
 
+from irlab.viz.dot import compiler_color
 from irlab.widgets.assets import css, widget_module
-from irlab.widgets.lowering_data import as_factory
+from irlab.widgets.lowering_data import as_factory, external_functions
 from irlab.widgets.picture import StaticPicture
 
 
@@ -42,6 +48,8 @@ class RunPanel(StaticPicture, anywidget.AnyWidget):
     results = t.Dict().tag(sync=True)
     node_times = t.Dict().tag(sync=True)  # node name -> seconds, slowest first
     kernel_of = t.Dict().tag(sync=True)  # node name -> kernel function name
+    compiler_of = t.Dict().tag(sync=True)  # node name -> external compiler (BYOC nodes only)
+    compiler_colors = t.Dict().tag(sync=True)  # external compiler -> its bars' colour
     seed = t.Int(0).tag(sync=True)
     tol = t.Float(1e-4).tag(sync=True)
     status = t.Unicode("").tag(sync=True)
@@ -68,6 +76,11 @@ class RunPanel(StaticPicture, anywidget.AnyWidget):
         graph = self.module.module.graph
         self.kernel_of = {n["name"]: n["attrs"]["func_name"] for n in graph["nodes"]
                           if n["op"] == "tvm_op" and n["attrs"].get("func_name") != "__nop"}
+        external = {symbol: compiler for symbol, (compiler, _) in
+                    external_functions(self.factory).items()}
+        self.compiler_of = {node: external[kernel] for node, kernel in self.kernel_of.items()
+                            if kernel in external}
+        self.compiler_colors = {c: compiler_color(c)[1] for c in set(self.compiler_of.values())}
         with self.hold_trait_notifications():
             self.seed, self.tol = int(seed), float(tol)
         self.on_msg(self._on_msg)
@@ -181,6 +194,21 @@ class RunPanel(StaticPicture, anywidget.AnyWidget):
             out[kernel] = out.get(kernel, 0.0) + seconds
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
+    @property
+    def compiler_times(self) -> dict:
+        """Seconds per compiler: each external compiler's kernels, and irlab's own
+        (``"irlab"``), slowest first."""
+        out = {}
+        for node, seconds in self.node_times.items():
+            compiler = self.compiler_of.get(node, "irlab")
+            out[compiler] = out.get(compiler, 0.0) + seconds
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def _label(self, node: str) -> str:
+        """A node's name, tagged with its external compiler (``[dnnl] name``)."""
+        compiler = self.compiler_of.get(node)
+        return f"[{compiler}] {node}" if compiler else node
+
     def _on_msg(self, widget, content, buffers):
         action = content.get("action") if isinstance(content, dict) else None
         try:
@@ -205,11 +233,14 @@ class RunPanel(StaticPicture, anywidget.AnyWidget):
         for i, (name, seconds) in enumerate(items):
             y = i * row
             w = max(1.0, (width - label_w - 70) * seconds / top)
+            compiler = self.compiler_of.get(name)
+            fill = compiler_color(compiler)[1] if compiler else "#93c5fd"
+            label = self._label(name)
             bars.append(
                 f'<text x="{label_w - 4}" y="{y + 11}" text-anchor="end">'
-                f"{html.escape(name[-48:])}</text>"
+                f"{html.escape(label[-48:])}</text>"
                 f'<rect class="bar" x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row - 4}"'
-                f' fill="#93c5fd"><title>{html.escape(name)}</title></rect>'
+                f' fill="{fill}"><title>{html.escape(label)}</title></rect>'
                 f'<text x="{label_w + w + 4:.1f}" y="{y + 11}">{seconds * 1e3:.3f} ms</text>')
         return (f'<svg width="{width}" '
                 f'height="{len(items) * row + 4}" style="font:10px sans-serif">'
@@ -228,10 +259,14 @@ class RunPanel(StaticPicture, anywidget.AnyWidget):
             f"<td>{num(o['max_rel'])}</td>"
             f"<td>{'-' if o['ok'] is None else ('pass' if o['ok'] else 'FAIL')}</td></tr>"
             for o in r["outputs"])
+        split = ""
+        if self.compiler_of:
+            split = "<p>" + html.escape(", ".join(
+                f"{c}: {v * 1e3:.3f} ms" for c, v in self.compiler_times.items())) + "</p>"
         return (f"<div><p><b>RunPanel</b>: {html.escape(self.status)}</p>"
                 "<table><tr><th>output</th><th>shape</th><th>dtype</th><th>max abs</th>"
                 f"<th>max rel</th><th>@{r['tol']:g}</th></tr>{rows}</table>"
-                f"{self.chart_svg()}</div>")
+                f"{split}{self.chart_svg()}</div>")
 
     def __str__(self):
         r = self.results
@@ -243,5 +278,8 @@ class RunPanel(StaticPicture, anywidget.AnyWidget):
                          f"max abs {o['max_abs']}, max rel {o['max_rel']}, "
                          f"{'pass' if o['ok'] else 'FAIL'}")
         for name, seconds in self.node_times.items():
-            lines.append(f"  {seconds * 1e3:9.3f} ms  {name}")
+            lines.append(f"  {seconds * 1e3:9.3f} ms  {self._label(name)}")
+        if self.compiler_of:
+            lines.append("  per compiler: " + ", ".join(
+                f"{c} {v * 1e3:.3f} ms" for c, v in self.compiler_times.items()))
         return "\n".join(lines)

@@ -32,6 +32,29 @@ class OpPattern(enum.IntEnum):
 TOpPattern = OpPattern
 
 
+class _NotApplicable:
+    """The value of an op attribute that the op declares it does not need (``add`` has no
+    attrs to convert, ``annotation.stop_fusion`` no compute). ``get_attr`` reads it as unset,
+    ``has_attr`` as declared, so a check over every op can tell "not applicable" from
+    "forgotten"."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "NOT_APPLICABLE"
+
+    def __reduce__(self):
+        return (_NotApplicable, ())
+
+
+NOT_APPLICABLE = _NotApplicable()
+
+
 @dataclass
 class OpArgument:
     """One declared input of an operator."""
@@ -119,11 +142,21 @@ class Op(RelayExpr):
         return self._entry.type_rel
 
     def get_attr(self, key: str, default=None):
+        """The attribute's value; ``default`` when unset or declared ``NOT_APPLICABLE``."""
         value = self._entry.attrs.get(key)
-        return default if value is None else value[0]
+        if value is None or value[0] is NOT_APPLICABLE:
+            return default
+        return value[0]
 
     def has_attr(self, key: str) -> bool:
+        """Whether the op declares ``key`` (a value, or ``NOT_APPLICABLE``)."""
         return key in self._entry.attrs
+
+    def set_attrs(self, plevel: int = 10, **attrs) -> "Op":
+        """Several attributes at once: ``op.set_attrs(FInferCorrectLayout=rule, ...)``."""
+        for key, value in attrs.items():
+            self.set_attr(key, value, plevel)
+        return self
 
     def set_attr(self, key: str, value: Any, plevel: int = 10) -> "Op":
         """Attach ``value`` under ``key``; a lower plevel never overrides a higher one."""

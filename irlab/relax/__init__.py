@@ -28,4 +28,4 @@ from irlab.relax.exec_builder import ExecBuilder
 from irlab.runtime.relax_vm import VirtualMachine
 from irlab.relax.vm_build import build, Executable
 from irlab.relax.pipeline import get_pipeline
-from irlab.relax import transform, backend
+from irlab.relax import transform, backend, testing, frontend

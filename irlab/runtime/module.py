@@ -202,9 +202,10 @@ def find_c_compiler() -> str | None:
     return None
 
 
-def link_shared(objects_or_sources, path, extra_flags=(), relocatable=False):
+def link_shared(objects_or_sources, path, extra_flags=(), relocatable=False, libraries=()):
     """Compile/link C sources or objects into the shared library ``path`` (or, with
-    ``relocatable``, objects into one object file)."""
+    ``relocatable``, objects into one object file). ``libraries`` (``-l``/``-L`` flags) go
+    after the inputs, where the linker needs them."""
     compiler = find_c_compiler()
     if compiler is None:
         raise CompileError("no C compiler found (set $CC or install gcc/clang): it is needed "
@@ -213,7 +214,7 @@ def link_shared(objects_or_sources, path, extra_flags=(), relocatable=False):
         cmd = [compiler, "-r", "-o", path, *objects_or_sources]
     else:
         cmd = [compiler, "-shared", "-fPIC", "-o", path, *extra_flags, *objects_or_sources,
-               "-lm"]
+               *libraries, "-lm"]
     try:
         proc = subprocess.run(cmd, capture_output=True, encoding="utf-8",
                               errors="replace", timeout=300)

@@ -12,8 +12,9 @@ from irlab.errors import CompileError
 from irlab.target.c_syntax import CFLAGS
 
 
-def compile_source(source: str, target=None) -> str:
-    """Compile ``source`` into a shared library (cached); return its path."""
+def compile_source(source: str, target=None, flags=(), libraries=()) -> str:
+    """Compile ``source`` into a shared library (cached); return its path. ``flags`` (e.g.
+    ``-I``) are added to the compiler's, ``libraries`` (``-L``/``-l``/``-Wl,``) to the link."""
     from irlab.runtime.module import find_c_compiler, link_shared
     from irlab.target.llvm_jit import cache_dir
 
@@ -21,10 +22,10 @@ def compile_source(source: str, target=None) -> str:
     if compiler is None:
         raise CompileError("target \"c\" needs a C compiler, and none was found: install gcc "
                            "or clang, or set $CC (target \"llvm\" needs none)")
-    flags = list(CFLAGS)
+    flags = list(CFLAGS) + list(flags)
     if target is not None and getattr(target, "fast_math", False):
         flags.append("-ffast-math")
-    key = hashlib.sha256("\0".join([source, compiler, " ".join(flags),
+    key = hashlib.sha256("\0".join([source, compiler, " ".join(flags), *libraries,
                                     "-fPIC -shared -lm"]).encode()).hexdigest()
     root = cache_dir()
     folder = os.path.join(root, "c", key[:2]) if root else tempfile.mkdtemp(prefix="irlab-c-")
@@ -40,7 +41,7 @@ def compile_source(source: str, target=None) -> str:
         out.write(source)
     tmp = c_path[:-2] + ".so.tmp"
     try:
-        link_shared([c_path], tmp, flags)
+        link_shared([c_path], tmp, flags, libraries=libraries)
     except CompileError as err:
         os.unlink(c_path)
         raise CompileError(_explain(str(err), source)) from None

@@ -33,17 +33,20 @@ def metadata_definition(infos, target: str) -> str:
 
 class CSourceModule(Module):
     """Functions given as C source; compiled (once, cached by content) on ``compile()`` or on
-    the first call. Saved, it is the compiled library plus its source."""
+    the first call. Saved, it is the compiled library plus its source. ``flags`` and
+    ``libraries`` are what the C compiler needs beyond the defaults (include directories,
+    the libraries the source calls)."""
 
     type_key = "c"
 
-    def __init__(self, source: str, infos, target: str = "c"):
+    def __init__(self, source: str, infos, target: str = "c", flags=(), libraries=()):
         infos = list(infos)
         if not infos:
             raise IrlabError("a CSourceModule needs at least one function")
         super().__init__(infos, target)
         self._source = source.rstrip("\n") + "\n\n" + metadata_definition(infos, target)
         self._library = None
+        self.flags, self.libraries = tuple(flags), tuple(libraries)
 
     def get_source(self, fmt=""):
         if fmt not in ("", "c", "cc"):
@@ -60,7 +63,8 @@ class CSourceModule(Module):
         if self._library is None:
             from irlab.target.c_compile import compile_source
 
-            self._library = LibraryModule(compile_source(self._source), self._source)
+            path = compile_source(self._source, flags=self.flags, libraries=self.libraries)
+            self._library = LibraryModule(path, self._source)
         return self._library
 
     def _address(self, name):

@@ -31,6 +31,26 @@ STYLE = {
 DIFF_COLORS = {"added": "#16a34a", "removed": "#dc2626", "changed": "#d97706"}
 CLUSTER_COLORS = {"primitive": "#eef2ff", "composite": "#fdf2f8", "function": "#f0fdf4",
                   "loop": "#fefce8", "block": "#f0f9ff"}
+# (fill, border) of the regions of each external compiler (BYOC); others by name's hash
+COMPILER_COLORS = {"dnnl": ("#dbeafe", "#2563eb"), "ccompiler": ("#ffedd5", "#ea580c")}
+_MORE_COMPILER_COLORS = (("#dcfce7", "#16a34a"), ("#fae8ff", "#c026d3"),
+                         ("#fef9c3", "#ca8a04"), ("#ccfbf1", "#0d9488"))
+
+
+def compiler_color(compiler: str) -> tuple:
+    """``(fill, border)`` colours of an external compiler's regions: the same in every
+    picture (a fixed choice for the built-in compilers, a hash of the name otherwise)."""
+    import zlib
+
+    if compiler in COMPILER_COLORS:
+        return COMPILER_COLORS[compiler]
+    return _MORE_COMPILER_COLORS[zlib.crc32(compiler.encode()) % len(_MORE_COMPILER_COLORS)]
+
+
+def _cluster_colors(info) -> tuple:
+    if info.get("kind") == "external":
+        return compiler_color(str(info.get("compiler", "")))
+    return CLUSTER_COLORS.get(info.get("kind"), "#f9fafb"), "#c7d2fe"
 
 
 def escape(text) -> str:
@@ -88,9 +108,11 @@ def to_dot(graph, diff=None, title="") -> str:
 
     def emit_cluster(cluster_id, indent):
         info = clusters[cluster_id]
+        fill, border = _cluster_colors(info)
+        width = "; penwidth=2" if info.get("kind") == "external" else ""
         out.append(f"{indent}subgraph {cluster_id} {{")
         out.append(f'{indent}  label="{escape(info["label"])}"; style="filled,rounded"; '
-                   f'color="#c7d2fe"; fillcolor="{CLUSTER_COLORS.get(info["kind"], "#f9fafb")}";'
+                   f'color="{border}"; fillcolor="{fill}"{width};'
                    f' fontsize=9; id="{cluster_id}";')
         for ident in members.get(cluster_id, []):
             emit_node(ident, indent + "  ")

@@ -16,6 +16,11 @@ Functions called in place (``Primitive=1`` after FuseOps, ``Composite=...`` afte
 MergeComposite) become clusters holding their inner ops: the function's parameters are not
 drawn, edges run from the call's arguments straight to the inner users. Tuples and
 ``TupleGetItem`` are drawn as they are; a ``let`` variable stands for its value.
+
+Regions for an external compiler (BYOC: a function with ``Compiler="dnnl"``, called in place
+or, after PartitionGraph, through its global var) are clusters of kind ``external`` whose
+info names the ``compiler``, drawn where they are called, so the picture shows which parts of
+the model each compiler takes.
 """
 
 from __future__ import annotations
@@ -94,8 +99,10 @@ def _attr_text(value) -> str:
 class RelayGraphBuilder(ExprVisitor):
     """Visits a module's functions and adds one graph node per program node."""
 
-    def __init__(self, graph, ids, params=(), lines=None, fold_weights=True):
+    def __init__(self, graph, ids, params=(), lines=None, fold_weights=True, module=None):
         super().__init__()
+        self.module = module  # resolves calls of external functions through global vars
+        self.inlined: set = set()  # names of global functions drawn where they are called
         self.graph = graph
         self.ids = ids
         self.params = set(params)
@@ -211,6 +218,10 @@ class RelayGraphBuilder(ExprVisitor):
                 if call.attrs is not None and hasattr(call.attrs, "non_default_items") else {}
             shown = ", ".join(f"{k}={v}" for k, v in list(attrs.items())[:_ATTRS_SHOWN])
             ident = self.add(call, "call", op.name, op=op.name, attrs=attrs, summary=shown)
+        elif (external := self._external_global(op)) is not None:
+            self.inlined.add(op.name_hint)
+            self.inline_function(call, external, op.name_hint)
+            return
         else:
             title = "@" + op.name_hint if isinstance(op, GlobalVar) else "call"
             ident = self.add(call, "call", title, op=title)
@@ -218,7 +229,17 @@ class RelayGraphBuilder(ExprVisitor):
                 self.connect([op], ident)
         self.connect(call.args, ident)
 
-    def inline_function(self, call, fn):
+    def _external_global(self, op):
+        """The function of global var ``op`` when it is for an external compiler, else None."""
+        if not isinstance(op, GlobalVar) or self.module is None:
+            return None
+        names = {gv.name_hint: f for gv, f in self.module.functions.items()}
+        func = names.get(op.name_hint)
+        if isinstance(func, Function) and func.attrs is not None and "Compiler" in func.attrs:
+            return func
+        return None
+
+    def inline_function(self, call, fn, name=""):
         """A function called in place becomes a cluster of its inner nodes."""
         for param, arg in zip(fn.params, call.args):
             self.alias[param] = self.value_of(arg)
@@ -230,9 +251,14 @@ class RelayGraphBuilder(ExprVisitor):
         kind = "primitive" if attrs.get("Primitive") else (
             "composite" if "Composite" in attrs else "function")
         label = attrs.get("Composite") or _fused_name(fn)
-        self.graph.graph.setdefault("clusters", {})[cluster_id] = {
-            "kind": kind, "label": label, "parent": outer,
-            "attrs": {k: _attr_text(v) for k, v in attrs.items()}, "call": call}
+        info = {"kind": kind, "label": label, "parent": outer,
+                "attrs": {k: _attr_text(v) for k, v in attrs.items()}, "call": call}
+        if "Compiler" in attrs:  # a BYOC region
+            compiler = str(attrs["Compiler"])
+            symbol = str(attrs.get("global_symbol", "")) or name
+            info.update(kind="external", compiler=compiler,
+                        label=f"{compiler}: {symbol}" if symbol else compiler)
+        self.graph.graph.setdefault("clusters", {})[cluster_id] = info
         self.cluster = cluster_id
         try:
             self.ref[call] = self.value_of(fn.body)
@@ -281,9 +307,9 @@ def build_relay_graph(program, params=None, ids: NodeIds | None = None,
     graph = nx.DiGraph()
     graph.graph["clusters"] = {}
     builder = RelayGraphBuilder(graph, node_ids, params=params or (), lines=locations,
-                                fold_weights=fold_weights)
+                                fold_weights=fold_weights, module=mod)
     for gv, func in sorted(mod.functions.items(), key=lambda kv: kv[0].name_hint != "main"):
-        if not isinstance(func, Function):
+        if not isinstance(func, Function) or gv.name_hint in builder.inlined:
             continue
         for p in func.params:
             builder.visit(p)

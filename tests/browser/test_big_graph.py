@@ -12,7 +12,9 @@ _NODE_POINT = """([testid, name]) => {
   const app = JSON.parse(document.getElementById('irlab-data').textContent).apps[0];
   const step = app.state.step;
   const lay = app.layouts[app.pairs[`-1:${step}`].graph];
-  const n = lay.nodes.find((m) => m.name === name);
+  // a node's description is shared between layouts (export.py's shared_records)
+  const n = lay.nodes.map((m) => Object.assign({}, app.records[m.r], m))
+    .find((m) => m.name === name);
   const user = lay.edges.find((e) => e.s === n.id).t;
   const svg = document.querySelector(`[data-testid=${testid}] svg`);
   const t = svg.querySelector('.irlab-viewport').getAttribute('transform');

@@ -6,7 +6,7 @@ Screenshots: ``tests/browser/artifacts/<test>.png``."""
 
 from __future__ import annotations
 
-from voila_support import XSS_NAME, open_notebook
+from voila_support import ARTIFACTS, XSS_NAME, open_notebook
 
 GRAPH_READY = "[data-testid=graph-view] [data-testid=graph-node]"
 STEPPER_READY = "[data-testid=pass-stepper] [data-testid=pass-item]"
@@ -151,3 +151,30 @@ def test_served_pages_load_nothing_remote(page, voila_url):
     open_notebook(page, voila_url, "explorer", GRAPH_READY)
     page.wait_for_load_state("networkidle")
     assert page.log.remote_requests == []
+
+
+def test_explore_opens_on_the_input_program_and_steps(page, voila_url):
+    """``tvm.explore``'s graph tab opens on the input program; its step control moves it
+    along the pipeline (through the kernel), and at the end each fused function is one node."""
+    open_notebook(page, voila_url, "explore_small", GRAPH_READY)
+    view = page.locator(".irlab-explorer [data-testid=graph-view]")
+    title = view.get_by_test_id("graph-title")
+    assert title.inner_text() == "input program"
+    control = view.get_by_test_id("graph-step-control")
+    assert control.is_visible()
+    assert view.get_by_test_id("graph-step-label").inner_text().startswith("step 0 / ")
+    view.get_by_test_id("graph-step-next").click()
+    title.filter(has_text="after step 1:").wait_for()
+    assert view.get_by_test_id("graph-step-label").inner_text().startswith("step 1 / ")
+    # the slider's end: the final program, fused functions collapsed into one node each
+    slider = view.get_by_test_id("graph-step-slider")
+    last = int(slider.get_attribute("max"))
+    slider.evaluate("(el, v) => { el.value = String(v); "
+                    "el.dispatchEvent(new Event('change')); }", last)
+    title.filter(has_text=f"after step {last}:").wait_for()
+    view.locator("[data-testid=graph-node][data-kind=cluster]").first.wait_for()
+    assert view.locator("[data-testid=graph-node][data-kind=call]").count() == 0
+    assert view.get_by_test_id("graph-step-next").is_disabled()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "test_explore_graph_steps.png"), full_page=True)
+    assert page.log.page_errors == []

@@ -11,6 +11,7 @@ from irlab.relay.testing import MODELS
 from irlab.viz import build_relay_graph
 from irlab.viz.pass_trace import PassTrace
 from irlab.widgets.reprs import graph_svg, register, trace_html
+from irlab.widgets.trace_data import first_interesting_step
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = "<img src=x onerror=alert(1)>"
@@ -29,7 +30,11 @@ def test_explore_links_graph_and_passes():
     app = irlab.explore(mod, params=params)
     stepper, view = app.stepper, app.graph_view
     assert app.tabs.titles[:2] == ("Graph", "Passes")  # then "Lowering", "Run" (lazy)
-    assert view.step == stepper.step and view.graph["nodes"]
+    # the graph tab opens on the input program; the passes tab on the first step that
+    # changed the program
+    assert view.step == 0 and view.title == "input program" and view.graph["nodes"]
+    assert stepper.step == first_interesting_step(stepper.trace) > 0
+    assert view.step_names == [r["name"] for r in stepper.steps]
     fuse = [r["name"] for r in stepper.steps].index("FuseOps")
     stepper.step = fuse
     assert view.step == fuse and view.graph["clusters"]
@@ -47,6 +52,23 @@ def test_explore_links_graph_and_passes():
     assert view.step != 1
     app.tabs.selected_index = 0
     assert view.step == 1 and view.title.startswith("after step 1")
+
+
+def test_graph_step_control_walks_to_the_collapsed_final_program():
+    mod, params = MODELS["simplenet"]()
+    app = irlab.explore(mod, params=params)
+    view, stepper = app.graph_view, app.stepper
+    last = len(view.step_names) - 1
+    view.set_state({"step": 1})  # the graph tab's step control moves both tabs
+    assert view.title.startswith("after step 1") and stepper.step == 1
+    view.set_state({"step": last})
+    assert stepper.step == last
+    # the final program: each fused function is one node, whatever the graph's size
+    kinds = {n["kind"] for n in view.graph["nodes"]}
+    assert "cluster" in kinds and "call" not in kinds and not view.graph["clusters"]
+    assert sorted(view.collapsed) == sorted(view.graph["top_clusters"])
+    view.set_state({"step": last + 5})  # out of range: clamped, nothing breaks
+    assert view.step == last
 
 
 def test_trace_html_escapes_and_lists_steps():

@@ -49,7 +49,7 @@ def test_export_is_one_offline_file_with_escaped_names(tmp_path):
     assert "\\u003cimg src=x onerror=alert(1)\\u003e" in page  # ...only as JSON text
     assert "<title>&lt;b&gt;t&lt;/b&gt;</title>" in page
     app = _data(page)["apps"][0]
-    node = next(n for g in app["layouts"].values() for n in g["nodes"] if n["title"] == EVIL)
+    node = next(n for n in app["records"] if n["title"] == EVIL)
     assert node["kind"] == "input"
 
 
@@ -70,6 +70,11 @@ def test_every_step_diff_resolves(tmp_path):
     assert any(row[0] != "e" for row in app["pairs"][f"-1:{fuse}"]["rows"])
     # programs and layouts stored once, however many steps show them
     assert len(app["texts"]) < len(steps) and len(app["layouts"]) < len(steps)
+    # each node's description once: a layout's node holds its geometry and a reference
+    records = app["records"]
+    nodes = [n for g in app["layouts"].values() for n in g["nodes"]]
+    assert all(0 <= n["r"] < len(records) and "title" not in n for n in nodes)
+    assert len(records) < len(nodes) / 2
 
 
 def test_extra_bases_are_exported():

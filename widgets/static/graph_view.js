@@ -1,6 +1,6 @@
 // graph_view.js: the GraphView widget (needs irlab_core.js in front of it).
 // Synced traits read here: graph (laid-out payload), ir, title, status, selected, search,
-// collapsed, focus, hops, step; `_static` is set by the HTML export's model shim (no kernel:
+// collapsed, focus, hops, step, step_names (a pass trace's steps: the step control); `_static` is set by the HTML export's model shim (no kernel:
 // collapsing, which needs a new layout, is hidden there).
 
 function renderGraphView({ model, el }) {
@@ -29,6 +29,16 @@ function renderGraphView({ model, el }) {
   const hopsBox = h("input", { type: "number", class: "irlab-hops", min: 1, max: 50,
     value: model.get("hops") || 2, "data-testid": "hops-input", title: "hops" });
   const title = h("span", { class: "irlab-title", "data-testid": "graph-title" });
+  // The step control: which step of the pass trace the graph shows (the explorer's graph tab).
+  const stepBack = h("button", { "data-testid": "graph-step-prev", text: "◀",
+    title: "the program one step earlier" });
+  const stepOn = h("button", { "data-testid": "graph-step-next", text: "▶",
+    title: "the program one step later" });
+  const stepSlider = h("input", { type: "range", class: "irlab-slider", min: 0, value: 0,
+    "data-testid": "graph-step-slider", title: "step of the pass pipeline" });
+  const stepLabel = h("span", { class: "irlab-step-label", "data-testid": "graph-step-label" });
+  const stepBar = h("span", { class: "irlab-graph-steps", "data-testid": "graph-step-control" },
+    stepBack, stepSlider, stepOn, stepLabel);
   const status = h("span", { class: "irlab-status", "data-testid": "status" });
   const inspector = h("div", { class: "irlab-inspector", "data-testid": "inspector" });
   const irPane = h("div", { class: "irlab-ir", "data-testid": "ir-pane" });
@@ -44,7 +54,8 @@ function renderGraphView({ model, el }) {
     },
   });
 
-  const toolbar = h("div", { class: "irlab-toolbar" }, title, searchBox, count, prevBtn, nextBtn,
+  const toolbar = h("div", { class: "irlab-toolbar" }, isStatic ? null : stepBar, title,
+    searchBox, count, prevBtn, nextBtn,
     fitBtn, isStatic ? null : collapseBtn, isStatic ? null : expandBtn,
     h("label", { class: "irlab-check", title: "show only the nodes near the selected one" },
       hoodBox, "neighbourhood"), hopsBox,
@@ -138,6 +149,23 @@ function renderGraphView({ model, el }) {
     }
   }
 
+  function drawSteps() {
+    const names = model.get("step_names") || [];
+    const at = model.get("step") ?? -1;
+    stepBar.style.display = names.length > 1 ? "" : "none";
+    stepSlider.max = String(Math.max(0, names.length - 1));
+    stepSlider.value = String(Math.max(0, at));
+    stepBack.disabled = at <= 0;
+    stepOn.disabled = at >= names.length - 1;
+    stepLabel.textContent = names.length ? `step ${Math.max(0, at)} / ${names.length - 1}` : "";
+  }
+
+  function goStep(i) {
+    const names = model.get("step_names") || [];
+    const to = clamp(i, 0, Math.max(0, names.length - 1));
+    if (to !== (model.get("step") ?? -1)) save({ step: to });
+  }
+
   function drawGraph() {
     canvas.setLayout(layout());
     drawFocus();
@@ -170,6 +198,9 @@ function renderGraphView({ model, el }) {
   prevBtn.addEventListener("click", () => step(-1));
   nextBtn.addEventListener("click", () => step(1));
   fitBtn.addEventListener("click", () => canvas.fit());
+  stepBack.addEventListener("click", () => goStep((model.get("step") ?? 0) - 1));
+  stepOn.addEventListener("click", () => goStep((model.get("step") ?? 0) + 1));
+  stepSlider.addEventListener("change", () => goStep(parseInt(stepSlider.value, 10) || 0));
   collapseBtn.addEventListener("click", () => {
     const lay = layout();
     const top = (lay && lay.top_clusters) || [];
@@ -206,7 +237,8 @@ function renderGraphView({ model, el }) {
     "change:hops": () => { hopsBox.value = model.get("hops"); drawFocus(); },
     "change:status": drawStatus,
     "change:title": drawStatus,
-    "change:step": drawStatus,
+    "change:step": () => { drawStatus(); drawSteps(); },
+    "change:step_names": drawSteps,
     "change:collapsed": drawStatus,
     "change:weights": () => { weightsBox.checked = !!model.get("weights"); },
     "change:search": () => {
@@ -219,6 +251,7 @@ function renderGraphView({ model, el }) {
   for (const [evt, fn] of Object.entries(handlers)) model.on(evt, fn);
   drawGraph();
   drawIR();
+  drawSteps();
   return () => {
     for (const [evt, fn] of Object.entries(handlers)) model.off(evt, fn);
     if (canvas.resize) canvas.resize.disconnect();

@@ -1,9 +1,10 @@
 // lowering_explorer.js: the LoweringExplorer widget (needs irlab_core.js in front of it).
-// Synced traits read here: kernels, kernel, panes ({pane: {title, text, loops, pending}}),
+// Synced traits read here: kernels, kernel, panes ({pane: {title, text, loops, pending,
+// hidden}}: a hidden pane is a level the kernel does not have, e.g. an external kernel's TIR),
 // trace, loop, loops, marks ({pane: {head, body, use}}), optimized, show_asm, status.
 // Every model string reaches the DOM as text (h(..., {text}) / irHighlight), never as HTML.
 
-const LX_PANES = ["relay", "te", "scheduled", "lowered", "llvm", "asm"];
+const LX_PANES = ["relay", "te", "scheduled", "lowered", "llvm", "asm", "source"];
 
 function renderLoweringExplorer({ model, el }) {
   const save = (pairs) => {
@@ -42,7 +43,7 @@ function renderLoweringExplorer({ model, el }) {
     const current = model.get("kernel") || "";
     kernelSelect.replaceChildren(...(model.get("kernels") || []).map((k) => {
       const bits = [k.name];
-      if (k.op) bits.push(k.op);
+      if (k.op) bits.push(k.compiler ? `external: ${k.op}` : k.op);
       if (k.ms !== null && k.ms !== undefined) bits.push(fmtMs(k.ms));
       return h("option", { value: k.name, text: bits.join(" · "), selected: k.name === current });
     }));
@@ -60,9 +61,11 @@ function renderLoweringExplorer({ model, el }) {
   function drawPanes() {
     const panes = model.get("panes") || {};
     traceBox.textContent = model.get("trace") || "";
+    grid.classList.toggle("irlab-lx-external", !!(panes.source && !panes.source.hidden));
     for (const key of LX_PANES) {
-      const { title, box } = boxes[key];
-      const pane = panes[key] || { title: key, text: "", loops: [] };
+      const { pane: paneEl, title, box } = boxes[key];
+      const pane = panes[key] || { title: key, text: "", loops: [], hidden: key === "source" };
+      paneEl.hidden = !!pane.hidden;
       title.textContent = pane.title || key;
       box.replaceChildren();
       if (shown[key] !== (pane.pending ? null : pane.text || "")) box.scrollTop = 0;

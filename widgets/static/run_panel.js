@@ -1,5 +1,6 @@
 // run_panel.js: the RunPanel widget (needs irlab_core.js in front of it).
-// Synced traits read here: results, node_times ({node: seconds}), kernel_of, seed, tol, status.
+// Synced traits read here: results, node_times ({node: seconds}), kernel_of, compiler_of
+// ({node: external compiler}, BYOC nodes only), compiler_colors, seed, tol, status.
 // Labels are model strings: they reach the DOM as text nodes / textContent only.
 
 function renderRunPanel({ model, el }) {
@@ -44,23 +45,48 @@ function renderRunPanel({ model, el }) {
           text: o.ok === null ? "-" : (o.ok ? "pass" : "FAIL") }))));
   }
 
+  // bar colours of external compilers' kernels (the graph view's region borders)
+  const compilerBar = (c) => (model.get("compiler_colors") || {})[c] || "#16a34a";
+
+  function drawSplit(times, compilerOf) {
+    if (!Object.keys(compilerOf).length) return null;
+    const per = {};
+    for (const [name, secs] of times) {
+      const c = compilerOf[name] || "irlab";
+      per[c] = (per[c] || 0) + secs;
+    }
+    return h("div", { class: "irlab-muted", "data-testid": "compiler-split",
+      text: "per compiler: " + Object.entries(per).sort((a, b) => b[1] - a[1])
+        .map(([c, v]) => `${c} ${(v * 1e3).toFixed(3)} ms`).join(", ") });
+  }
+
   function drawChart() {
     const times = Object.entries(model.get("node_times") || {}).sort((a, b) => b[1] - a[1]);
     const kernelOf = model.get("kernel_of") || {};
+    const compilerOf = model.get("compiler_of") || {};
     chart.replaceChildren();
     if (!times.length) return;
+    const split = drawSplit(times, compilerOf);
+    if (split) chart.append(split);
     const row = 16, labelW = 300, width = Math.max(480, chart.clientWidth || 640);
     const top = times[0][1] || 1;
     const svg = s("svg", { width, height: times.length * row + 4, class: "irlab-run-svg" });
     times.forEach(([name, secs], i) => {
       const y = i * row;
       const w = Math.max(1, (width - labelW - 80) * secs / top);
+      const compiler = compilerOf[name] || "";
+      const tagged = compiler ? `[${compiler}] ${name}` : name;
       const label = s("text", { x: labelW - 4, y: y + 11, "text-anchor": "end" });
-      label.textContent = name.length > 48 ? "…" + name.slice(-47) : name;
-      const bar = s("rect", { class: "bar", x: labelW, y: y + 2, width: w.toFixed(1),
-        height: row - 4, "data-testid": "node-bar" });
+      label.textContent = tagged.length > 48 ? "…" + tagged.slice(-47) : tagged;
+      const attrs = { class: "bar", x: labelW, y: y + 2, width: w.toFixed(1),
+        height: row - 4, "data-testid": "node-bar" };
+      if (compiler) {
+        attrs.style = `fill: ${compilerBar(compiler)}`;
+        attrs["data-compiler"] = compiler;
+      }
+      const bar = s("rect", attrs);
       const tip = s("title", {});
-      tip.textContent = `${name} (${kernelOf[name] || name}): ${(secs * 1e3).toFixed(3)} ms`;
+      tip.textContent = `${tagged} (${kernelOf[name] || name}): ${(secs * 1e3).toFixed(3)} ms`;
       bar.append(tip);
       const value = s("text", { x: (labelW + w + 4).toFixed(1), y: y + 11 });
       value.textContent = `${(secs * 1e3).toFixed(3)} ms`;
@@ -81,6 +107,7 @@ function renderRunPanel({ model, el }) {
   const handlers = {
     "change:results": drawResults,
     "change:node_times": drawChart,
+    "change:compiler_of": drawChart,
     "change:status": drawStatus,
     "change:seed": () => { seedBox.value = model.get("seed"); },
   };

@@ -43,13 +43,29 @@ class StaticModel {
   fire(key) { for (const fn of [...(this.handlers.get(`change:${key}`) || [])]) fn(); }
 }
 
+/** A layout whose nodes refer to their shared description (``{r, x, y, w, h, state}``, see
+ * export.py's shared_records) with the descriptions put back; made once per layout. */
+function expandLayout(app, key) {
+  const layout = app.layouts[key];
+  if (!layout || !app.records) return layout;
+  app.expanded = app.expanded || {};
+  if (!app.expanded[key]) {
+    const nodes = layout.nodes.map((n) => {
+      const { r, ...geometry } = n;
+      return Object.assign({}, app.records[r], geometry);
+    });
+    app.expanded[key] = Object.assign({}, layout, { nodes });
+  }
+  return app.expanded[key];
+}
+
 /** The stepper's pair (base, step) with its text and layout references resolved. */
 function resolvePair(app, base, step) {
   const key = `${base}:${step}`;
   const pair = app.pairs[key];
   if (!pair) return { missing: true, key, step, base };
   return Object.assign({}, pair, { text_a: app.texts[pair.text_a], text_b: app.texts[pair.text_b],
-    graph: app.layouts[pair.graph] });
+    graph: expandLayout(app, pair.graph) });
 }
 
 function stepperDerive(app) {

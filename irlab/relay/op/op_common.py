@@ -16,6 +16,16 @@ def make_call(op_name: str, args, attrs=None, span=None) -> Call:
     return Call(op, args, attrs, span=span)
 
 
+def checked_shape(expr) -> tuple:
+    """The static shape of a type-checked tensor expression."""
+    return tuple(expr.checked_type.shape)
+
+
+def checked_dtype(expr) -> str:
+    """The dtype of a type-checked tensor expression."""
+    return expr.checked_type.dtype
+
+
 def normalize_axis(axis: int, ndim: int, ctx, what="axis") -> int:
     """A possibly negative axis as a non-negative index; fails the relation when out of range."""
     if not -ndim <= axis < max(ndim, 1):

@@ -11,9 +11,11 @@ from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import normalize_dtype, to_numpy_dtype
 from irlab.ir.expr import RelayExpr
-from irlab.ir.op import TYPE_RELATIONS, OpPattern, register_op
+from irlab.ir.op import TYPE_RELATIONS, Op, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import const as _const
+from irlab.relay.op.layout_rules import binary_broadcast_layout, elemwise_arbitrary_layout
+from irlab.relay.op.scale_axis import ScaleAxisRule
 from irlab.relay.op.op_common import broadcast_shapes, identity_rel, make_call, out_array
 
 
@@ -99,11 +101,18 @@ def _bool_rel(ctx):
 for _name, _fn in _UNARY.items():
     register_op(_name, num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
                 type_rel=identity_rel, pattern=OpPattern.ELEMWISE, support_level=3,
-                reference=_unary_reference(_fn), description=f"Elementwise {_name}.")
+                reference=_unary_reference(_fn), description=f"Elementwise {_name}.",
+                ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 for _name, _fn in _PREDICATES.items():
     register_op(_name, num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
                 type_rel=_bool_rel, pattern=OpPattern.ELEMWISE, support_level=3,
-                reference=_unary_reference(_fn), description=f"Elementwise {_name}.")
+                reference=_unary_reference(_fn), description=f"Elementwise {_name}.",
+                ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
+
+
+# FastMath swaps these for their fast approximate versions (same attrs)
+for _name in ("exp", "tanh", "erf"):
+    Op.get(_name).set_attr("TFastVersion", f"fast_{_name}")
 
 
 def _unary_maker(name):
@@ -198,13 +207,23 @@ for _name, _fn in _ARITHMETIC.items():
                 arguments=[("lhs", "Tensor", "The left hand side tensor."),
                            ("rhs", "Tensor", "The right hand side tensor.")],
                 type_rel=_broadcast_rel(), pattern=OpPattern.BROADCAST, support_level=1,
-                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.")
+                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.",
+                ).set_attrs(FInferCorrectLayout=binary_broadcast_layout)
+# x op y == y op x: pattern rewrites (SimplifyExpr) try both operand orders
+for _name in ("add", "multiply", "maximum", "minimum", "logical_and", "logical_or",
+              "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"):
+    Op.get(_name).set_attr("TCommutative", True)
+# how a per-channel scale crosses them (FoldScaleAxis)
+Op.get("add").set_attr("TScaleAxisRule", ScaleAxisRule.ADDITIVE)
+Op.get("subtract").set_attr("TScaleAxisRule", ScaleAxisRule.ADDITIVE)
+Op.get("multiply").set_attr("TScaleAxisRule", ScaleAxisRule.SCALE)
 for _name, _fn in _COMPARISON.items():
     register_op(_name, num_inputs=2,
                 arguments=[("lhs", "Tensor", "The left hand side tensor."),
                            ("rhs", "Tensor", "The right hand side tensor.")],
                 type_rel=_broadcast_rel("bool"), pattern=OpPattern.BROADCAST, support_level=4,
-                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.")
+                reference=_binary_reference(_fn), description=f"Broadcasting {_name}.",
+                ).set_attrs(FInferCorrectLayout=binary_broadcast_layout)
 
 
 def _binary_maker(name):
@@ -247,7 +266,8 @@ def _cast_reference(inputs, attrs, out_type):
 
 register_op("cast", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
             attrs_type=CastAttrs, type_rel=_cast_rel, pattern=OpPattern.ELEMWISE,
-            support_level=3, reference=_cast_reference, description="Cast to another dtype.")
+            support_level=3, reference=_cast_reference, description="Cast to another dtype.",
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 
 
 def cast(data, dtype):
@@ -262,7 +282,8 @@ def _clip_reference(inputs, attrs, out_type):
 register_op("clip", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
             attrs_type=ClipAttrs, type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
             support_level=3, reference=_clip_reference,
-            description="Clip values into [a_min, a_max].")
+            description="Clip values into [a_min, a_max].",
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout)
 
 
 def clip(a, a_min, a_max):
@@ -360,23 +381,25 @@ def _broadcast_to_reference(inputs, attrs, out_type):
 _DATA = [("data", "Tensor", "The input tensor.")]
 register_op("zeros", num_inputs=0, attrs_type=InitOpAttrs, type_rel=_init_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(0),
-            description="A tensor of zeros.")
+            description="A tensor of zeros.").set_attrs(TGenerator=True)
 register_op("ones", num_inputs=0, attrs_type=InitOpAttrs, type_rel=_init_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(1),
-            description="A tensor of ones.")
+            description="A tensor of ones.").set_attrs(TGenerator=True)
 register_op("full", num_inputs=1, arguments=[("fill_value", "double", "The fill value.")],
             attrs_type=InitOpAttrs, type_rel=_full_rel, pattern=OpPattern.ELEMWISE,
-            support_level=3, reference=_full_reference, description="A filled tensor.")
+            support_level=3, reference=_full_reference, description="A filled tensor.",
+            ).set_attrs(TGenerator=True)
 register_op("zeros_like", num_inputs=1, arguments=_DATA, type_rel=_like_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(0),
-            description="Zeros shaped like the input.")
+            description="Zeros shaped like the input.").set_attrs(TGenerator=True)
 register_op("ones_like", num_inputs=1, arguments=_DATA, type_rel=_like_rel,
             pattern=OpPattern.ELEMWISE, support_level=3, reference=_filled(1),
-            description="Ones shaped like the input.")
+            description="Ones shaped like the input.").set_attrs(TGenerator=True)
 register_op("full_like", num_inputs=2,
             arguments=_DATA + [("fill_value", "double", "The fill value.")],
             type_rel=_full_like_rel, pattern=OpPattern.ELEMWISE, support_level=3,
-            reference=_full_reference, description="A filled tensor shaped like the input.")
+            reference=_full_reference, description="A filled tensor shaped like the input.",
+            ).set_attrs(TGenerator=True)
 register_op("broadcast_to", num_inputs=1, arguments=_DATA, attrs_type=InitOpAttrs,
             type_rel=_broadcast_to_rel, pattern=OpPattern.BROADCAST, support_level=4,
             reference=_broadcast_to_reference, description="Broadcast to a shape.")

@@ -20,6 +20,7 @@ from irlab.ir.expr import RelayExpr
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Constant, Tuple, TupleWrapper
+from irlab.relay.op.layout_rules import concatenate_layout
 from irlab.relay.op.op_common import make_call, out_array
 
 
@@ -320,7 +321,8 @@ def _transpose_reference(inputs, attrs, out_type):
 
 register_op("transpose", num_inputs=1, arguments=_DATA, attrs_type=TransposeAttrs,
             type_rel=_transpose_rel, pattern=OpPattern.INJECTIVE, support_level=3,
-            reference=_transpose_reference, description="Permute the dimensions of a tensor.")
+            reference=_transpose_reference, description="Permute the dimensions of a tensor.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def transpose(data, axes=None):
@@ -382,6 +384,23 @@ def expand_dims(data, axis, num_newaxis=1):
                                                             num_newaxis=int(num_newaxis)))
 
 
+def expand_bias_to_match_axis(bias, target_ndim: int, axes):
+    """Insert unit axes into ``bias`` (whose dims are the sorted ``axes`` of a rank
+    ``target_ndim`` tensor) so it broadcasts along those axes (TVM's ExpandBiasToMatchAxis).
+
+    A (C,) bias for axis 1 of NCHW becomes ``expand_dims(bias, axis=1, num_newaxis=2)``.
+    """
+    axes = [int(a) for a in axes]
+    for i in range(len(axes), 0, -1):
+        if i == len(axes):
+            missing = target_ndim - axes[i - 1] - 1  # unit axes after the last kept axis
+        else:
+            missing = axes[i] - axes[i - 1]  # unit axes between two kept axes
+        if missing > 0:
+            bias = expand_dims(bias, axis=i, num_newaxis=missing)
+    return bias
+
+
 # ---------------------------------------------------------------------------------------------
 # concatenate / stack
 def _tensor_fields(ctx, op_name):
@@ -424,7 +443,8 @@ register_op("concatenate", num_inputs=1,
             arguments=[("data", "Tensor", "The input list of tensors.")],
             attrs_type=ConcatenateAttrs, type_rel=_concatenate_rel,
             pattern=OpPattern.INJECTIVE, support_level=1, reference=_concatenate_reference,
-            description="Concatenate a tuple of tensors along an axis.")
+            description="Concatenate a tuple of tensors along an axis.",
+            ).set_attrs(FInferCorrectLayout=concatenate_layout)
 
 
 def _as_tuple_arg(data, op_name, keep_tuple):
@@ -565,7 +585,8 @@ def _tile_reference(inputs, attrs, out_type):
 
 register_op("tile", num_inputs=1, arguments=_DATA, attrs_type=TileAttrs, type_rel=_tile_rel,
             pattern=OpPattern.BROADCAST, support_level=3, reference=_tile_reference,
-            description="Repeat the whole tensor reps times along each axis.")
+            description="Repeat the whole tensor reps times along each axis.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def tile(data, reps):
@@ -594,7 +615,8 @@ def _repeat_reference(inputs, attrs, out_type):
 register_op("repeat", num_inputs=1, arguments=_DATA, attrs_type=RepeatAttrs,
             type_rel=_repeat_rel, pattern=OpPattern.BROADCAST, support_level=3,
             reference=_repeat_reference,
-            description="Repeat each element repeats times along an axis.")
+            description="Repeat each element repeats times along an axis.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def repeat(data, repeats, axis):
@@ -617,7 +639,8 @@ def _reverse_reference(inputs, attrs, out_type):
 
 register_op("reverse", num_inputs=1, arguments=_DATA, attrs_type=ReverseAttrs,
             type_rel=_reverse_rel, pattern=OpPattern.INJECTIVE, support_level=3,
-            reference=_reverse_reference, description="Reverse the elements along an axis.")
+            reference=_reverse_reference, description="Reverse the elements along an axis.",
+            ).set_attrs(TCopiesValues=True)
 
 
 def reverse(data, axis):

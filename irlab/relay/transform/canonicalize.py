@@ -5,8 +5,8 @@ canonicalize_ops.cc); ``CanonicalizeCast`` gives each elementwise consumer of an
 copy of the cast, so FuseOps can fuse the cast into every consumer instead of materializing the
 wide tensor (canonicalize_cast.cc).
 
-The helpers ``expand_bias_to_match_axis`` and ``typed_function`` are shared with the other
-passes of this package that build broadcastable per-channel vectors.
+The helper ``typed_function`` is shared with the other passes of this package
+(``expand_bias_to_match_axis``, re-exported here, now lives with ``expand_dims``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from irlab.ir.op import Op, OpPattern
 from irlab.relay.expr import Call
 from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.op import tensor as _tensor
-from irlab.relay.op import transform as _transform
+from irlab.relay.op.transform import expand_bias_to_match_axis
 from irlab.relay.transform import function_pass
 
 
@@ -29,23 +29,6 @@ def typed_function(func, mod):
     from irlab.relay.ty_infer import infer_expr
 
     return infer_expr(func, mod)
-
-
-def expand_bias_to_match_axis(bias, target_ndim: int, axes):
-    """Insert unit axes into ``bias`` (whose dims are the sorted ``axes`` of a rank
-    ``target_ndim`` tensor) so it broadcasts along those axes (TVM's ExpandBiasToMatchAxis).
-
-    A (C,) bias for axis 1 of NCHW becomes ``expand_dims(bias, axis=1, num_newaxis=2)``.
-    """
-    axes = [int(a) for a in axes]
-    for i in range(len(axes), 0, -1):
-        if i == len(axes):
-            missing = target_ndim - axes[i - 1] - 1  # unit axes after the last kept axis
-        else:
-            missing = axes[i] - axes[i - 1]  # unit axes between two kept axes
-        if missing > 0:
-            bias = _transform.expand_dims(bias, axis=i, num_newaxis=missing)
-    return bias
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """FastMath: swap transcendental ops for their fast approximate versions (TVM's fast_math.cc).
 
 The ``fast_*`` ops have the exact functions as reference semantics; codegen lowers them to
-polynomial approximations. The table below is the whole pass.
+polynomial approximations. An op names its fast version in its definition (``TFastVersion``:
+``exp`` -> ``fast_exp``, ``nn.softmax`` -> ``nn.fast_softmax``).
 """
 
 from __future__ import annotations
@@ -11,26 +12,14 @@ from irlab.relay.expr import Call
 from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.transform import function_pass
 
-# op => its fast version; attrs (softmax's axis) carry over unchanged.
-FAST_VERSIONS = {
-    "exp": "fast_exp",
-    "tanh": "fast_tanh",
-    "erf": "fast_erf",
-    "nn.softmax": "nn.fast_softmax",
-}
-
-
 class _FastMathMutator(ExprMutator):
-    def __init__(self):
-        super().__init__()
-        self.table = {Op.get(slow): Op.get(fast) for slow, fast in FAST_VERSIONS.items()}
-
     def visit_call(self, call):
         new = super().visit_call(call)
-        fast = self.table.get(new.op) if isinstance(new.op, Op) else None
+        fast = new.op.get_attr("TFastVersion") if isinstance(new.op, Op) else None
         if fast is None:
             return new
-        return Call(fast, new.args, new.attrs, new.type_args, new.span)
+        # attrs (softmax's axis) carry over unchanged
+        return Call(Op.get(fast), new.args, new.attrs, new.type_args, new.span)
 
 
 def FastMath():
@@ -53,4 +42,4 @@ def FastMath():
     return function_pass(transform, opt_level=4, name="FastMath")
 
 
-__all__ = ["FastMath", "FAST_VERSIONS"]
+__all__ = ["FastMath"]

@@ -7,10 +7,11 @@ As TVM's fold_constant.cc:
 - ``TupleGetItem`` of a literal ``Tuple`` becomes the field, ``let`` bindings of constants are
   inlined, an ``if`` on a constant condition becomes the branch taken;
 - never folded: calls with no arguments (``zeros((4, 5))`` would become a big literal), the
-  initializers ``full``/``*_like`` for the same reason, stateful ops (``nn.dropout``), calls of
-  functions, and anything inside a ``Primitive=1`` function (already fused for codegen);
-- ``shape_of``/``ndarray_size`` (when registered) fold from the static type of their argument,
-  whatever the argument's value.
+  generators (``TGenerator``: ``full``, ``*_like``) for the same reason, stateful ops
+  (``TOpIsStateful``: ``nn.dropout``), calls of functions, and anything inside a
+  ``Primitive=1`` function (already fused for codegen);
+- an op with ``FFoldFromShape(shape, attrs)`` (TVM's ``shape_of``/``ndarray_size``, when
+  registered) folds from the static type of its argument, whatever the argument's value.
 """
 
 from __future__ import annotations
@@ -24,10 +25,6 @@ from irlab.relay.expr import Constant, If, Let, Tuple, const
 from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.function import is_primitive
 from irlab.relay.transform import function_pass
-
-# Cheap generators: folding them only trades a tiny op for a large literal (TVM's skip list).
-_GENERATORS = frozenset({"full", "zeros_like", "ones_like", "full_like"})
-
 
 def is_constant(expr) -> bool:
     """A literal ``Constant``, or a ``Tuple`` of such (TVM's ``IsComplexConstant``)."""
@@ -62,18 +59,6 @@ def _static_shape(expr):
     if isinstance(expr, Constant):
         return expr.data.shape
     return ty.shape if isinstance(ty, TensorType) else None
-
-
-def _shape_of(shape, attrs):
-    return np.array(shape, dtype="int32")
-
-
-def _ndarray_size(shape, attrs):
-    return np.array(int(np.prod(shape)) if shape else 0, dtype="int32")
-
-
-# op name -> value from the argument's static shape; the result is then cast to attrs.dtype.
-_SHAPE_FUNCTIONS = {"shape_of": _shape_of, "ndarray_size": _ndarray_size}
 
 
 class _ConstantFolder(ExprMutator):
@@ -137,9 +122,10 @@ class _ConstantFolder(ExprMutator):
         if not new.args or not isinstance(new.op, Op):
             return new  # zero-argument generators and function calls stay
         op = new.op
-        if op.get_attr("TOpIsStateful", False) or op.name in _GENERATORS:
+        # Cheap generators: folding them only trades a tiny op for a large literal.
+        if op.get_attr("TOpIsStateful", False) or op.get_attr("TGenerator", False):
             return new
-        if op.name in _SHAPE_FUNCTIONS:
+        if op.get_attr("FFoldFromShape") is not None:
             return self._fold_shape_function(call, new)
         if op.get_attr("TNonComputational", False) or op.reference is None:
             return new  # annotations, and ops the interpreter cannot run
@@ -152,7 +138,8 @@ class _ConstantFolder(ExprMutator):
         shape = _static_shape(call.args[0])
         if shape is None:
             return new
-        value = _SHAPE_FUNCTIONS[call.op.name](shape, call.attrs)
+        # the value from the argument's static shape, then cast to attrs.dtype
+        value = np.asarray(call.op.get_attr("FFoldFromShape")(shape, call.attrs))
         return const(value.astype(call.attrs.dtype))
 
 

@@ -10,7 +10,10 @@ After ``SimplifyInference`` turns batch_norm into ``x * scale + shift`` and ``Fo
 folds the scale, this pass moves the scale into the (constant) weights, and the final
 ``FoldConstant`` of the ``FoldScaleAxis`` sequence folds ``w * s`` into a new weight.
 
-Each direction runs in two phases, with per-op rules kept in tables below:
+Each direction runs in two phases. An op takes part when it declares how a scale crosses it
+(``TScaleAxisRule``, a ``relay.op.scale_axis.ScaleAxisRule`` set in the op's definition; conv2d
+and dense also give their channel axes with ``FScaleAxisChannels``); the tables below implement
+each rule once:
 
 - *prepare*: propagate which axes a scale could be folded along (a ``Message``) from the
   consumers (conv2d, dense) through layout-agnostic ops (relu, add, subtract, bias_add);
@@ -35,6 +38,7 @@ from irlab.relay.expr_functor import ExprMutator, expr_children, post_order
 from irlab.relay.function import Function
 from irlab.relay.op import tensor as _tensor
 from irlab.relay.op import transform as _transform
+from irlab.relay.op.scale_axis import ScaleAxisRule
 from irlab.relay.transform import Sequential, function_pass
 from irlab.relay.transform.canonicalize import expand_bias_to_match_axis, typed_function
 
@@ -98,13 +102,18 @@ def reshape_or_expand_to_match_axis(scale, shape, axes):
     return expand_bias_to_match_axis(scale, len(shape), axes)
 
 
-# Layout-only ops peeled when checking a scale's sign (TVM's IsAllPositiveConstant).
-_SIGN_PRESERVING = frozenset({"expand_dims", "reshape", "transpose", "squeeze", "repeat"})
+def _copies_values(expr) -> bool:
+    """A call whose output elements are its first input's, moved or repeated (reshape,
+    transpose...): it keeps the input's signs."""
+    if not isinstance(expr, Call) or not isinstance(expr.op, Op):
+        return False
+    return bool(expr.op.get_attr("TReshapeOp") or expr.op.get_attr("TCopiesValues"))
 
 
 def is_all_positive_constant(expr) -> bool:
-    """A constant (seen through reshapes) whose every element is > 0."""
-    while isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name in _SIGN_PRESERVING:
+    """A constant (seen through reshapes and transposes) whose every element is > 0
+    (TVM's IsAllPositiveConstant)."""
+    while _copies_values(expr):
         expr = expr.args[0]
     if not isinstance(expr, Constant):
         return False
@@ -112,28 +121,15 @@ def is_all_positive_constant(expr) -> bool:
     return data.dtype.kind in "fiu" and bool(np.all(data > 0))
 
 
-# ---------------------------------------------------------------------------------------------
-# conv2d layout facts (plain layouts only: permutations of NCHW / OIHW; a conv with a split
-# kernel layout such as OIHW16o is not folded into)
-def _conv_channel_axes(call):
-    """(data C axis, output C axis, kernel O axis, kernel I axis), or None when the conv is
-    neither plain nor depthwise (grouped convolutions are not folded, as TVM)."""
-    attrs = call.attrs
-    kernel = attrs.kernel_layout
-    out_layout = attrs.out_layout or attrs.data_layout
-    if not all(layout.isupper() for layout in (attrs.data_layout, kernel, out_layout)):
-        return None  # split layouts (an OIHW16o kernel, from AlterOpLayout): left alone
-    if attrs.groups != 1 and not _is_depthwise(call):
-        return None
-    return (attrs.data_layout.index("C"), out_layout.index("C"), kernel.index("O"),
-            kernel.index("I"))
+def _rule(call):
+    """The op's ``ScaleAxisRule``, or None when a scale cannot cross it."""
+    return call.op.get_attr("TScaleAxisRule") if isinstance(call.op, Op) else None
 
 
-def _is_depthwise(call):
-    weight = _shape(call.args[1])
-    kernel = call.attrs.kernel_layout
-    return (weight[kernel.index("O")] == call.attrs.groups
-            and weight[kernel.index("I")] == 1)
+def _channels(call):
+    """A ``WEIGHT`` op's ``ScaleAxes`` for this call, or None when it cannot fold (a grouped
+    or split-layout conv2d)."""
+    return call.op.get_attr("FScaleAxisChannels")(call)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,13 +163,9 @@ def _add_sub_forward_prep(call, message):
     return [None, None]
 
 
-def _conv2d_forward_prep(call, message):
-    axes = _conv_channel_axes(call)
-    return [None if axes is None else Message((axes[0],), False), None]
-
-
-def _dense_forward_prep(call, message):
-    return [Message((len(_shape(call.args[0])) - 1,), False), None]
+def _weight_forward_prep(call, message):
+    axes = _channels(call)
+    return [None if axes is None else Message((axes.data,), False), None]
 
 
 def _relu_forward_rewrite(call, args, message):
@@ -215,37 +207,26 @@ def _multiply_forward_rewrite(call, args, message):
     return None
 
 
-def _conv2d_forward_rewrite(call, args, message):
+def _weight_forward_rewrite(call, args, message):
     data, weight = args
     if not isinstance(data, ScaledExpr) or isinstance(weight, ScaledExpr):
         return None
-    _, _, kernel_o, kernel_i = _conv_channel_axes(call)
-    # Input channel c of a depthwise conv feeds only output channel c.
-    axis = kernel_o if _is_depthwise(call) else kernel_i
+    axis = _channels(call).weight_of_data
     scale = expand_bias_to_match_axis(data.scale, len(_shape(call.args[1])), [axis])
     return Call(call.op, [data.value, _tensor.multiply(weight, scale)], call.attrs,
                 call.type_args)
 
 
-def _dense_forward_rewrite(call, args, message):
-    data, weight = args
-    if not isinstance(data, ScaledExpr) or isinstance(weight, ScaledExpr):
-        return None
-    # weight is (units, in_features): the 1-D scale broadcasts along in_features.
-    return Call(call.op, [data.value, _tensor.multiply(weight, data.scale)], call.attrs,
-                call.type_args)
-
-
 FORWARD_PREP = {
-    "nn.relu": _relu_forward_prep, "nn.leaky_relu": _relu_forward_prep,
-    "add": _add_sub_forward_prep, "subtract": _add_sub_forward_prep,
-    "nn.conv2d": _conv2d_forward_prep, "nn.dense": _dense_forward_prep,
+    ScaleAxisRule.POSITIVE_HOMOGENEOUS: _relu_forward_prep,
+    ScaleAxisRule.ADDITIVE: _add_sub_forward_prep,
+    ScaleAxisRule.WEIGHT: _weight_forward_prep,
 }
 FORWARD_REWRITE = {
-    "nn.relu": _relu_forward_rewrite, "nn.leaky_relu": _relu_forward_rewrite,
-    "add": _add_sub_forward_rewrite, "subtract": _add_sub_forward_rewrite,
-    "multiply": _multiply_forward_rewrite,
-    "nn.conv2d": _conv2d_forward_rewrite, "nn.dense": _dense_forward_rewrite,
+    ScaleAxisRule.POSITIVE_HOMOGENEOUS: _relu_forward_rewrite,
+    ScaleAxisRule.ADDITIVE: _add_sub_forward_rewrite,
+    ScaleAxisRule.SCALE: _multiply_forward_rewrite,
+    ScaleAxisRule.WEIGHT: _weight_forward_rewrite,
 }
 
 
@@ -264,7 +245,7 @@ def forward_prepare(func) -> dict:
         if isinstance(node, Function):
             update(node.body, None)
         elif isinstance(node, Call):
-            rule = FORWARD_PREP.get(node.op.name) if isinstance(node.op, Op) else None
+            rule = FORWARD_PREP.get(_rule(node))
             incoming = (rule(node, messages.get(node)) if rule is not None
                         else [None] * len(node.args))
             for arg, message in zip(node.args, incoming):
@@ -285,7 +266,7 @@ class _ForwardFolder(ExprMutator):
         self.scaled = {}  # original call -> ScaledExpr
 
     def visit_call(self, call):
-        rule = FORWARD_REWRITE.get(call.op.name) if isinstance(call.op, Op) else None
+        rule = FORWARD_REWRITE.get(_rule(call))
         if rule is None:
             return super().visit_call(call)
         plain = [self.visit(arg) for arg in call.args]
@@ -348,9 +329,9 @@ def _add_sub_backward_prep(call, incoming):
     return None
 
 
-def _conv2d_backward_prep(call, incoming):
-    axes = _conv_channel_axes(call)
-    return None if axes is None else Message((axes[1],), False)
+def _weight_backward_prep(call, incoming):
+    axes = _channels(call)
+    return None if axes is None else Message((axes.output,), False)
 
 
 def _bias_add_backward_prep(call, incoming):
@@ -360,10 +341,6 @@ def _bias_add_backward_prep(call, incoming):
     if message is not None and message.axes == (axis,):
         return message
     return None
-
-
-def _dense_backward_prep(call, incoming):
-    return Message((len(_shape(call)) - 1,), False)
 
 
 def _relu_backward_transform(folder, call, message, scale):
@@ -408,13 +385,13 @@ def _multiply_backward_transform(folder, call, message, scale):
     return folder.normal(call)
 
 
-def _conv2d_backward_transform(folder, call, message, scale):
+def _weight_backward_transform(folder, call, message, scale):
     if message is None:
         return folder.normal(call)
-    _, _, kernel_o, _ = _conv_channel_axes(call)
+    axis = _channels(call).weight_of_output
     data = folder.transform(call.args[0], None, None)
     weight = folder.transform(call.args[1], None, None)
-    factor = expand_bias_to_match_axis(scale, len(_shape(call.args[1])), [kernel_o])
+    factor = expand_bias_to_match_axis(scale, len(_shape(call.args[1])), [axis])
     return Call(call.op, [data, _tensor.multiply(weight, factor)], call.attrs, call.type_args)
 
 
@@ -426,28 +403,18 @@ def _bias_add_backward_transform(folder, call, message, scale):
     return Call(call.op, [data, bias], call.attrs, call.type_args)
 
 
-def _dense_backward_transform(folder, call, message, scale):
-    if message is None:
-        return folder.normal(call)
-    data = folder.transform(call.args[0], None, None)
-    weight = folder.transform(call.args[1], None, None)
-    # weight is (units, in_features): scale its rows.
-    factor = expand_bias_to_match_axis(scale, 2, [0])
-    return Call(call.op, [data, _tensor.multiply(weight, factor)], call.attrs, call.type_args)
-
-
 BACKWARD_PREP = {
-    "nn.relu": _relu_backward_prep, "nn.leaky_relu": _relu_backward_prep,
-    "add": _add_sub_backward_prep, "subtract": _add_sub_backward_prep,
-    "nn.conv2d": _conv2d_backward_prep, "nn.bias_add": _bias_add_backward_prep,
-    "nn.dense": _dense_backward_prep,
+    ScaleAxisRule.POSITIVE_HOMOGENEOUS: _relu_backward_prep,
+    ScaleAxisRule.ADDITIVE: _add_sub_backward_prep,
+    ScaleAxisRule.BIAS_ADD: _bias_add_backward_prep,
+    ScaleAxisRule.WEIGHT: _weight_backward_prep,
 }
 BACKWARD_TRANSFORM = {
-    "nn.relu": _relu_backward_transform, "nn.leaky_relu": _relu_backward_transform,
-    "add": _add_sub_backward_transform, "subtract": _add_sub_backward_transform,
-    "multiply": _multiply_backward_transform,
-    "nn.conv2d": _conv2d_backward_transform, "nn.bias_add": _bias_add_backward_transform,
-    "nn.dense": _dense_backward_transform,
+    ScaleAxisRule.POSITIVE_HOMOGENEOUS: _relu_backward_transform,
+    ScaleAxisRule.ADDITIVE: _add_sub_backward_transform,
+    ScaleAxisRule.SCALE: _multiply_backward_transform,
+    ScaleAxisRule.BIAS_ADD: _bias_add_backward_transform,
+    ScaleAxisRule.WEIGHT: _weight_backward_transform,
 }
 
 
@@ -469,7 +436,7 @@ def backward_prepare(func) -> dict:
     for node in post_order(func):
         if not isinstance(node, Call) or not isinstance(node.op, Op):
             continue
-        rule = BACKWARD_PREP.get(node.op.name)
+        rule = BACKWARD_PREP.get(_rule(node))
         if rule is None or counts.get(node, 0) != 1:
             continue
         message = rule(node, [messages.get(arg) for arg in node.args])
@@ -500,7 +467,7 @@ class _BackwardFolder(ExprMutator):
             return self.visit(expr)  # only calls can absorb a scale (prep guarantees it)
         if message is None and expr in self.memo_map:
             return self.memo_map[expr]
-        rule = BACKWARD_TRANSFORM.get(expr.op.name) if isinstance(expr.op, Op) else None
+        rule = BACKWARD_TRANSFORM.get(_rule(expr))
         result = rule(self, expr, message, scale) if rule is not None else self.normal(expr)
         self.memo_map[expr] = result
         return result

@@ -6,7 +6,8 @@
   transform_layout.h): each call may get new layouts (from the op's ``FTVMAlterOpLayout`` hook,
   or its ``FTVMConvertOpLayout`` hook and the user's desired layouts); the new layout then
   flows to the consumers, which adapt when they are layout-agnostic (elementwise, broadcast,
-  pooling, concatenate, normalization: the rules of ``LAYOUT_RULES``), and ``layout_transform``
+  pooling, concatenate, normalization: the op's ``FInferCorrectLayout`` rule, from
+  ``relay/op/layout_rules.py``), and ``layout_transform``
   is inserted where a consumer cannot adapt and at the function's outputs.
 
 A value is tracked as ``(expr, old_layout, new_layout)``: ``expr`` computes in ``new_layout``
@@ -20,195 +21,21 @@ be registered per target (``target=None`` is the generic CPU hook).
 
 from __future__ import annotations
 
-import re
-
 from irlab.errors import IrlabError
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, TupleWrapper
 from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.op import transform as _transform
+from irlab.relay.op.layout_rules import expand_primal, ndim_primal
 from irlab.relay.op.op import (TargetHooks, register_alter_op_layout,  # noqa: F401
                                register_convert_op_layout, register_legalize)
 from irlab.relay.transform import function_pass
 from irlab.relay.transform.canonicalize import typed_function
-from irlab.relay.transform.fast_math import FAST_VERSIONS
-
-# ---------------------------------------------------------------------------------------------
-# layouts as strings
-_TOKEN = re.compile(r"\d*[A-Za-z]")
-
-
-def layout_axes(layout: str) -> list:
-    """``"NCHW16c"`` -> ``["N", "C", "H", "W", "16c"]``."""
-    return _TOKEN.findall(layout)
-
-
-def _letter(token: str) -> str:
-    return token[-1]
-
-
-def layout_index(layout: str, letter: str) -> int:
-    """Position of axis ``letter`` (``"C"`` primal, ``"c"`` sub-axis) in ``layout``, or -1."""
-    for i, token in enumerate(layout_axes(layout)):
-        if _letter(token) == letter:
-            return i
-    return -1
-
-
-def ndim_primal(layout: str) -> int:
-    return sum(1 for t in layout_axes(layout) if _letter(t).isupper())
-
-
-def sub_layout(layout: str, pos: int, length: int) -> str:
-    return "".join(layout_axes(layout)[pos:pos + length])
-
-
-def expand_primal(src: str, dst: str) -> str:
-    """``src`` prefixed with the primal axes of ``dst`` it lacks (``C`` vs NCHW -> ``NHWC``)."""
-    have = {_letter(t) for t in layout_axes(src)}
-    missing = [_letter(t) for t in layout_axes(dst) if _letter(t).isupper()
-               and _letter(t) not in have]
-    return "".join(missing) + src
-
-
-def adjust_subordinate_factors(src: str, old: str, old_shape) -> str:
-    """``src`` with each sub-axis factor set to 1 where ``old_shape`` is 1 along (or lacks)
-    that axis, so a small broadcast operand keeps broadcasting (NHW1 -> NCHW1c)."""
-    out = []
-    for token in layout_axes(src):
-        letter = _letter(token)
-        if letter.islower():
-            index = layout_index(old, letter.upper())
-            one = index == -1 or old_shape[index] == 1
-            token = ("1" if one else token[:-1]) + letter
-        out.append(token)
-    return "".join(out)
-
-
-def _ndim(layout) -> int:
-    return len(layout_axes(layout))
-
-
-# ---------------------------------------------------------------------------------------------
-# layout inference rules (TVM's FInferCorrectLayout), one per op family
-# rule(attrs, new_in, old_in, types) -> (input layouts, output layouts, attrs); ``new_in`` is
-# None on the first call (the original op); a None layout anywhere means "cannot infer".
-def elemwise_arbitrary_layout(attrs, new_in, old_in, types):
-    """Any layout works: follow the (first known) input."""
-    if new_in is not None:
-        ret = new_in[0]
-    else:
-        ret = next((layout for layout in old_in if layout is not None), None)
-    return [ret] * len(old_in), [ret], attrs
-
-
-def binary_broadcast_layout(attrs, new_in, old_in, types):
-    """Broadcasting binary ops: both operands in one layout; a lower-rank operand takes the
-    matching trailing part of the other's layout."""
-    shapes = [t.shape for t in types]
-    layouts = list(new_in if new_in is not None else old_in)
-    if layouts[0] is None and layouts[1] is None:
-        return [None, None], [None], attrs
-    if layouts[0] is None or layouts[1] is None:
-        known = 0 if layouts[0] is not None else 1
-        unknown = 1 - known
-        if len(shapes[known]) < len(shapes[unknown]):
-            return [None, None], [None], attrs
-        start = len(shapes[known]) - len(shapes[unknown])
-        layouts[unknown] = sub_layout(layouts[known], start, len(shapes[unknown]))
-        return layouts, [layouts[known]], attrs
-    if _ndim(layouts[0]) == 0 or _ndim(layouts[1]) == 0:
-        scalar = 0 if _ndim(layouts[0]) == 0 else 1
-        return layouts, [layouts[1 - scalar]], attrs
-    large = 0 if ndim_primal(layouts[0]) >= ndim_primal(layouts[1]) else 1
-    small = 1 - large
-    ret = layouts[large]
-    if old_in[0] is not None and old_in[0] == old_in[1]:
-        layouts[small] = adjust_subordinate_factors(ret, old_in[small], shapes[small])
-    else:
-        # e.g. a (C,) bias against NHWC: expanded to the full rank, then transformed.
-        layouts[small] = ret
-    return layouts, [ret], attrs
-
-
-def conv2d_layout(attrs, new_in, old_in, types):
-    """Convolutions dictate layouts: whatever the inputs, use the attrs' layouts."""
-    return ([attrs.data_layout, attrs.kernel_layout],
-            [attrs.out_layout or attrs.data_layout], attrs)
-
-
-def pool_layout(attrs, new_in, old_in, types):
-    """Pooling works in any layout: adopt the input's unless ``out_layout`` pins it."""
-    if attrs.out_layout:
-        if attrs.out_layout != attrs.layout:
-            raise IrlabError(f"pooling input/output layouts mismatch: {attrs.layout} vs "
-                             f"{attrs.out_layout}")
-    elif new_in is not None:
-        attrs = attrs.with_fields(layout=new_in[0])
-    return [attrs.layout], [attrs.layout], attrs
-
-
-def concatenate_layout(attrs, new_in, old_in, types):
-    """Follow the inputs when they all share one new layout, moving ``axis`` with it."""
-    ndim = len(types[0].fields[0].shape)
-    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
-    if new_in is not None and all(layout == new_in[0] for layout in new_in) \
-            and old_in[0] is not None:
-        dim = _letter(layout_axes(old_in[0])[axis])
-        ret = new_in[0]
-        return [ret] * len(old_in), [ret], attrs.with_fields(axis=layout_index(ret, dim))
-    ret = next((layout for layout in old_in if layout is not None), None)
-    if ret is None or _ndim(ret) <= axis or not _letter(layout_axes(ret)[axis]).isupper():
-        return [None], [None], attrs
-    return [ret] * len(old_in), [ret], attrs
-
-
-def _channel_normalization_layout(num_params, num_outputs):
-    """batch_norm / layer_norm / instance_norm: data in any layout (``axis`` follows its dim), the
-    per-channel parameters and statistics in layout ``C``."""
-
-    def rule(attrs, new_in, old_in, types):
-        ndim = len(types[0].shape)
-        axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
-        ret = None
-        if new_in is not None and old_in[0] is not None:
-            dim = _letter(layout_axes(old_in[0])[axis])
-            ret = new_in[0]
-            attrs = attrs.with_fields(axis=layout_index(ret, dim))
-        elif old_in[0] is not None:
-            ret = old_in[0]
-        return [ret] + ["C"] * num_params, [ret] + ["C"] * (num_outputs - 1), attrs
-
-    return rule
-
-
-_UNARY = ("exp", "log", "log2", "log10", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "negative",
-          "abs", "floor", "ceil", "round", "trunc", "sign", "sin", "cos", "tan", "atan", "copy",
-          "logical_not", "isnan", "isinf", "isfinite", "cast", "clip", "nn.relu",
-          "nn.leaky_relu", *(v for k, v in FAST_VERSIONS.items() if not k.startswith("nn.")))
-_BINARY = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "mod",
-           "floor_divide", "floor_mod", "trunc_divide", "trunc_mod", "logical_and",
-           "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "equal",
-           "not_equal", "less", "less_equal", "greater", "greater_equal")
-_POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d",
-          "nn.adaptive_max_pool2d", "nn.adaptive_avg_pool2d")
-
-LAYOUT_RULES = {
-    **{name: elemwise_arbitrary_layout for name in _UNARY},
-    **{name: binary_broadcast_layout for name in _BINARY},
-    **{name: pool_layout for name in _POOLS},
-    "nn.conv2d": conv2d_layout,
-    "concatenate": concatenate_layout,
-    "nn.batch_norm": _channel_normalization_layout(4, 3),
-    "nn.layer_norm": _channel_normalization_layout(2, 1),
-    "nn.instance_norm": _channel_normalization_layout(2, 1),
-}
-
 
 def infer_correct_layouts(op, attrs, new_in, old_in, types):
     """Run ``op``'s rule; ``None`` when the op has none or some layout stays unknown."""
-    rule = op.get_attr("FInferCorrectLayout") or LAYOUT_RULES.get(op.name)
+    rule = op.get_attr("FInferCorrectLayout")
     if rule is None:
         return None
     inputs, outputs, new_attrs = rule(attrs, new_in, old_in, types)
@@ -408,8 +235,7 @@ class _LayoutRewriter(ExprMutator):
                 args.append(take(value))
 
         op = call.op
-        no_rule = op.get_attr("FInferCorrectLayout") is None and op.name not in LAYOUT_RULES
-        if no_rule:
+        if op.get_attr("FInferCorrectLayout") is None:
             if op.get_attr("FTVMAlterOpLayout") is not None:
                 # The alter hook may still rewrite the op (both passes, as TVM); without a
                 # layout rule its inputs are given in the old layouts.
@@ -557,124 +383,6 @@ def ConvertLayout(desired_layouts):
                          required=["InferType", "CanonicalizeOps"])
 
 
-# ---------------------------------------------------------------------------------------------
-# default hooks (TVM's python/tvm/relay/op/nn/_nn.py)
-def is_depthwise_conv2d(data_shape, data_layout, weight_shape, kernel_layout, groups):
-    """Each input channel convolved on its own: C_in == C_out == groups."""
-    from irlab.relay.op.nn._utils import kernel_out_channels
-
-    in_channels = data_shape[data_layout.index("C")]
-    out_channels = kernel_out_channels(weight_shape, kernel_layout)
-    return in_channels == groups and out_channels == groups
-
-
-@register_convert_op_layout("nn.conv2d")
-def convert_conv2d(attrs, inputs, tinfos, desired_layouts):
-    """New data layout as desired; a "default" kernel layout follows the data layout
-    (OIHW for NCHW; HWIO, or HWOI for depthwise, for NHWC)."""
-    from irlab.relay.op.nn import conv2d
-
-    data, weight = inputs
-    if len(desired_layouts) != 2:
-        raise IrlabError("nn.conv2d needs two desired layouts (data, kernel), got "
-                         f"{desired_layouts!r}")
-    data_layout, kernel_layout = desired_layouts
-    if data_layout == "default":
-        raise IrlabError("the data layout of nn.conv2d cannot be 'default'")
-    new_attrs = dict(attrs)
-    new_attrs["data_layout"] = data_layout
-    if kernel_layout != "default":
-        new_attrs["kernel_layout"] = kernel_layout
-    elif data_layout == "NCHW":
-        new_attrs["kernel_layout"] = "OIHW"
-    elif data_layout == "NHWC":
-        depthwise = is_depthwise_conv2d(tinfos[0].shape, attrs.data_layout, tinfos[1].shape,
-                                        attrs.kernel_layout, attrs.groups)
-        new_attrs["kernel_layout"] = "HWOI" if depthwise else "HWIO"
-    elif data_layout == "HWNC":
-        new_attrs["kernel_layout"] = "HWOI"
-    else:
-        raise IrlabError(f"layout {data_layout} is not supported for nn.conv2d")
-    return conv2d(data, weight, **new_attrs)
-
-
-def _convert_pool(constructor_name):
-    def convert(attrs, inputs, tinfos, desired_layouts):
-        from irlab.relay.op import nn
-
-        new_attrs = dict(attrs)
-        new_attrs["layout"] = new_attrs["out_layout"] = str(desired_layouts[0])
-        return getattr(nn, constructor_name)(*inputs, **new_attrs)
-
-    convert.__name__ = f"convert_{constructor_name}"
-    return convert
-
-
-for _name in ("max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d"):
-    register_convert_op_layout(f"nn.{_name}", _convert_pool(_name))
-
-
-@register_alter_op_layout("nn.conv2d")
-def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
-    """With no target, conv2d stays as it is."""
-    return None
-
-
-@register_alter_op_layout("nn.conv2d", target="cpu")
-def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
-    """CPU targets (llvm, c): an NCHW/OIHW conv2d the packed schedule would run gets an
-    ``OIHW{n}o`` kernel (``use_prepacked_kernel`` picks n), so the weight is packed once --
-    by FoldConstant when it is a constant -- instead of on every call. Before::
-
-        nn.conv2d(%x, meta[relay.Constant][0], padding=[1, 1, 1, 1])
-
-    After AlterOpLayout (then FoldConstant packs the constant)::
-
-        %0 = layout_transform(meta[relay.Constant][0], src_layout="OIHW", dst_layout="OIHW64o");
-        nn.conv2d(%x, %0, padding=[1, 1, 1, 1], kernel_layout="OIHW64o")
-    """
-    from irlab.relay.op.nn import conv2d
-    from irlab.relay.op.strategy.conv import use_prepacked_kernel
-    from irlab.target import Target
-
-    target = Target.current(allow_none=True)
-    block = None if target is None else use_prepacked_kernel(attrs, tinfos, out_type, target)
-    if block is None:
-        return None
-    new_attrs = dict(attrs)
-    new_attrs["kernel_layout"] = f"OIHW{block}o"
-    return conv2d(*inputs, **new_attrs)
-
-
-@register_alter_op_layout("nn.dense", target="cpu")
-def alter_op_layout_dense_cpu(attrs, inputs, tinfos, out_type):
-    """CPU targets (llvm, c): a float32 dense the packed schedule would run becomes
-    ``nn.contrib_dense_pack`` on the weight in layout ``NC{n}n`` (``use_prepacked_dense`` picks
-    n), so the weight is packed once -- by FoldConstant when it is a constant -- instead of on
-    every call (TVM's x86 ``_alter_dense_layout``). Before::
-
-        nn.dense(%x, meta[relay.Constant][0], units=256)
-
-    After AlterOpLayout (then FoldConstant packs the constant)::
-
-        %0 = layout_transform(meta[relay.Constant][0], src_layout="NC", dst_layout="NC64n");
-        nn.contrib_dense_pack(%x, %0, units=None, weight_layout="NC64n")
-    """
-    from irlab.relay.op.nn import contrib_dense_pack
-    from irlab.relay.op.strategy.dense import use_prepacked_dense
-    from irlab.relay.op.transform import layout_transform
-    from irlab.target import Target
-
-    target = Target.current(allow_none=True)
-    block = None if target is None else use_prepacked_dense(attrs, tinfos, out_type, target)
-    if block is None:
-        return None
-    layout = f"NC{block}n"
-    weight = layout_transform(inputs[1], "NC", layout)
-    return contrib_dense_pack(inputs[0], weight, layout, None, attrs.out_dtype)
-
-
 __all__ = ["ConvertLayout", "AlterOpLayout", "Legalize", "register_legalize",
-           "register_alter_op_layout", "register_convert_op_layout", "LAYOUT_RULES",
-           "infer_correct_layouts", "TargetHooks", "convert_conv2d", "is_depthwise_conv2d",
-           "alter_op_layout_conv2d_cpu", "alter_op_layout_dense_cpu"]
+           "register_alter_op_layout", "register_convert_op_layout", "infer_correct_layouts",
+           "TargetHooks"]

@@ -80,9 +80,10 @@ def _scalar_value(expr):
 
 
 def _orders(call):
-    """Argument orders to match: both for commutative add/multiply, as TVM's matcher."""
+    """Argument orders to match: both for a commutative op (``TCommutative``: add,
+    multiply...), as TVM's matcher."""
     a, b = call.args
-    return [(a, b), (b, a)] if call.op.name in ("add", "multiply") else [(a, b)]
+    return [(a, b), (b, a)] if call.op.get_attr("TCommutative", False) else [(a, b)]
 
 
 def _fold(op_name, lhs: Constant, rhs: Constant) -> Constant:

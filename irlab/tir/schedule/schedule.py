@@ -10,6 +10,8 @@ handles by loop variable, against the current IR.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from irlab.ir.module import IRModule
 from irlab.tir import stmt as S
 from irlab.tir.analysis import WellFormedError, verify_well_formed
@@ -23,32 +25,11 @@ from irlab.tir.schedule import primitives_layout as PLay
 from irlab.tir.schedule import primitives_compute_at as PC
 from irlab.tir.schedule import primitives_reduction as PR
 from irlab.tir.schedule import primitives_loops as PL
+from irlab.tir.schedule import sampling as SM
 from irlab.tir.schedule.errors import ScheduleError
+from irlab.tir.schedule.handles import INLINE_MARK, BlockRV, ExprRV, LoopRV
+from irlab.tir.schedule.random_engine import RandomEngine
 from irlab.tir.schedule.trace import Instruction, Trace
-
-
-class BlockRV:
-    """A handle to a block: resolved by name in function ``func_name``."""
-
-    __slots__ = ("name", "func_name")
-
-    def __init__(self, name, func_name):
-        self.name, self.func_name = name, func_name
-
-    def __repr__(self):
-        return f"BlockRV({self.name!r})"
-
-
-class LoopRV:
-    """A handle to a loop: resolved by its loop variable in function ``func_name``."""
-
-    __slots__ = ("var", "func_name")
-
-    def __init__(self, var, func_name):
-        self.var, self.func_name = var, func_name
-
-    def __repr__(self):
-        return f"LoopRV({self.var.name_hint})"
 
 
 class Schedule:
@@ -65,7 +46,8 @@ class Schedule:
                                 f"got {type(mod_or_func).__name__}")
         self._mod = mod
         self._trace = Trace()
-        self.seed = seed
+        self._rand = RandomEngine(seed)
+        self._values = {}  # ExprRV -> the int it was sampled as
         self.debug_mask = debug_mask
         self.error_render_level = error_render_level
         self.enable_check = enable_check
@@ -97,7 +79,33 @@ class Schedule:
         new.__dict__.update(self.__dict__)
         new._mod = self._mod.copy()
         new._trace = self._trace.copy()
+        new._values = dict(self._values)
+        new._rand = RandomEngine(self.fork_seed())
         return new
+
+    # -- random state -----------------------------------------------------------------------
+    def seed(self, seed: int) -> None:
+        """Reset the random state (-1: from the operating system)."""
+        try:
+            self._rand = RandomEngine(seed)
+        except ValueError as err:
+            raise ScheduleError(str(err)) from None
+
+    def fork_seed(self) -> int:
+        """A seed for an independent random state (advances this schedule's state)."""
+        return self._rand.fork_seed()
+
+    @contextmanager
+    def transaction(self):
+        """Primitives run inside ``with sch.transaction():`` all apply or, when one raises,
+        none does: the module, trace, sampled values and random state are restored."""
+        saved = (self._mod, self._trace.copy(), dict(self._values), self._rand.state,
+                 self._func_name)
+        try:
+            yield self
+        except BaseException:
+            self._mod, self._trace, self._values, self._rand.state, self._func_name = saved
+            raise
 
     def show(self) -> None:
         print(self._mod.script())
@@ -144,10 +152,26 @@ class Schedule:
     def _loop(self, rv):
         if not isinstance(rv, LoopRV):
             raise ScheduleError(f"expected a loop handle, got {rv!r}")
+        if rv.mark is not None:
+            raise ScheduleError(f"{rv!r} is the compute location mark {rv.mark!r}, not a loop "
+                                "(only compute_at and reverse_compute_at take it)")
         return G.find_loop(self._func(rv.func_name), rv.var)
 
+    def _int(self, value):
+        """The int behind a factor or an annotation value: a sampled ExprRV's value."""
+        if isinstance(value, ExprRV):
+            if value not in self._values:
+                raise ScheduleError(f"{value!r} was not sampled by this schedule")
+            return self._values[value]
+        return value
+
     def get(self, rv):
-        """The IR node behind a handle (a Block or a For)."""
+        """What a handle stands for: a Block, a For, a sampled ExprRV's int, or the mark
+        ("root" / "inline") of a sampled compute location."""
+        if isinstance(rv, ExprRV):
+            return self._int(rv)
+        if isinstance(rv, LoopRV) and rv.mark is not None:
+            return rv.mark
         return self._realize(rv).block if isinstance(rv, BlockRV) else self._loop(rv)
 
     def get_sref(self, rv):
@@ -205,9 +229,11 @@ class Schedule:
 
     # -- loop transformations ---------------------------------------------------------------
     def split(self, loop, factors, preserve_unit_iters=True) -> list:
-        """Split ``loop`` by ``factors`` (one may be None: inferred)."""
-        factors = [None if f is None else int(f) for f in factors]
-        func, new_vars = PL.split(self._func(loop.func_name), self._loop(loop), factors,
+        """Split ``loop`` by ``factors`` (ints or sampled ExprRVs; one may be None:
+        inferred)."""
+        factors = [f if f is None or isinstance(f, ExprRV) else int(f) for f in factors]
+        values = [self._int(f) for f in factors]
+        func, new_vars = PL.split(self._func(loop.func_name), self._loop(loop), values,
                                   preserve_unit_iters)
         rvs = [LoopRV(v, loop.func_name) for v in new_vars]
         self._commit(loop.func_name, func, "split", [("loop", loop)],
@@ -278,7 +304,7 @@ class Schedule:
         name = block_or_loop.func_name
         node = (self._realize(block_or_loop) if isinstance(block_or_loop, BlockRV)
                 else self._loop(block_or_loop))
-        func = PA.annotate(self._func(name), node, ann_key, ann_val)
+        func = PA.annotate(self._func(name), node, ann_key, self._int(ann_val))
         self._commit(name, func, "annotate", [("block_or_loop", block_or_loop)],
                      [("ann_key", ann_key), ("ann_val", ann_val)])
 
@@ -306,8 +332,14 @@ class Schedule:
 
     def _move(self, kind, fn, block, loop, preserve_unit_loops, index):
         block = self._block_arg(block)
-        func = fn(self._func(block.func_name), self._realize(block), self._loop(loop),
-                  bool(preserve_unit_loops), int(index))
+        func = self._func(block.func_name)
+        mark = loop.mark if isinstance(loop, LoopRV) else None
+        if mark == INLINE_MARK:
+            inline = PI.compute_inline if kind == "compute_at" else PI.reverse_compute_inline
+            func = inline(func, self._realize(block))
+        elif mark is None:
+            func = fn(func, self._realize(block), self._loop(loop), bool(preserve_unit_loops),
+                      int(index))
         self._commit(block.func_name, func, kind, [("block", block), ("loop", loop)],
                      [("preserve_unit_loops", bool(preserve_unit_loops)),
                       ("index", int(index))])
@@ -315,7 +347,8 @@ class Schedule:
     def compute_at(self, block, loop, preserve_unit_loops=False, index=-1) -> None:
         """Move a producer under ``loop``, covering what its consumers there read. The block
         must be the only writer of its buffer and not an output; after decompose_reduction
-        neither the init nor the update block can be moved (as in TVM)."""
+        neither the init nor the update block can be moved (as in TVM). ``loop`` may be a
+        sampled location: its "root" mark leaves the block, its "inline" mark inlines it."""
         self._move("compute_at", PC.compute_at, block, loop, preserve_unit_loops, index)
 
     def reverse_compute_at(self, block, loop, preserve_unit_loops=False, index=-1) -> None:
@@ -400,6 +433,65 @@ class Schedule:
                      [("block", block), ("buffer", buffer), ("index_map", imap)],
                      [("pad_value", pad_value),
                       ("assume_injective_transform", bool(assume_injective_transform))])
+
+    # -- sampling ---------------------------------------------------------------------------
+    def _record_sample(self, kind, inputs, attrs, outputs, decision):
+        self._trace.append(Instruction(kind, inputs, attrs, outputs), decision)
+
+    def sample_perfect_tile(self, loop, n, max_innermost_factor=16, decision=None) -> list:
+        """``n`` ExprRVs whose values multiply to ``loop``'s extent, the innermost at most
+        ``max_innermost_factor`` (<= 0: no limit); ``decision`` (a list of ints) fixes them."""
+        node = self._loop(loop)
+        name = node.loop_var.name_hint
+        if not G.is_const(node.extent) or isinstance(n, bool) or not isinstance(n, int) \
+                or n < 1:
+            raise ScheduleError(f"sample_perfect_tile of loop {name}: needs a constant extent "
+                                f"(got {node.extent}) and n >= 1 (got {n!r})")
+        extent, limit = node.extent.value, int(max_innermost_factor)
+        if decision is None:
+            decision = SM.sample_perfect_tile(self._rand, extent, n, limit)
+        decision = SM.check_perfect_tile(decision, extent, n, limit, name)
+        rvs = [ExprRV() for _ in decision]
+        self._values.update(zip(rvs, decision))
+        self._record_sample("sample_perfect_tile", [("loop", loop)],
+                            [("n", n), ("max_innermost_factor", limit)], rvs, decision)
+        return rvs
+
+    def sample_categorical(self, candidates, probs, decision=None) -> ExprRV:
+        """An ExprRV taking ``candidates[i]`` with probability ``probs[i]`` (normalized);
+        ``decision`` is the index chosen."""
+        candidates = [int(c) for c in candidates]
+        probs = [float(p) for p in probs]
+        SM.check_categorical(candidates, probs)
+        if decision is None:
+            decision = self._rand.choice(probs)
+        if isinstance(decision, bool) or not isinstance(decision, int) \
+                or not 0 <= decision < len(candidates):
+            raise ScheduleError(f"sample_categorical: the decision must be an index below "
+                                f"{len(candidates)}, got {decision!r}")
+        rv = ExprRV()
+        self._values[rv] = candidates[decision]
+        self._record_sample("sample_categorical", [],
+                            [("candidates", candidates), ("probs", probs)], [rv], decision)
+        return rv
+
+    def sample_compute_location(self, block, decision=None) -> LoopRV:
+        """A random place to ``compute_at`` ``block``: a loop of its first consumer, or the
+        marks "root" (decision -1) and "inline" (-2); ``decision`` is that loop's index. A
+        decision that is no longer a candidate falls back to the nearest one before it."""
+        block = self._block_arg(block)
+        func = self._func(block.func_name)
+        candidates = SM.compute_locations(func, self._realize(block))
+        decision, where = SM.pick_compute_location(self._rand, candidates, decision)
+        var = where if isinstance(where, str) else where.loop_var
+        rv = LoopRV(var, block.func_name)
+        self._record_sample("sample_compute_location", [("block", block)], [], [rv], decision)
+        return rv
+
+    def enter_postproc(self) -> None:
+        """Mark where postprocessing starts: trace transformations with
+        ``remove_postproc=True`` drop what follows."""
+        self._trace.append(Instruction("enter_postproc", [], [], []))
 
 
 def _flatten(items):

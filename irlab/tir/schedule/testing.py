@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from irlab.ir.module import IRModule
 from irlab.ir.structural import assert_structural_equal
 from irlab.tir.schedule.schedule import Schedule
+from irlab.tir.schedule.trace import Trace
 
 
 def _fresh(mod) -> Schedule:
@@ -16,8 +19,8 @@ def verify_trace_roundtrip(sch: Schedule, mod, *, debug_mask="all",
     """The schedule ``sch`` made from ``mod`` is reproduced by its trace, replayed on a fresh
     schedule of ``mod`` and, for ``"python"`` in ``text_format``, by executing the trace's
     printed Python (``str(sch.trace)``); the result also survives a TVMScript round trip.
-    Returns the replayed schedule. (TVM's ``"json"`` form is not implemented: irlab's traces
-    have no JSON serialization yet; it is skipped.)"""
+    With ``"json"`` in ``text_format``, the trace's JSON record (through ``json.dumps``)
+    replays to the same module too. Returns the replayed schedule."""
     from irlab import tir
     from irlab.script import from_source
 
@@ -31,6 +34,10 @@ def verify_trace_roundtrip(sch: Schedule, mod, *, debug_mask="all",
         from_text = _fresh(mod)
         namespace["apply_trace"](from_text)
         assert_structural_equal(from_text.mod, sch.mod)
+    if "json" in formats:
+        from_json = _fresh(mod)
+        Trace.apply_json_to_schedule(json.loads(json.dumps(sch.trace.as_json())), from_json)
+        assert_structural_equal(from_json.mod, sch.mod)
     assert_structural_equal(from_source(sch.mod.script()), sch.mod)
     return replayed
 

@@ -210,7 +210,7 @@ def test_convert_layout_from_split_kernel():
 
 
 def test_is_depthwise_with_split_kernel():
-    from irlab.relay.transform.layout import is_depthwise_conv2d
+    from irlab.relay.op.nn.conv import is_depthwise_conv2d
 
     assert is_depthwise_conv2d((1, 16, 8, 8), "NCHW", (2, 1, 3, 3, 8), "OIHW8o", 16)
     assert not is_depthwise_conv2d((1, 16, 8, 8), "NCHW", (2, 1, 3, 3, 8), "OIHW4o", 16)

@@ -9,8 +9,10 @@ from irlab.ir.attrs import Attrs
 from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TupleType
 from irlab.relay.expr import TupleWrapper
+from irlab.relay.op.layout_rules import elemwise_arbitrary_layout
 from irlab.relay.op.nn._utils import acc_dtype
 from irlab.relay.op.op_common import identity_rel, make_call, normalize_axis, out_array
+from irlab.relay.op.scale_axis import ScaleAxisRule
 
 
 class LeakyReluAttrs(Attrs):
@@ -89,15 +91,19 @@ def _dropout_reference(inputs, attrs, out_type):
 _DATA = [("data", "Tensor", "The input tensor.")]
 register_op("nn.relu", num_inputs=1, arguments=_DATA, type_rel=identity_rel,
             pattern=OpPattern.ELEMWISE, reference=_relu_reference, support_level=1,
-            description="Rectified linear unit: max(x, 0).")
+            description="Rectified linear unit: max(x, 0).",
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout,
+                        TScaleAxisRule=ScaleAxisRule.POSITIVE_HOMOGENEOUS)
 register_op("nn.leaky_relu", num_inputs=1, arguments=_DATA, attrs_type=LeakyReluAttrs,
             type_rel=_leaky_relu_rel, pattern=OpPattern.ELEMWISE,
             reference=_leaky_relu_reference, support_level=3,
-            description="Leaky ReLU: x if x > 0 else alpha * x.")
+            description="Leaky ReLU: x if x > 0 else alpha * x.",
+            ).set_attrs(FInferCorrectLayout=elemwise_arbitrary_layout,
+                        TScaleAxisRule=ScaleAxisRule.POSITIVE_HOMOGENEOUS)
 register_op("nn.softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_softmax_reference, support_level=1,
-            description="Softmax along an axis.")
+            description="Softmax along an axis.").set_attrs(TFastVersion="nn.fast_softmax")
 # FastMath's softmax: an approximate exp in compiled code, the exact softmax as semantics.
 register_op("nn.fast_softmax", num_inputs=1, arguments=_DATA, attrs_type=SoftmaxAttrs,
             type_rel=_softmax_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
@@ -114,6 +120,8 @@ register_op("nn.dropout", num_inputs=1, arguments=_DATA, attrs_type=DropoutAttrs
 # Dropout draws random numbers when training: passes must not evaluate it ahead of time
 # (FoldConstant skips stateful ops), as TVM's TOpIsStateful.
 Op.get("nn.dropout").set_attr("TOpIsStateful", True)
+# At inference, dropout's field 0 is its input (SimplifyInference).
+Op.get("nn.dropout").set_attr("FSimplifyInference", lambda attrs, args, data_type: args[0])
 
 
 def relu(data):

@@ -10,11 +10,17 @@ import numpy as np
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import to_numpy_dtype
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TensorType
+from irlab.relay.expr import Call
+from irlab.relay.op import transform as _transform
+from irlab.relay.op.layout_rules import conv2d_layout
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, dtype_or_empty, get_pad_tuple2d,
-                                      int_pair, layout_axes, padding4, unpack_kernel)
-from irlab.relay.op.op_common import make_call, out_array
+                                      int_pair, kernel_out_channels, layout_axes, padding4,
+                                      unpack_kernel)
+from irlab.relay.op.op import register_alter_op_layout, register_convert_op_layout
+from irlab.relay.op.op_common import checked_shape, make_call, out_array
+from irlab.relay.op.scale_axis import ScaleAxes, ScaleAxisRule
 from irlab.tir.data_layout import split_kernel_layout
 
 
@@ -153,12 +159,33 @@ def _conv2d_reference(inputs, attrs, out_type):
     return out_array(out.transpose(["NCHW".index(c) for c in out_layout]), out_type)
 
 
+def _scale_axes(call):
+    """FoldScaleAxis: the channel axes of a conv2d in plain layouts (permutations of NCHW /
+    OIHW) with groups 1 or depthwise; None for split layouts (an OIHW16o kernel from
+    AlterOpLayout) and grouped convolutions, which are not folded into (as TVM)."""
+    attrs = call.attrs
+    kernel = attrs.kernel_layout
+    out_layout = attrs.out_layout or attrs.data_layout
+    if not all(layout.isupper() for layout in (attrs.data_layout, kernel, out_layout)):
+        return None
+    weight = tuple(call.args[1].checked_type.shape)
+    depthwise = weight[kernel.index("O")] == attrs.groups and weight[kernel.index("I")] == 1
+    if attrs.groups != 1 and not depthwise:
+        return None
+    # Input channel c of a depthwise conv feeds only output channel c.
+    return ScaleAxes(data=attrs.data_layout.index("C"), output=out_layout.index("C"),
+                     weight_of_data=kernel.index("O" if depthwise else "I"),
+                     weight_of_output=kernel.index("O"))
+
+
 register_op("nn.conv2d", num_inputs=2,
             arguments=[("data", "Tensor", "The input tensor."),
                        ("weight", "Tensor", "The weight tensor.")],
             attrs_type=Conv2DAttrs, type_rel=_conv2d_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_conv2d_reference, support_level=2,
-            description="2-D convolution (cross-correlation) of data with a weight tensor.")
+            description="2-D convolution (cross-correlation) of data with a weight tensor.",
+            ).set_attrs(FInferCorrectLayout=conv2d_layout, TScaleAxisRule=ScaleAxisRule.WEIGHT,
+                        FScaleAxisChannels=_scale_axes)
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
@@ -175,7 +202,152 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
     return make_call("nn.conv2d", [data, weight], attrs)
 
 
-__all__ = ["Conv2DAttrs", "conv2d"]
+# ---------------------------------------------------------------------------------------------
+# layout hooks (TVM's python/tvm/relay/op/nn/_nn.py and topi/x86/conv2d_alter_op.py)
+def is_depthwise_conv2d(data_shape, data_layout, weight_shape, kernel_layout, groups):
+    """Each input channel convolved on its own: C_in == C_out == groups."""
+    in_channels = data_shape[data_layout.index("C")]
+    out_channels = kernel_out_channels(weight_shape, kernel_layout)
+    return in_channels == groups and out_channels == groups
+
+
+@register_convert_op_layout("nn.conv2d")
+def convert_conv2d(attrs, inputs, tinfos, desired_layouts):
+    """New data layout as desired; a "default" kernel layout follows the data layout
+    (OIHW for NCHW; HWIO, or HWOI for depthwise, for NHWC)."""
+    data, weight = inputs
+    if len(desired_layouts) != 2:
+        raise IrlabError("nn.conv2d needs two desired layouts (data, kernel), got "
+                         f"{desired_layouts!r}")
+    data_layout, kernel_layout = desired_layouts
+    if data_layout == "default":
+        raise IrlabError("the data layout of nn.conv2d cannot be 'default'")
+    new_attrs = dict(attrs)
+    new_attrs["data_layout"] = data_layout
+    if kernel_layout != "default":
+        new_attrs["kernel_layout"] = kernel_layout
+    elif data_layout == "NCHW":
+        new_attrs["kernel_layout"] = "OIHW"
+    elif data_layout == "NHWC":
+        depthwise = is_depthwise_conv2d(tinfos[0].shape, attrs.data_layout, tinfos[1].shape,
+                                        attrs.kernel_layout, attrs.groups)
+        new_attrs["kernel_layout"] = "HWOI" if depthwise else "HWIO"
+    elif data_layout == "HWNC":
+        new_attrs["kernel_layout"] = "HWOI"
+    else:
+        raise IrlabError(f"layout {data_layout} is not supported for nn.conv2d")
+    return conv2d(data, weight, **new_attrs)
+
+
+@register_alter_op_layout("nn.conv2d")
+def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
+    """With no target, conv2d stays as it is."""
+    return None
+
+
+@register_alter_op_layout("nn.conv2d", target="cpu")
+def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
+    """CPU targets (llvm, c): an NCHW/OIHW conv2d the packed schedule would run gets an
+    ``OIHW{n}o`` kernel (``use_prepacked_kernel`` picks n), so the weight is packed once --
+    by FoldConstant when it is a constant -- instead of on every call. Before::
+
+        nn.conv2d(%x, meta[relay.Constant][0], padding=[1, 1, 1, 1])
+
+    After AlterOpLayout (then FoldConstant packs the constant)::
+
+        %0 = layout_transform(meta[relay.Constant][0], src_layout="OIHW", dst_layout="OIHW64o");
+        nn.conv2d(%x, %0, padding=[1, 1, 1, 1], kernel_layout="OIHW64o")
+    """
+    from irlab.relay.op.strategy.conv import use_prepacked_kernel
+    from irlab.target import Target
+
+    target = Target.current(allow_none=True)
+    block = None if target is None else use_prepacked_kernel(attrs, tinfos, out_type, target)
+    if block is None:
+        return None
+    new_attrs = dict(attrs)
+    new_attrs["kernel_layout"] = f"OIHW{block}o"
+    return conv2d(*inputs, **new_attrs)
+
+
+# ---------------------------------------------------------------------------------------------
+# CombineParallelConv2D: how sibling conv2d merge into one
+class Conv2DParallelCombiner:
+    """Concatenates the weights along O; following ops get their operands concatenated along
+    the channel axis."""
+
+    def is_supported(self, call):
+        return call.attrs.groups == 1
+
+    @staticmethod
+    def _kernel_hw(call):
+        layout = call.attrs.kernel_layout
+        shape = checked_shape(call.args[1])
+        return shape[layout.index("H")], shape[layout.index("W")]
+
+    @staticmethod
+    def _out_channels(call):
+        # a split kernel (OIHW16o) counts its blocks; its weights concatenate along the block
+        # axis O (same block: can_combine compares kernel_layout), keeping the channel order
+        return kernel_out_channels(checked_shape(call.args[1]), call.attrs.kernel_layout)
+
+    def can_combine(self, a, b):
+        fields = ("strides", "padding", "dilation", "groups", "data_layout", "kernel_layout",
+                  "out_dtype", "out_layout")
+        return (all(getattr(a.attrs, f) == getattr(b.attrs, f) for f in fields)
+                and self._kernel_hw(a) == self._kernel_hw(b))
+
+    def _channel_axis(self, call):
+        attrs = call.attrs
+        return (attrs.out_layout or attrs.data_layout).index("C")
+
+    def make_combined_op(self, branches):
+        root = branches[0][0]
+        weights = [branch[0].args[1] for branch in branches]
+        axis = root.attrs.kernel_layout.index("O")
+        channels = sum(self._out_channels(branch[0]) for branch in branches)
+        attrs = root.attrs.with_fields(channels=channels)
+        self.channel_axis = self._channel_axis(root)
+        return Call(root.op, [root.args[0], _transform.concatenate(weights, axis)], attrs)
+
+    def is_arg_compatible(self, a, b, index):
+        ta, tb = a.args[index].checked_type, b.args[index].checked_type
+        out_a, out_b = checked_shape(a), checked_shape(b)
+        if ta.dtype != tb.dtype or len(ta.shape) != len(tb.shape):
+            return False
+        pos = self.channel_axis - len(out_a) + len(ta.shape)
+        if pos < 0 or ta.shape[pos] != out_a[self.channel_axis] or \
+                tb.shape[pos] != out_b[self.channel_axis]:
+            return False  # the channel axis must be there and not broadcast
+        return all(ta.shape[i] == tb.shape[i] for i in range(len(ta.shape)) if i != pos)
+
+    def make_combined_following(self, data, branches, depth, parent_index):
+        call = branches[0][depth]
+        ndim = len(checked_shape(call))
+        args = []
+        for i, arg in enumerate(call.args):
+            if i == parent_index:
+                args.append(data)
+                continue
+            axis = self.channel_axis - ndim + len(checked_shape(arg))
+            args.append(_transform.concatenate([b[depth].args[i] for b in branches], axis))
+        return Call(call.op, args, call.attrs, call.type_args)
+
+    def group_outputs(self, data, branches, depth):
+        outputs, start = [], 0
+        lead = self.channel_axis
+        for branch in branches:
+            channels = self._out_channels(branch[0])
+            outputs.append(_transform.strided_slice(
+                data, [0] * lead + [start], [-1] * lead + [channels], [1] * (lead + 1),
+                slice_mode="size"))
+            start += channels
+        return outputs
+
+
+Op.get("nn.conv2d").set_attr("FCombineParallel", Conv2DParallelCombiner)
+
+__all__ = ["Conv2DAttrs", "conv2d", "is_depthwise_conv2d", "Conv2DParallelCombiner"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,10 +10,14 @@ import numpy as np
 
 from irlab.ir.attrs import Attrs
 from irlab.runtime.dtype import to_numpy_dtype
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TensorType
+from irlab.relay.expr import Call
+from irlab.relay.op import transform as _transform
 from irlab.relay.op.nn._utils import acc_dtype, dtype_or_empty
-from irlab.relay.op.op_common import make_call, out_array
+from irlab.relay.op.op import register_alter_op_layout
+from irlab.relay.op.op_common import checked_dtype, checked_shape, make_call, out_array
+from irlab.relay.op.scale_axis import ScaleAxes, ScaleAxisRule
 
 
 class DenseAttrs(Attrs):
@@ -179,11 +183,20 @@ def _batch_matmul_reference(inputs, attrs, out_type):
     return _product(inputs[0], inputs[1], out_type, attrs.transpose_a, attrs.transpose_b)
 
 
+def _dense_scale_axes(call):
+    """FoldScaleAxis: the weight is (units, in_features), so a data scale (along the last
+    axis) folds into its columns, an output scale into its rows."""
+    return ScaleAxes(data=len(call.args[0].checked_type.shape) - 1,
+                     output=len(call.checked_type.shape) - 1, weight_of_data=1,
+                     weight_of_output=0)
+
+
 register_op("nn.dense", num_inputs=2,
             arguments=[("data", "Tensor", "Input data."), ("weight", "Tensor", "The weight.")],
             attrs_type=DenseAttrs, type_rel=_dense_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             reference=_dense_reference, support_level=1,
-            description="Dense (fully connected) layer: data @ weight.T.")
+            description="Dense (fully connected) layer: data @ weight.T.",
+            ).set_attrs(TScaleAxisRule=ScaleAxisRule.WEIGHT, FScaleAxisChannels=_dense_scale_axes)
 register_op("nn.contrib_dense_pack", num_inputs=2,
             arguments=[("data", "Tensor", "Input data."),
                        ("weight", "3D Tensor", "The weight packed in layout NC<n>n.")],
@@ -239,6 +252,200 @@ def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_
                              transpose_b=bool(transpose_b))
     return make_call("nn.batch_matmul", [tensor_a, tensor_b], attrs)
 
+
+# ---------------------------------------------------------------------------------------------
+# layout hooks (TVM's topi/x86/dense_alter_op.py)
+@register_alter_op_layout("nn.dense", target="cpu")
+def alter_op_layout_dense_cpu(attrs, inputs, tinfos, out_type):
+    """CPU targets (llvm, c): a float32 dense the packed schedule would run becomes
+    ``nn.contrib_dense_pack`` on the weight in layout ``NC{n}n`` (``use_prepacked_dense`` picks
+    n), so the weight is packed once -- by FoldConstant when it is a constant -- instead of on
+    every call (TVM's x86 ``_alter_dense_layout``). Before::
+
+        nn.dense(%x, meta[relay.Constant][0], units=256)
+
+    After AlterOpLayout (then FoldConstant packs the constant)::
+
+        %0 = layout_transform(meta[relay.Constant][0], src_layout="NC", dst_layout="NC64n");
+        nn.contrib_dense_pack(%x, %0, units=None, weight_layout="NC64n")
+    """
+    from irlab.relay.op.strategy.dense import use_prepacked_dense
+    from irlab.relay.op.transform import layout_transform
+    from irlab.target import Target
+
+    target = Target.current(allow_none=True)
+    block = None if target is None else use_prepacked_dense(attrs, tinfos, out_type, target)
+    if block is None:
+        return None
+    layout = f"NC{block}n"
+    weight = layout_transform(inputs[1], "NC", layout)
+    return contrib_dense_pack(inputs[0], weight, layout, None, attrs.out_dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# CombineParallelDense / CombineParallelBatchMatmul: how sibling ops merge into one
+class DenseToBatchCombiner:
+    """Stacks data and weights into one batch_matmul; following operands are stacked too."""
+
+    def is_supported(self, call):
+        return len(checked_shape(call.args[0])) == 2  # batch_matmul takes (batch, M, K)
+
+    def can_combine(self, a, b):
+        return (a.attrs.out_dtype == b.attrs.out_dtype
+                and checked_shape(a.args[1]) == checked_shape(b.args[1])
+                and checked_dtype(a.args[1]) == checked_dtype(b.args[1]))
+
+    def make_combined_op(self, branches):
+        data = _transform.stack([b[0].args[0] for b in branches], 0)
+        weight = _transform.stack([b[0].args[1] for b in branches], 0)
+        return batch_matmul(data, weight, branches[0][0].attrs.out_dtype)
+
+    def is_arg_compatible(self, a, b, index):
+        ta, tb = a.args[index].checked_type, b.args[index].checked_type
+        return ta.dtype == tb.dtype and tuple(ta.shape) == tuple(tb.shape) and \
+            len(ta.shape) <= len(checked_shape(a))
+
+    def make_combined_following(self, data, branches, depth, parent_index):
+        call = branches[0][depth]
+        ndim = len(checked_shape(call))
+        args = []
+        for i, arg in enumerate(call.args):
+            if i == parent_index:
+                args.append(data)
+                continue
+            pieces = []
+            for branch in branches:
+                piece = branch[depth].args[i]
+                missing = ndim - len(checked_shape(piece))
+                # Lead with unit axes so each operand still broadcasts against its own slice
+                # of the stacked output (TVM expands only 1-D operands).
+                if missing:
+                    piece = _transform.expand_dims(piece, 0, missing)
+                pieces.append(piece)
+            args.append(_transform.stack(pieces, 0))
+        return Call(call.op, args, call.attrs, call.type_args)
+
+    def group_outputs(self, data, branches, depth):
+        parts = _transform.split(data, len(branches), 0)
+        return [_transform.squeeze(parts[i], [0]) for i in range(len(branches))]
+
+
+class DenseToDenseCombiner:
+    """Concatenates the weights along the output units; following operands are concatenated
+    along the last axis (repeated where they broadcast)."""
+
+    def is_supported(self, call):
+        return True
+
+    def can_combine(self, a, b):
+        return (a.attrs.out_dtype == b.attrs.out_dtype
+                and checked_shape(a.args[1])[1] == checked_shape(b.args[1])[1]
+                and checked_dtype(a.args[1]) == checked_dtype(b.args[1]))
+
+    def make_combined_op(self, branches):
+        root = branches[0][0]
+        weights = [b[0].args[1] for b in branches]
+        units = sum(checked_shape(w)[0] for w in weights)
+        return dense(root.args[0], _transform.concatenate(weights, 0), units,
+                             root.attrs.out_dtype)
+
+    def is_arg_compatible(self, a, b, index):
+        ta, tb = a.args[index].checked_type, b.args[index].checked_type
+        if ta.dtype != tb.dtype or len(ta.shape) != len(tb.shape):
+            return False
+        if len(checked_shape(a)) < len(ta.shape) or len(checked_shape(b)) < len(tb.shape):
+            return False  # not elementwise/broadcast against the dense output
+        return tuple(ta.shape[:-1]) == tuple(tb.shape[:-1])
+
+    def make_combined_following(self, data, branches, depth, parent_index):
+        call = branches[0][depth]
+        args = []
+        for i, arg in enumerate(call.args):
+            if i == parent_index:
+                args.append(data)
+                continue
+            arg_ndim = len(checked_shape(arg))
+            axis = max(arg_ndim - 1, 0)
+            pieces = []
+            for branch in branches:
+                out_dim = checked_shape(branch[depth].args[parent_index])[-1]
+                piece = branch[depth].args[i]
+                repeat = arg_ndim == 0
+                if repeat:
+                    piece = _transform.expand_dims(piece, -1, 1)
+                elif out_dim > 1 and checked_shape(piece)[-1] == 1:
+                    repeat = True
+                if repeat:  # keep the broadcast right once the operands are concatenated
+                    piece = _transform.repeat(piece, out_dim, axis)
+                pieces.append(piece)
+            args.append(_transform.concatenate(pieces, axis))
+        return Call(call.op, args, call.attrs, call.type_args)
+
+    def group_outputs(self, data, branches, depth):
+        outputs, start = [], 0
+        for branch in branches:
+            shape = checked_shape(branch[depth])
+            lead = len(shape) - 1
+            outputs.append(_transform.strided_slice(
+                data, [0] * lead + [start], [-1] * lead + [shape[-1]], [1] * (lead + 1),
+                slice_mode="size"))
+            start += shape[-1]
+        return outputs
+
+
+class BatchMatmulParallelCombiner:
+    """Concatenates the right operands along N; following operands along the last axis."""
+
+    def is_supported(self, call):
+        return not call.attrs.transpose_a and call.attrs.transpose_b  # b is (batch, N, K)
+
+    def can_combine(self, a, b):
+        rhs_a, rhs_b = checked_shape(a.args[1]), checked_shape(b.args[1])
+        return (checked_dtype(a.args[1]) == checked_dtype(b.args[1])
+                and checked_dtype(a) == checked_dtype(b)
+                and a.attrs == b.attrs and len(rhs_a) == 3 and len(rhs_b) == 3
+                and rhs_a[0] == rhs_b[0])
+
+    def make_combined_op(self, branches):
+        root = branches[0][0]
+        weight = _transform.concatenate([b[0].args[1] for b in branches], 1)
+        return batch_matmul(root.args[0], weight, root.attrs.out_dtype)
+
+    def is_arg_compatible(self, a, b, index):
+        # TVM accepts any operand; concatenating along the last axis is only right when that
+        # axis is the output's feature axis, unbroadcast.
+        ta, tb = a.args[index].checked_type, b.args[index].checked_type
+        if ta.dtype != tb.dtype or len(ta.shape) != len(tb.shape) or not ta.shape:
+            return False
+        if ta.shape[-1] != checked_shape(a)[-1] or tb.shape[-1] != checked_shape(b)[-1]:
+            return False
+        return tuple(ta.shape[:-1]) == tuple(tb.shape[:-1])
+
+    def make_combined_following(self, data, branches, depth, parent_index):
+        call = branches[0][depth]
+        args = [data if i == parent_index else
+                _transform.concatenate([b[depth].args[i] for b in branches], -1)
+                for i in range(len(call.args))]
+        return Call(call.op, args, call.attrs, call.type_args)
+
+    def group_outputs(self, data, branches, depth):
+        outputs, start = [], 0
+        for branch in branches:
+            features = checked_shape(branch[0].args[1])[1]
+            outputs.append(_transform.strided_slice(
+                data, [0, 0, start], [-1, -1, features], [1, 1, 1], slice_mode="size"))
+            start += features
+        return outputs
+
+
+def _dense_combiner(to_batch=True):
+    """Dense siblings become one batch_matmul over stacked operands (``to_batch``, TVM's
+    ParallelDenseToBatchCombiner) or one wider dense (ParallelDenseToDenseCombiner)."""
+    return DenseToBatchCombiner() if to_batch else DenseToDenseCombiner()
+
+
+Op.get("nn.dense").set_attr("FCombineParallel", _dense_combiner)
+Op.get("nn.batch_matmul").set_attr("FCombineParallel", BatchMatmulParallelCombiner)
 
 __all__ = ["DenseAttrs", "DensePackAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense",
            "contrib_dense_pack", "dense_pack_block", "unpack_dense_weight", "matmul",

@@ -8,7 +8,9 @@ import numpy as np
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
+from irlab.relay.op.layout_rules import channel_normalization_layout
 from irlab.relay.op.nn._utils import acc_dtype
+from irlab.relay.op.nn.normalization import normalize_to_arithmetic
 from irlab.relay.op.op_common import make_call, normalize_axis, out_array
 
 
@@ -92,6 +94,14 @@ def _instance_norm_reference(inputs, attrs, out_type):
     return out_array(out, out_type)
 
 
+def _instance_norm_inference(attrs, args, data_type):
+    """SimplifyInference: instance_norm in primitive ops (statistics per sample and channel)."""
+    ndim = len(data_type.shape)
+    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+    return normalize_to_arithmetic(attrs, args, data_type,
+                                   [i for i in range(1, ndim) if i != axis])
+
+
 register_op("nn.lrn", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
             attrs_type=LRNAttrs, type_rel=_lrn_rel, pattern=OpPattern.OPAQUE,
             reference=_lrn_reference, support_level=2,
@@ -104,7 +114,9 @@ register_op("nn.instance_norm", num_inputs=3,
             attrs_type=InstanceNormAttrs, type_rel=_instance_norm_rel,
             pattern=OpPattern.OPAQUE, reference=_instance_norm_reference, support_level=1,
             description="Instance normalization: each (sample, channel) normalized over the "
-                        "remaining axes, then scaled by gamma and shifted by beta.")
+                        "remaining axes, then scaled by gamma and shifted by beta.",
+            ).set_attrs(FInferCorrectLayout=channel_normalization_layout(2, 1),
+                        FSimplifyInference=_instance_norm_inference)
 
 
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):

@@ -14,6 +14,7 @@ from irlab.ir.op import OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Constant, const
 from irlab.relay.op.op_common import make_call, normalize_axis, out_array
+from irlab.relay.op.scale_axis import ScaleAxisRule
 
 PAD_MODES = ("constant", "edge", "reflect")
 
@@ -111,7 +112,8 @@ register_op("nn.bias_add", num_inputs=2,
             arguments=[("data", "nD Tensor", "Input data."), ("bias", "1D Tensor", "Bias.")],
             attrs_type=BiasAddAttrs, type_rel=_bias_add_rel, pattern=OpPattern.BROADCAST,
             reference=_bias_add_reference, support_level=1,
-            description="Add a 1-D bias along one axis of the data.")
+            description="Add a 1-D bias along one axis of the data.",
+            ).set_attrs(TScaleAxisRule=ScaleAxisRule.BIAS_ADD)
 register_op("nn.batch_flatten", num_inputs=1,
             arguments=[("data", "Tensor", "The input tensor.")], type_rel=_batch_flatten_rel,
             pattern=OpPattern.INJECTIVE, reference=_batch_flatten_reference, support_level=1,

@@ -5,11 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TensorType, TupleType
-from irlab.relay.expr import TupleWrapper
+from irlab.relay.expr import TupleWrapper, const
+from irlab.relay.op import reduce as _reduce
+from irlab.relay.op import tensor as _tensor
+from irlab.relay.op.layout_rules import channel_normalization_layout
 from irlab.relay.op.nn._utils import acc_dtype
 from irlab.relay.op.op_common import make_call, normalize_axis, out_array
+from irlab.relay.op.transform import expand_bias_to_match_axis
 
 
 class BatchNormAttrs(Attrs):
@@ -123,14 +127,64 @@ register_op("nn.batch_norm", num_inputs=5,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_batch_norm_reference,
             support_level=1,
             description="Batch normalization with the moving statistics (inference); returns "
-                        "(out, moving_mean, moving_var).")
+                        "(out, moving_mean, moving_var).",
+            ).set_attrs(FInferCorrectLayout=channel_normalization_layout(4, 3))
 register_op("nn.layer_norm", num_inputs=3,
             arguments=[("data", "Tensor", "Input to which layer_norm will be applied."),
                        ("gamma", "Tensor", "The gamma scale factor."),
                        ("beta", "Tensor", "The beta offset factor.")],
             attrs_type=LayerNormAttrs, type_rel=_layer_norm_rel, pattern=OpPattern.OPAQUE,
             reference=_layer_norm_reference, support_level=1,
-            description="Layer normalization over one axis.")
+            description="Layer normalization over one axis.",
+            ).set_attrs(FInferCorrectLayout=channel_normalization_layout(2, 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# inference forms (SimplifyInference; TVM's simplify_inference.cc)
+def _batch_norm_inference(attrs, args, data_type):
+    """Field 0 of batch_norm as ``x * scale + shift``, with ``scale = 1 / sqrt(var + eps) *
+    gamma`` and ``shift = -mean * scale + beta`` along the channel axis (TVM's exact
+    expression shape)."""
+    data, gamma, beta, moving_mean, moving_var = args
+    eps = const(float(attrs.epsilon), data_type.dtype)
+    scale = _tensor.divide(const(1.0, data_type.dtype), _tensor.sqrt(_tensor.add(moving_var, eps)))
+    if attrs.scale:
+        scale = _tensor.multiply(scale, gamma)
+    shift = _tensor.multiply(_tensor.negative(moving_mean), scale)
+    if attrs.center:
+        shift = _tensor.add(shift, beta)
+    ndim = len(data_type.shape)
+    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+    scale = expand_bias_to_match_axis(scale, ndim, [axis])
+    shift = expand_bias_to_match_axis(shift, ndim, [axis])
+    return _tensor.add(_tensor.multiply(data, scale), shift)
+
+
+def normalize_to_arithmetic(attrs, args, data_type, reduced_axes):
+    """``(x - mean) / sqrt(var + eps)`` over ``reduced_axes``, then gamma and beta along
+    ``attrs.axis`` (the expression shape of TVM's LayerNorm/InstanceNormToInferUnpack)."""
+    data, gamma, beta = args
+    eps = const(float(attrs.epsilon), data_type.dtype)
+    mean = _reduce.mean(data, reduced_axes, keepdims=True)
+    var = _reduce.variance(data, reduced_axes, keepdims=True, with_mean=mean)
+    denom = _tensor.sqrt(_tensor.add(var, eps))
+    out = _tensor.divide(_tensor.subtract(data, mean), denom)
+    ndim = len(data_type.shape)
+    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+    if attrs.scale:
+        out = _tensor.multiply(out, expand_bias_to_match_axis(gamma, ndim, [axis]))
+    if attrs.center:
+        out = _tensor.add(out, expand_bias_to_match_axis(beta, ndim, [axis]))
+    return out
+
+
+def _layer_norm_inference(attrs, args, data_type):
+    """layer_norm in primitive ops (mean and biased variance over ``axis``)."""
+    return normalize_to_arithmetic(attrs, args, data_type, [attrs.axis])
+
+
+Op.get("nn.batch_norm").set_attr("FSimplifyInference", _batch_norm_inference)
+Op.get("nn.layer_norm").set_attr("FSimplifyInference", _layer_norm_inference)
 
 
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True,

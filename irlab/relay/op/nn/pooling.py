@@ -10,11 +10,13 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs
-from irlab.ir.op import OpPattern, register_op
+from irlab.ir.op import Op, OpPattern, register_op
 from irlab.ir.type import TensorType
 from irlab.relay.op.nn._utils import (acc_dtype, check_pair, get_pad_tuple2d, int_pair, padding4,
                                       spatial_axes, trunc_div)
 from irlab.tir.data_layout import spatial_axes_of
+from irlab.relay.op.layout_rules import pool_layout
+from irlab.relay.op.op import register_convert_op_layout
 from irlab.relay.op.op_common import make_call, out_array
 
 
@@ -234,6 +236,10 @@ register_op("nn.adaptive_avg_pool2d", num_inputs=1, arguments=_DATA,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, support_level=10,
             reference=_adaptive_pool2d_reference("avg"),
             description="Average pooling to a given output height and width.")
+# every pooling follows its input's layout
+for _name in ("max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d",
+              "adaptive_max_pool2d", "adaptive_avg_pool2d"):
+    Op.get(f"nn.{_name}").set_attr("FInferCorrectLayout", pool_layout)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,6 +302,26 @@ def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
     attrs = AdaptivePool2DAttrs(output_size=_output_size(output_size), layout=str(layout),
                                 out_layout=str(out_layout or ""))
     return make_call("nn.adaptive_avg_pool2d", [data], attrs)
+
+
+# ---------------------------------------------------------------------------------------------
+# layout hooks: ConvertLayout may ask for another layout
+def _convert_pool(constructor_name):
+    def convert(attrs, inputs, tinfos, desired_layouts):
+        new_attrs = dict(attrs)
+        new_attrs["layout"] = new_attrs["out_layout"] = str(desired_layouts[0])
+        return globals()[constructor_name](*inputs, **new_attrs)
+
+    convert.__name__ = f"convert_{constructor_name}"
+    return convert
+
+
+for _name in ("max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d"):
+    register_convert_op_layout(f"nn.{_name}", _convert_pool(_name))
+
+
+for _name in ("max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d"):
+    register_convert_op_layout(f"nn.{_name}", _convert_pool(_name))
 
 
 __all__ = ["MaxPool2DAttrs", "AvgPool2DAttrs", "GlobalPool2DAttrs", "AdaptivePool2DAttrs",

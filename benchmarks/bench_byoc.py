@@ -1,0 +1,116 @@
+"""ResNet-18 three ways, side by side: irlab's native build, the same model with its
+convolutions, dense layers, pooling, adds and ReLUs offloaded to oneDNN through BYOC
+(``partition_for_dnnl`` -> ``relay.ext.dnnl``), and onnxruntime (whose CPU kernels are of
+the same class as oneDNN's), at 1 and 2 threads.
+
+    python3 benchmarks/bench_byoc.py [--quick] [--repeat N]
+
+The head names the machine (CPU, ISA, load). oneDNN runs on GNU OpenMP: its thread count is
+set with threadpoolctl; native kernels use ``-num-cores``. "cpu ms" is the calling thread's
+CPU time per run at 1 thread (what a busy machine distorts least). Needs ``irlab[dnnl]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def build(mod, params, threads, offload):
+    import irlab as tvm
+    from irlab import relay
+    from irlab.relay.op.contrib import partition_for_dnnl
+
+    if offload:
+        mod, params = partition_for_dnnl(mod, params), None
+    with tvm.transform.PassContext(opt_level=3):
+        return relay.build(mod, f"llvm -num-cores={threads}", params=params)
+
+
+def cpu_seconds(run, seconds=1.0):
+    """Thread CPU seconds per call of ``run`` (called for about ``seconds`` of wall time)."""
+    run()
+    n, cpu, start = 0, time.thread_time(), time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        run()
+        n += 1
+    return (time.thread_time() - cpu) / n
+
+
+def irlab_latency(lib, inputs, repeat):
+    """(median wall seconds, thread CPU seconds, output) of the graph executor's run."""
+    import irlab as tvm
+    from irlab.contrib import graph_executor
+
+    m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    m.set_input(**inputs)
+    result = m.benchmark(number=max(1, 20 // repeat), repeat=repeat, min_repeat_ms=200)
+    return result.median, cpu_seconds(m.run), m.get_output(0).numpy()
+
+
+def ort_latency(model, inputs, threads, repeat):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    sess.run(None, inputs)
+    times = []
+    for _ in range(repeat):
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < 0.2:
+            sess.run(None, inputs)
+            n += 1
+        times.append((time.perf_counter() - start) / n)
+    cpu = cpu_seconds(lambda: sess.run(None, inputs))
+    return float(np.median(times)), cpu, sess.run(None, inputs)[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small ResNet (64x64), 3 repeats")
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args()
+    from threadpoolctl import threadpool_limits
+
+    from irlab.relay.backend.contrib.dnnl import find_dnnl, missing_reason
+    from irlab.relay.frontend import from_onnx, onnx_models
+    from machine import describe
+
+    if find_dnnl() is None:
+        sys.exit(missing_reason())
+    repeat = 3 if args.quick else args.repeat
+    size = 64 if args.quick else 224
+    model = onnx_models.resnet18(image_size=size)
+    inputs = onnx_models.random_input(model)
+    mod, params = from_onnx(model, freeze_params=True)
+    print(describe())
+    print(f"oneDNN: {find_dnnl()}")
+    print(f"resnet18 1x3x{size}x{size}")
+    print(f"{'thr':>3} {'native ms':>10} {'dnnl ms':>8} {'ort ms':>8} {'dnnl/ort':>8} "
+          f"{'native/ort':>10} {'cpu ms n/d/o':>18}  max rel err dnnl, native")
+    for threads in (1, 2):
+        libs = {offload: build(mod, params, threads, offload) for offload in (False, True)}
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            native, native_cpu, native_out = irlab_latency(libs[False], inputs, repeat)
+            dnnl, dnnl_cpu, dnnl_out = irlab_latency(libs[True], inputs, repeat)
+        ort, ort_cpu, expect = ort_latency(model, inputs, threads, repeat)
+        scale = max(np.abs(expect).max(), 1e-30)
+        errs = [float(np.abs(o - expect).max() / scale) for o in (dnnl_out, native_out)]
+        cpu = "/".join(f"{c * 1e3:.1f}" for c in (native_cpu, dnnl_cpu, ort_cpu)) \
+            if threads == 1 else "-"
+        print(f"{threads:>3} {native * 1e3:>10.2f} {dnnl * 1e3:>8.2f} {ort * 1e3:>8.2f} "
+              f"{dnnl / ort:>8.2f} {native / ort:>10.2f} {cpu:>18}  "
+              f"{errs[0]:.1e}, {errs[1]:.1e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

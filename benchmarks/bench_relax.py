@@ -1,0 +1,136 @@
+"""Relax next to Relay and onnxruntime, in one run (issue 16's benchmark).
+
+1. ResNet-18 224 and the MLP (b32), imported from ONNX with the Relay frontend, then run three
+   ways at 1 and 2 threads: ``relay.build`` + graph executor; the same optimized program
+   translated to Relax (``relax.testing.relay_translator``: the very same kernels) +
+   ``relax.build`` + VM; onnxruntime. The goal: Relax within 1.1x of Relay.
+2. Dynamic shapes: the MLP imported with a symbolic batch by ``relax.frontend.onnx``, built
+   ONCE and run at batch 1, 7 and 32, next to one static build per batch (kernels legalized
+   from Relax ops, unscheduled in both, so the column compares only what a symbolic shape
+   costs) and the build times.
+
+    python benchmarks/bench_relax.py [--quick] [--repeat N]
+
+The head names the machine (CPU, ISA, numpy's BLAS kernel, load). Prints figures; asserts
+nothing beyond equal outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _median_seconds(run, repeat, budget=0.2):
+    run()
+    times = []
+    for _ in range(repeat):
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < budget:
+            run()
+            n += 1
+        times.append((time.perf_counter() - start) / n)
+    return float(np.median(times))
+
+
+def _vm_runner(ex, inputs_in_order):
+    import irlab as tvm
+    from irlab import relax
+
+    vm = relax.VirtualMachine(ex, tvm.cpu())
+    args = [tvm.nd.array(a) for a in inputs_in_order]
+    return lambda: vm["main"](*args)
+
+
+def compare_executors(name, model, threads, repeat):
+    import irlab as tvm
+    from irlab import relax, relay
+    from irlab.contrib import graph_executor
+    from irlab.relay.frontend import from_onnx, onnx_models
+    from bench_e2e import ort_latency
+
+    inputs = onnx_models.random_input(model)
+    mod, params = from_onnx(model, freeze_params=True)
+    target = f"llvm -num-cores={threads}"
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target, params=params)
+    g = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    g.set_input(**inputs)
+    relay_s = _median_seconds(g.run, repeat)
+    relax_mod = relax.testing.relay_translator.from_relay(mod["main"], target, params)
+    ex = relax.build(relax_mod, target)
+    run = _vm_runner(ex, [inputs[p.name_hint] for p in relax_mod["main"].params])
+    relax_s = _median_seconds(run, repeat)
+    out = run()
+    out = (out if hasattr(out, "numpy") else out[0]).numpy()
+    g.run()
+    assert np.array_equal(out, g.get_output(0).numpy()), "Relax and Relay outputs differ"
+    ort_s, _, _ = ort_latency(model, inputs, threads, repeat)
+    print(f"{name:24} {threads:>3} {relay_s * 1e3:>9.3f} {relax_s * 1e3:>9.3f} "
+          f"{ort_s * 1e3:>8.3f} {relax_s / relay_s:>11.2f} {relax_s / ort_s:>9.2f}", flush=True)
+
+
+def dynamic_batches(batches, repeat):
+    import onnx
+
+    import irlab as tvm
+    from irlab import relax
+    from irlab.relay.frontend import onnx_models
+
+    model = onnx_models.mlp(batch=1)
+    dynamic = onnx.ModelProto()
+    dynamic.CopyFrom(model)
+    for value in (dynamic.graph.input[0], *dynamic.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "batch"
+    start = time.perf_counter()
+    one = relax.build(relax.frontend.onnx.from_onnx(dynamic), "llvm")
+    one_build = time.perf_counter() - start
+    print(f"  one symbolic build: {one_build:.2f} s")
+    print(f"  {'batch':>5} {'symbolic ms':>12} {'static ms':>10} {'ratio':>6} {'static build s':>15}")
+    for b in batches:
+        x = np.random.default_rng(0).standard_normal((b, 784)).astype("float32")
+        start = time.perf_counter()
+        static = relax.build(relax.frontend.onnx.from_onnx(
+            dynamic, shape_dict={"input": [b, 784]}), "llvm")
+        static_build = time.perf_counter() - start
+        sym_s = _median_seconds(_vm_runner(one, [x]), repeat)
+        static_s = _median_seconds(_vm_runner(static, [x]), repeat)
+        a = relax.VirtualMachine(one, tvm.cpu())["main"](tvm.nd.array(x)).numpy()
+        c = relax.VirtualMachine(static, tvm.cpu())["main"](tvm.nd.array(x)).numpy()
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
+        print(f"  {b:>5} {sym_s * 1e3:>12.3f} {static_s * 1e3:>10.3f} {sym_s / static_s:>6.2f} "
+              f"{static_build:>15.2f}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="ResNet-18 at 64x64, 3 repeats")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    from irlab.relay.frontend import onnx_models
+    from machine import describe
+
+    repeat = 3 if args.quick else args.repeat
+    size = 64 if args.quick else 224
+    print(describe())
+    print(f"{'model':24} {'thr':>3} {'relay ms':>9} {'relax ms':>9} {'ort ms':>8} "
+          f"{'relax/relay':>11} {'relax/ort':>9}")
+    for name, model in {"mlp 784-256-256-10 b32": onnx_models.mlp(),
+                        f"resnet18 1x3x{size}x{size}": onnx_models.resnet18(image_size=size)
+                        }.items():
+        for threads in (1, 2):
+            compare_executors(name, model, threads, repeat)
+    print("MLP with a symbolic batch (relax.frontend.onnx), one build vs one per batch:")
+    dynamic_batches((1, 7, 32), repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""``LocalRunner``: time candidates one at a time in a worker process on this machine.
+
+Measurements run serially (two at once would share the cores and time each other). A
+candidate that computes a wrong result, raises, hangs past ``timeout_sec`` or crashes its
+process yields ``RunnerResult(run_secs=None, error_msg=...)``; the worker is replaced when
+needed and the tuner goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from irlab.meta_schedule.runner.config import EvaluatorConfig
+from irlab.meta_schedule.runner.measure import measure
+from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
+from irlab.meta_schedule.worker_pool import WorkerError, WorkerPool
+
+
+class LocalRunner(Runner):
+    """Runs each ``RunnerInput`` in a worker process; ``run`` returns futures at once."""
+
+    def __init__(self, timeout_sec=30.0, evaluator_config=None, cooldown_sec=0.0,
+                 alloc_repeat=1):
+        self.timeout_sec = float(timeout_sec)
+        self.evaluator_config = evaluator_config or EvaluatorConfig()
+        self.cooldown_sec = float(cooldown_sec)
+        self.alloc_repeat = int(alloc_repeat)
+        self._pool = None
+        self._serial = ThreadPoolExecutor(1, thread_name_prefix="irlab-ms-runner")
+
+    @property
+    def pool(self):
+        if self._pool is None:
+            self._pool = WorkerPool(1)
+        return self._pool
+
+    def run(self, runner_inputs) -> list:
+        return [RunnerFuture.of(self._serial.submit(self.run_one, inp))
+                for inp in runner_inputs]
+
+    def run_one(self, runner_input) -> RunnerResult:
+        """Measure one input in the worker (blocking)."""
+        out = self.pool.call(measure, (runner_input.artifact_path, runner_input.args_info,
+                                       self.evaluator_config, runner_input.reference_path,
+                                       runner_input.num_threads), self.timeout_sec)
+        if self.cooldown_sec > 0:
+            time.sleep(self.cooldown_sec)
+        return result_of(out)
+
+    def __repr__(self):
+        return f"LocalRunner(timeout_sec={self.timeout_sec}, {self.evaluator_config})"
+
+
+def result_of(out) -> RunnerResult:
+    """A ``RunnerResult`` from a worker's return value or ``WorkerError``."""
+    if isinstance(out, WorkerError):
+        return RunnerResult(None, f"run {out.kind}: {out.message}")
+    return RunnerResult(out, None)

@@ -1,0 +1,87 @@
+"""What a runner worker does with one artifact: check it against the reference, then time it.
+
+Inputs are random (seeded, the same for the candidate and the reference); every argument
+buffer is compared after the call, so a candidate that writes wrong values, or forgets to
+write some, fails. The reference's outputs are cached per worker process.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irlab.errors import IrlabError
+
+ENTRY = "main"
+_reference_cache = {}
+
+
+class WrongResultError(IrlabError):
+    """A candidate computed different values than the untuned reference."""
+
+
+def random_arguments(args_info, seed=0):
+    """Numpy arrays for ``args_info``: uniform in [-1, 1) for floats, small ints otherwise."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for info in args_info:
+        dtype = np.dtype(info.dtype)
+        if dtype.kind == "f":
+            arrays.append(rng.uniform(-1, 1, info.shape).astype(dtype))
+        elif dtype.kind == "b":
+            arrays.append(rng.integers(0, 2, info.shape).astype(dtype))
+        else:
+            arrays.append(rng.integers(0, 8, info.shape).astype(dtype))
+    return arrays
+
+
+def load_entry(path):
+    """The entry function of the artifact at ``path`` (loads irlab's LLVM runtime first)."""
+    import irlab.target.llvm_jit  # noqa: F401  (registers the loader of LLVM objects)
+    from irlab.runtime import load_module
+
+    return load_module(path).get_function(ENTRY)
+
+
+def _run_once(path, arrays):
+    from irlab.runtime.ndarray import array
+
+    func = load_entry(path)
+    nds = [array(a.copy()) for a in arrays]
+    func(*nds)
+    return [nd.numpy() for nd in nds]
+
+
+def _reference_outputs(reference_path, args_info, arrays):
+    key = (reference_path, tuple((a.dtype, a.shape) for a in args_info))
+    if key not in _reference_cache:
+        _reference_cache[key] = _run_once(reference_path, arrays)
+    return _reference_cache[key]
+
+
+def check_against_reference(path, reference_path, args_info, seed=0):
+    """Raise ``WrongResultError`` naming the first argument whose values differ."""
+    arrays = random_arguments(args_info, seed)
+    expected = _reference_outputs(reference_path, args_info, arrays)
+    got = _run_once(path, arrays)
+    for index, (want, have) in enumerate(zip(expected, got)):
+        scale = float(np.max(np.abs(want))) if want.size else 0.0
+        if not np.allclose(have, want, rtol=1e-3, atol=1e-4 * max(scale, 1.0), equal_nan=True):
+            worst = float(np.max(np.abs(have.astype("float64") - want)))
+            raise WrongResultError(f"argument {index} differs from the untuned build "
+                                   f"(max abs error {worst:.3g})")
+
+
+def measure(path, args_info, config, reference_path=None, num_threads=None):
+    """Seconds per call of the artifact at ``path``, one per repeat (after the check)."""
+    from irlab.runtime.benchmark import time_evaluator
+    from irlab.runtime.ndarray import array
+    from irlab.runtime.threading import num_threads_override
+
+    with num_threads_override(num_threads):
+        if reference_path is not None:
+            check_against_reference(path, reference_path, args_info)
+        func = load_entry(path)
+        nds = [array(a) for a in random_arguments(args_info, seed=1)]
+        evaluator = time_evaluator(func, number=config.number, repeat=config.repeat,
+                                   min_repeat_ms=config.min_repeat_ms)
+        return list(evaluator(*nds).results)

@@ -1,0 +1,48 @@
+"""ms.builder / ms.runner: a bad candidate (build error, crash, hang, wrong values) is a failed
+result, never a dead tuner."""
+
+import irlab as tvm
+from irlab.meta_schedule.arg_info import ArgInfo, TensorInfo
+from irlab.meta_schedule.builder import BuilderInput, LocalBuilder
+from irlab.meta_schedule.runner import EvaluatorConfig, LocalRunner, RunnerInput
+from ms_workloads import aborts, copies_a, gemm_mod, spins
+
+FAST = EvaluatorConfig(number=1, repeat=1, min_repeat_ms=1)
+
+
+def build_fails(mod, target, params):
+    raise RuntimeError("this candidate does not compile")
+
+
+def test_builder_reports_a_failed_build_and_builds_the_rest():
+    builder = LocalBuilder(max_workers=1, f_build=build_fails)
+    (result,) = builder.build([BuilderInput(gemm_mod(8), "llvm")])
+    assert result.artifact_path is None
+    assert "build exception: RuntimeError: this candidate does not compile" in result.error_msg
+
+
+def test_runner_failure_kinds_and_a_good_candidate():
+    mod = gemm_mod(64)
+    built = LocalBuilder(max_workers=2).build(
+        [BuilderInput(m, "llvm") for m in (mod, tvm.IRModule({"main": aborts}),
+                                           tvm.IRModule({"main": copies_a}),
+                                           tvm.IRModule({"main": spins}))])
+    assert all(b.error_msg is None for b in built), built
+    good, crash, wrong, hang = (b.artifact_path for b in built)
+    args = ArgInfo.from_entry_func(mod)
+    runner = LocalRunner(timeout_sec=3, evaluator_config=FAST)
+    futures = runner.run([
+        RunnerInput(good, "cpu", args, reference_path=good, num_threads=1),
+        RunnerInput(crash, "cpu", [TensorInfo("float32", [4])]),
+        RunnerInput(wrong, "cpu", args, reference_path=good),
+        RunnerInput(hang, "cpu", [TensorInfo("int32", [4])]),
+        RunnerInput(good, "cpu", args, reference_path=good),  # the tuner goes on afterwards
+    ])
+    ok, crashed, wrong_result, hung, ok_again = [f.result() for f in futures]
+    assert ok.error_msg is None and ok.run_secs[0] > 0
+    assert crashed.run_secs is None and "run crash: worker process died" in crashed.error_msg
+    assert wrong_result.run_secs is None
+    assert "WrongResultError: argument 2 differs from the untuned build" in \
+        wrong_result.error_msg
+    assert hung.run_secs is None and "run timeout: no result within 3 s" in hung.error_msg
+    assert ok_again.error_msg is None
