@@ -22,6 +22,7 @@ from irlab.ir.module import IRModule
 from irlab.transform import PassContext, Sequential
 from irlab.viz.graph_diff import graph_diff
 from irlab.viz.identity import NodeIds
+from irlab.viz.relax_graph import is_relax_module
 from irlab.viz.relay_graph import build_relay_graph
 from irlab.viz.text_diff import diff_lines
 
@@ -32,6 +33,14 @@ def default_pipeline() -> list:
     from irlab.relay.pipeline import optimization_passes, post_fusion_passes
 
     return [Sequential(optimization_passes(), name="sequential"), *post_fusion_passes()]
+
+
+def relax_pipeline() -> list:
+    """What ``relax.build`` would do after optimizing: TVM's "zero" pipeline
+    (``relax.get_pipeline()``: legalize, fuse) then its "default_build" lowering to the VM."""
+    from irlab.relax.pipeline import get_pipeline
+
+    return [get_pipeline("zero"), get_pipeline("default_build")]
 
 
 @dataclass
@@ -58,7 +67,9 @@ class Step:
 class PassTrace:
     """Runs ``passes`` on ``mod`` and records every step.
 
-    ``passes``: a list of passes (default: relay.optimize's pipeline). ``params``: weights bound
+    ``passes``: a list of passes (default: relay.optimize's pipeline; for a Relax module,
+    ``relax_pipeline()``; ``relax.build(trace.output, pipeline=None)`` then builds what the
+    last step shows). ``params``: weights bound
     as constants first (as relay.build does). ``opt_level``/``disabled_pass``/``required_pass``:
     the PassContext the pipeline runs under. ``target``: the target in scope while the passes
     run (relay.build's; AlterOpLayout's hooks depend on it), None for the current one.
@@ -71,13 +82,16 @@ class PassTrace:
         from irlab.relay.build_module import bind_params_by_name
         from irlab.relay.transform import InferType
 
-        mod = mod if isinstance(mod, IRModule) else IRModule.from_expr(mod)
+        self.is_relax = is_relax_module(mod)
+        if not isinstance(mod, IRModule):
+            mod = IRModule({"main": mod}) if self.is_relax else IRModule.from_expr(mod)
         self.params = dict(params or {})
-        if self.params:
+        if self.params and not self.is_relax:
             mod = mod.copy()
             mod["main"] = bind_params_by_name(mod["main"], self.params)
-        self.input = InferType()(mod)
-        self.passes = list(passes) if passes is not None else default_pipeline()
+        self.input = mod if self.is_relax else InferType()(mod)
+        default = relax_pipeline if self.is_relax else default_pipeline
+        self.passes = list(passes) if passes is not None else default()
         self.opt_level = opt_level
         self.disabled_pass = list(disabled_pass)
         self.required_pass = list(required_pass)
@@ -227,6 +241,8 @@ class PassTrace:
         """
         from irlab.testing.check import random_inputs, run_module
 
+        if self.is_relax:
+            return self._check_relax_numerics(inputs, seed, rtol, atol)
         if inputs is None:
             inputs = random_inputs(self.input, seed)
         reference = run_module(self.input, inputs)
@@ -251,6 +267,12 @@ class PassTrace:
         self.steps[0].error = self.steps[0].abs_error = 0.0
         culprits = [i for i in culprits if not any(self.is_ancestor(i, j) for j in culprits)]
         return self.steps[culprits[0]] if culprits else None
+
+
+    def _check_relax_numerics(self, inputs, seed, rtol, atol):
+        """Relax steps are not checked yet (the VM runs lowered modules only; the reference
+        evaluator does not run VM builtins): every step's error stays unknown."""
+        return None
 
 
 def _module_key(module) -> tuple:
