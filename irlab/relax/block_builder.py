@@ -165,9 +165,22 @@ class BlockBuilder:
         return bool(self.scopes)
 
     # -- emitting ---------------------------------------------------------------------------
+    def _normalize_atomically(self, normalize, expr):
+        """``normalize(expr)``; if it fails, the bindings it emitted are taken back (a failed
+        emit leaves the block as it was)."""
+        frame = self._frame()
+        mark = len(frame.bindings)
+        try:
+            return normalize(expr)
+        except Exception:
+            for binding in frame.bindings[mark:]:
+                self._bindings.pop(binding.var, None)
+            del frame.bindings[mark:]
+            raise
+
     def emit(self, expr, name_hint="") -> Var:
         """Bind ``expr`` (normalized) to a fresh variable of the current block."""
-        value = self.normalize(expr)
+        value = self._normalize_atomically(self.normalize, expr)
         frame = self._frame()
         var_cls = DataflowVar if frame.is_dataflow else Var
         var = var_cls(name_hint or ("lv" if frame.is_dataflow else "gv"), value.struct_info)
@@ -191,7 +204,7 @@ class BlockBuilder:
             raise IrlabError("bb.emit_output is only valid inside `with bb.dataflow()`")
         if isinstance(output, (list, tuple)):
             output = Tuple(output)
-        value = self.normalize(output)
+        value = self._normalize_atomically(self.normalize, output)
         var = Var(name_hint or "gv", value.struct_info)
         self.append_binding(frame, VarBinding(var, value))
         return var
@@ -200,7 +213,7 @@ class BlockBuilder:
         """Bind ``value`` cast to ``struct_info`` (checked at run time); new symbolic dims in
         ``struct_info`` are defined here."""
         sinfo = _sinfo(struct_info)
-        value = self._normalizer.normalize_argument(value)
+        value = self._normalize_atomically(self._normalizer.normalize_argument, value)
         frame = self._frame()
         var_cls = DataflowVar if frame.is_dataflow else Var
         var = var_cls(name_hint or ("lv" if frame.is_dataflow else "gv"), sinfo)
@@ -300,12 +313,15 @@ class BlockBuilder:
     # -- TE ---------------------------------------------------------------------------------
     def call_te(self, func, *args, **kwargs) -> Expr:
         """``func`` (a TE/TOPI function) on the tensors ``args`` as a PrimFunc added to the
-        module, and the ``R.call_tir`` calling it (not emitted)."""
+        module, and the ``R.call_tir`` calling it (not emitted). ``primfunc_name_hint`` names
+        the PrimFunc (default: the function's name), ``primfunc_attrs`` adds attributes."""
         name_hint = kwargs.pop("primfunc_name_hint", None)
-        kwargs.pop("primfunc_attrs", None)
+        attrs = kwargs.pop("primfunc_attrs", None)
         args = [self.normalize(a) if isinstance(a, Expr) else a for a in args]
         kwargs = {k: self.normalize(v) if isinstance(v, Expr) else v for k, v in kwargs.items()}
         prim_func, call_args, out_sinfo, tir_vars = te_call(func, args, kwargs)
+        if attrs:
+            prim_func = prim_func.with_attr(dict(attrs))
         gv = self.add_func(prim_func, name_hint or _func_name(func))
         from irlab.relax.op.base import call_tir
 

@@ -89,7 +89,17 @@ class Expr(RelayExpr):
         return self._binary("divide", other, swap=True)
 
     def __getitem__(self, index):
+        sinfo = self.struct_info_
+        if isinstance(sinfo, TupleStructInfo) and not 0 <= index < len(sinfo.fields):
+            raise IndexError(f"tuple index {index} out of range ({len(sinfo.fields)} fields)")
         return TupleGetItem(self, index)
+
+    def __iter__(self):
+        sinfo = self.struct_info_
+        if not isinstance(sinfo, TupleStructInfo):
+            raise TypeError(f"a Relax {type(self).__name__} of struct info {sinfo} is not "
+                            f"iterable (only tuples are)")
+        return iter([TupleGetItem(self, k) for k in range(len(sinfo.fields))])
 
     def astype(self, dtype):
         from irlab.relax import op as relax_op
@@ -193,6 +203,9 @@ class Tuple(Expr):
     def __getitem__(self, index):
         return self.fields[index]
 
+    def __iter__(self):
+        return iter(self.fields)
+
 
 class TupleGetItem(Expr):
     """Field ``index`` of a tuple."""
@@ -222,6 +235,9 @@ class ShapeExpr(Expr):
 
     def __getitem__(self, index):
         return self.values[index]
+
+    def __iter__(self):
+        return iter(self.values)
 
 
 class PrimValue(Expr):

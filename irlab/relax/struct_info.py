@@ -142,7 +142,7 @@ def _shape_ndim(shape) -> int:
     values = getattr(shape, "values", None)
     if values is not None:
         return len(values)
-    sinfo = getattr(shape, "struct_info_", None) or getattr(shape, "_sinfo_cache", None)
+    sinfo = shape.struct_info_
     if isinstance(sinfo, ShapeStructInfo):
         return sinfo.ndim
     return -1

@@ -29,6 +29,7 @@ def build_op(make, param_sinfos):
 def legalized(mod):
     """``LegalizeOps`` applied, checking no high-level op call remains."""
     new = relax.transform.LegalizeOps()(mod)
+    relax.analysis.verify_well_formed(new)
     for block in new["main"].body.blocks:
         for binding in block.bindings:
             value = binding.value
@@ -67,3 +68,21 @@ def rand(shape, dtype="float32", seed=0):
 
 def dims_of(sinfo):
     return [d.value if isinstance(d, tir.IntImm) else d for d in sinfo.dims]
+
+
+def check_batches(make, param_sinfos, arrays_for, reference, batches=(2, 5), rtol=1e-5,
+                  atol=1e-5):
+    """``make`` legalized once (its params may use the symbolic batch) and run at each batch
+    size: ``arrays_for(batch)`` gives the inputs, ``reference(*arrays)`` the expected value."""
+    mod = legalized(build_op(make, param_sinfos))
+    for batch in batches:
+        arrays = arrays_for(batch)
+        expected = reference(*arrays)
+        got = evaluate(mod, arrays)
+        if isinstance(expected, tuple):
+            for g, e in zip(got, expected):
+                np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+        else:
+            assert got.shape == np.shape(expected), (batch, got.shape, np.shape(expected))
+            np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
+    return mod

@@ -84,6 +84,18 @@ def test_mlp_symbolic_batch(batch):
     np.testing.assert_allclose(got, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5)
 
 
+def test_emit_te_primfunc_name_and_attrs():
+    x = relax.Var("x", relax.TensorStructInfo([4, 4], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        lv = bb.emit_te(_matmul, x, x, primfunc_name_hint="mm",
+                        primfunc_attrs={"my_attr": 3})
+        bb.emit_func_output(lv)
+    mod = bb.get()
+    assert mod["mm"].attrs["my_attr"] == 3
+    assert "global_symbol" not in mod["mm"].attrs.keys()
+
+
 def test_emit_te_dedups_identical_prim_funcs():
     x = relax.Var("x", relax.TensorStructInfo([4, 4], "float32"))
     bb = relax.BlockBuilder()
@@ -181,3 +193,17 @@ def test_mlc_course_emit_te_model_with_topi(batch):
     data = rng.standard_normal((batch, 12), "float32")
     expected = np.maximum(data @ w0.T + b0, 0) @ w1.T + b1
     np.testing.assert_allclose(evaluate(mod, [data]), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_failed_emit_leaves_the_block_unchanged():
+    x = relax.Var("x", relax.TensorStructInfo([2], "float32"))
+    y = relax.Var("y", relax.TensorStructInfo([3], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            lv = bb.emit(relax.op.exp(x))
+            with pytest.raises(IrlabError, match="do not broadcast"):
+                bb.emit(relax.op.add(relax.op.exp(x), y))  # exp(x) must not stay behind
+            gv = bb.emit_output(lv)
+        bb.emit_func_output(gv)
+    assert len(bb.get()["main"].body.blocks[0].bindings) == 2

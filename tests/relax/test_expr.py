@@ -183,3 +183,16 @@ def test_const_default_dtypes_follow_tvm():
     assert relax.const(True).struct_info.dtype == "bool"
     assert relax.const(np.arange(3)).struct_info.dtype == "int32"
     assert relax.const(3, "int64").struct_info.dtype == "int64"
+
+
+def test_iterating_an_expression():
+    x = relax.Var("x", relax.TupleStructInfo([_tensor([2]), _tensor([3])]))
+    first, second = x
+    assert isinstance(first, relax.TupleGetItem) and second.index == 1
+    with pytest.raises(IndexError):
+        x[2]
+    with pytest.raises(TypeError, match="not iterable"):
+        list(relax.Var("y", _tensor([2])))
+    a = relax.Var("a", _tensor([2]))
+    assert list(relax.Tuple([a, a])) == [a, a]
+    assert [d.value for d in relax.ShapeExpr([1, 2])] == [1, 2]

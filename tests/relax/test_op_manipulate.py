@@ -7,7 +7,7 @@ import pytest
 import irlab as tvm
 from irlab import relax
 from irlab.errors import DiagnosticError
-from op_testing import check_numeric, dims_of, out_sinfo, rand, sym, tensor
+from op_testing import check_batches, check_numeric, dims_of, out_sinfo, rand, sym, tensor
 
 R = relax.op
 
@@ -38,10 +38,10 @@ def test_permute_dims():
     n = sym("n")
     assert dims_of(out_sinfo(lambda v: R.permute_dims(v, [1, 0, 2]),
                              [tensor([n, 2, 3])])) == [2, n, 3]
-    x = rand((4, 2, 3), seed=2)
-    check_numeric(lambda v: R.permute_dims(v, [2, 0, 1]), [tensor([n, 2, 3])], [x],
-                  x.transpose(2, 0, 1))
-    check_numeric(R.permute_dims, [tensor([4, 2, 3])], [x], x.transpose())
+    check_batches(lambda v: R.permute_dims(v, [2, 0, 1]), [tensor([n, 2, 3])],
+                  lambda b: [rand((b, 2, 3), seed=2)], lambda x: x.transpose(2, 0, 1))
+    check_batches(R.permute_dims, [tensor([n, 2, 3])], lambda b: [rand((b, 2, 3), seed=2)],
+                  lambda x: x.transpose())
 
 
 def test_concat_and_split():
@@ -50,14 +50,17 @@ def test_concat_and_split():
     assert tvm.arith.Analyzer().can_prove_equal(s.dims[0], n + 2)
     with pytest.raises(DiagnosticError, match="dim 1 differs"):
         out_sinfo(lambda a, b: R.concat([a, b], axis=0), [tensor([1, 3]), tensor([2, 4])])
-    a, b = rand((3, 3), seed=3), rand((2, 3), seed=4)
-    check_numeric(lambda u, v: R.concat([u, v], axis=0), [tensor([n, 3]), tensor([2, 3])],
-                  [a, b], np.concatenate([a, b]))
+    check_batches(lambda u, v: R.concat([u, v], axis=0), [tensor([n, 3]), tensor([2, 3])],
+                  lambda b: [rand((b, 3), seed=3), rand((2, 3), seed=4)],
+                  lambda u, v: np.concatenate([u, v]))
+    check_batches(lambda u, v: R.concat([u, v], axis=1), [tensor([n, 3]), tensor([n, 1])],
+                  lambda b: [rand((b, 3), seed=3), rand((b, 1), seed=4)],
+                  lambda u, v: np.concatenate([u, v], axis=1))
     x = rand((6, 4), seed=5)
     parts = out_sinfo(lambda v: R.split(v, 3, axis=0), [tensor([6, 4])])
     assert [dims_of(f) for f in parts.fields] == [[2, 4]] * 3
-    check_numeric(lambda v: R.split(v, [1, 3], axis=1), [tensor([6, 4])], [x],
-                  tuple(np.split(x, [1, 3], axis=1)))
+    check_batches(lambda v: R.split(v, [1, 3], axis=1), [tensor([n, 4])],
+                  lambda b: [rand((b, 4), seed=5)], lambda v: tuple(np.split(v, [1, 3], axis=1)))
     check_numeric(lambda v: R.split(v, 2, axis=0), [tensor([6, 4])], [x],
                   tuple(np.split(x, 2, axis=0)))
 
@@ -69,9 +72,10 @@ def test_squeeze_expand_dims():
         [1, n, 2, 1]
     with pytest.raises(DiagnosticError, match="not of size 1"):
         out_sinfo(lambda v: R.squeeze(v, 1), [tensor([2, 3])])
-    x = rand((2, 1, 3), seed=6)
-    check_numeric(lambda v: R.squeeze(v, [1]), [tensor([n, 1, 3])], [x], x.squeeze(1))
-    check_numeric(lambda v: R.expand_dims(v, -1), [tensor([n, 1, 3])], [x], x[..., None])
+    check_batches(lambda v: R.squeeze(v, [1]), [tensor([n, 1, 3])],
+                  lambda b: [rand((b, 1, 3), seed=6)], lambda x: x.squeeze(1))
+    check_batches(lambda v: R.expand_dims(v, -1), [tensor([n, 1, 3])],
+                  lambda b: [rand((b, 1, 3), seed=6)], lambda x: x[..., None])
 
 
 def test_strided_slice():
@@ -83,17 +87,17 @@ def test_strided_slice():
     x = rand((5, 7), seed=7)
     check_numeric(lambda v: R.strided_slice(v, [1, 0], [1, -3], [6, 100], [2, 1]),
                   [tensor([5, 7])], [x], x[-3:100, 1:6:2])
-    check_numeric(lambda v: R.strided_slice(v, [0], [1], [3]), [tensor([n, 7])], [x], x[1:3])
+    check_batches(lambda v: R.strided_slice(v, [0, 1], [1, 0], [3, -2]), [tensor([n, 7])],
+                  lambda b: [rand((b, 7), seed=7)], lambda v: v[1:3, 0:-2], batches=(2, 6))
 
 
 def test_take():
     n = sym("n")
     s = out_sinfo(lambda a, i: R.take(a, i, axis=1), [tensor([n, 5]), tensor([3], "int64")])
     assert dims_of(s) == [n, 3]
-    x = rand((4, 5), seed=8)
     idx = np.array([4, 0, 2], "int64")
-    check_numeric(lambda a, i: R.take(a, i, axis=1), [tensor([n, 5]), tensor([3], "int64")],
-                  [x, idx], x[:, idx])
+    check_batches(lambda a, i: R.take(a, i, axis=1), [tensor([n, 5]), tensor([3], "int64")],
+                  lambda b: [rand((b, 5), seed=8), idx], lambda a, i: a[:, i])
     emb = rand((10, 3), seed=9)
     ids = np.array([[1, 9], [0, 3]], "int32")
     check_numeric(lambda a, i: R.take(a, i, axis=0), [tensor([10, 3]), tensor([2, 2], "int32")],
@@ -105,23 +109,25 @@ def test_take():
 @pytest.mark.parametrize("axis, keepdims", [(None, False), ((1,), True), ((0, 2), False)])
 def test_reductions(name, fn, axis, keepdims):
     n = sym("n")
-    x = rand((3, 4, 2), seed=10)
     make = getattr(R, name)
     s = out_sinfo(lambda v: make(v, axis, keepdims), [tensor([n, 4, 2])])
-    expected = fn(x, axis=axis, keepdims=keepdims)
-    assert s.ndim == np.ndim(expected)
-    check_numeric(lambda v: make(v, axis, keepdims), [tensor([n, 4, 2])], [x],
-                  np.asarray(expected, "float32"), rtol=1e-5, atol=1e-5)
+    assert s.ndim == np.ndim(fn(rand((3, 4, 2)), axis=axis, keepdims=keepdims))
+    check_batches(lambda v: make(v, axis, keepdims), [tensor([n, 4, 2])],
+                  lambda b: [rand((b, 4, 2), seed=10)],
+                  lambda x: np.asarray(fn(x, axis=axis, keepdims=keepdims), "float32"))
 
 
 def test_creation():
     n = sym("n")
     s = out_sinfo(lambda v: R.zeros(relax.ShapeExpr([n, 3]), "int32"), [tensor([n])])
     assert dims_of(s) == [n, 3] and s.dtype == "int32"
-    x = rand((4,), seed=11)
-    check_numeric(lambda v: R.ones(relax.ShapeExpr([n, 3]), "float32"), [tensor([n])], [x],
-                  np.ones((4, 3), "float32"))
-    check_numeric(lambda v: R.full(relax.ShapeExpr([2, n]), relax.const(2.5)), [tensor([n])],
-                  [x], np.full((2, 4), 2.5, "float32"))
-    check_numeric(R.zeros_like, [tensor([n])], [x], np.zeros(4, "float32"))
-    check_numeric(lambda v: R.full_like(v, 7.0), [tensor([n])], [x], np.full(4, 7, "float32"))
+    def arrays(b):
+        return [rand((b,), seed=11)]
+
+    check_batches(lambda v: R.ones(relax.ShapeExpr([n, 3]), "float32"), [tensor([n])], arrays,
+                  lambda x: np.ones((len(x), 3), "float32"))
+    check_batches(lambda v: R.full(relax.ShapeExpr([2, n]), relax.const(2.5)), [tensor([n])],
+                  arrays, lambda x: np.full((2, len(x)), 2.5, "float32"))
+    check_batches(R.zeros_like, [tensor([n])], arrays, np.zeros_like)
+    check_batches(lambda v: R.full_like(v, 7.0), [tensor([n])], arrays,
+                  lambda x: np.full(len(x), 7, "float32"))

@@ -7,7 +7,7 @@ import pytest
 from irlab import relax
 from irlab.errors import DiagnosticError
 from irlab.topi.testing import conv2d_nchw_python
-from op_testing import check_numeric, dims_of, out_sinfo, rand, sym, tensor
+from op_testing import check_batches, check_numeric, dims_of, out_sinfo, rand, sym, tensor
 
 R = relax.op
 
@@ -65,11 +65,13 @@ def test_adaptive_avg_pool2d():
     n = sym("n")
     s = out_sinfo(lambda v: R.nn.adaptive_avg_pool2d(v, 1), [tensor([n, 3, 6, 6])])
     assert dims_of(s) == [n, 3, 1, 1]
-    x = rand((2, 3, 6, 6), seed=4)
-    check_numeric(lambda v: R.nn.adaptive_avg_pool2d(v, (1, 1)), [tensor([n, 3, 6, 6])], [x],
-                  x.mean(axis=(2, 3), keepdims=True))
-    check_numeric(lambda v: R.nn.adaptive_avg_pool2d(v, 2), [tensor([n, 3, 6, 6])], [x],
-                  x.reshape(2, 3, 2, 3, 2, 3).mean(axis=(3, 5)))
+    def arrays(b):
+        return [rand((b, 3, 6, 6), seed=4)]
+
+    check_batches(lambda v: R.nn.adaptive_avg_pool2d(v, (1, 1)), [tensor([n, 3, 6, 6])],
+                  arrays, lambda x: x.mean(axis=(2, 3), keepdims=True))
+    check_batches(lambda v: R.nn.adaptive_avg_pool2d(v, 2), [tensor([n, 3, 6, 6])], arrays,
+                  lambda x: x.reshape(len(x), 3, 2, 3, 2, 3).mean(axis=(3, 5)))
 
 
 def test_batch_norm():
@@ -79,24 +81,27 @@ def test_batch_norm():
     assert isinstance(s, relax.TupleStructInfo) and dims_of(s.fields[0]) == [n, 3, 4, 4]
     with pytest.raises(DiagnosticError, match="gamma"):
         out_sinfo(R.nn.batch_norm, [tensor([n, 3, 4, 4]), tensor([4])] + params[:3])
-    x = rand((2, 3, 4, 4), seed=5)
     g, b, m = rand((3,), seed=6), rand((3,), seed=7), rand((3,), seed=8)
     v = np.abs(rand((3,), seed=9)) + 0.5
     c = (slice(None), None, None)
-    ref = (x - m[c]) / np.sqrt(v[c] + 1e-5) * g[c] + b[c]
-    check_numeric(lambda *a: relax.TupleGetItem(R.nn.batch_norm(*a), 0),
-                  [tensor([n, 3, 4, 4])] + params, [x, g, b, m, v], ref, rtol=1e-4, atol=1e-4)
+    check_batches(lambda *a: relax.TupleGetItem(R.nn.batch_norm(*a), 0),
+                  [tensor([n, 3, 4, 4])] + params,
+                  lambda k: [rand((k, 3, 4, 4), seed=5), g, b, m, v],
+                  lambda x, *_: (x - m[c]) / np.sqrt(v[c] + 1e-5) * g[c] + b[c],
+                  rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("axes", [(-1,), (1, 2)])
 def test_layer_norm(axes):
     n = sym("n")
-    x = rand((2, 4, 6), seed=10)
-    norm_shape = [x.shape[a] for a in sorted(a % 3 for a in axes)]
+    norm_shape = [(2, 4, 6)[a] for a in sorted(a % 3 for a in axes)]
     g, b = rand(norm_shape, seed=11), rand(norm_shape, seed=12)
-    mean = x.mean(axis=tuple(axes), keepdims=True)
-    var = x.var(axis=tuple(axes), keepdims=True)
-    ref = (x - mean) / np.sqrt(var + 1e-5) * g + b
-    check_numeric(lambda a, c, d: R.nn.layer_norm(a, c, d, axes),
-                  [tensor([n, 4, 6]), tensor(norm_shape), tensor(norm_shape)], [x, g, b], ref,
-                  rtol=1e-4, atol=1e-4)
+
+    def reference(x, g, b):
+        mean = x.mean(axis=tuple(axes), keepdims=True)
+        var = x.var(axis=tuple(axes), keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * g + b
+
+    check_batches(lambda a, c, d: R.nn.layer_norm(a, c, d, axes),
+                  [tensor([n, 4, 6]), tensor(norm_shape), tensor(norm_shape)],
+                  lambda k: [rand((k, 4, 6), seed=10), g, b], reference, rtol=1e-4, atol=1e-4)

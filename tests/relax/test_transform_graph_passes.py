@@ -146,3 +146,52 @@ def test_passes_are_instrumented():
                                   relax.transform.DeadCodeElimination()])(_mlp_module())
     assert ["LegalizeOps", "CanonicalizeBindings", "DeadCodeElimination"] == \
         [s for s in seen if s != "sequential"]
+
+
+def test_legalize_ops_leaves_unknown_shapes_and_takes_custom_rules():
+    x = relax.Var("x", relax.TensorStructInfo(dtype="float32", ndim=2))
+    y = relax.Var("y", tensor([2, 3]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            a = bb.emit(R.exp(x))
+            b = bb.emit(R.exp(y))
+            gv = bb.emit_output(R.add(a, b))
+        bb.emit_func_output(gv)
+    mod = relax.transform.LegalizeOps()(bb.get())
+    ops = [b.value.op.name for b in _bindings(mod["main"])]
+    assert ops == ["relax.exp", "relax.call_tir", "relax.add"]
+
+    def my_exp(bb_, call):
+        return bb_.call_te(lambda t: tvm.topi.exp(t), call.args[0], primfunc_name_hint="my_exp")
+
+    mod = relax.transform.LegalizeOps({"relax.exp": my_exp})(bb.get())
+    assert "my_exp" in mod
+
+
+def test_canonicalize_then_dce_before_expected():
+    def packed(name, arg):
+        return relax.call_pure_packed(name, arg, sinfo_args=tensor([2]))
+
+    x = relax.Var("x", tensor([2]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv = bb.emit(packed("f", x))
+            lv1 = bb.emit(lv)
+            bb.emit(packed("g", x))
+            gv = bb.emit_output(lv1)
+        bb.emit_func_output(gv)
+    before = bb.get()
+
+    y = relax.Var("x", tensor([2]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [y]):
+        with bb.dataflow():
+            out = bb.emit_output(packed("f", y))
+        bb.emit_func_output(out)
+    expected = bb.get()
+
+    after = tvm.transform.Sequential([relax.transform.CanonicalizeBindings(),
+                                      relax.transform.DeadCodeElimination()])(before)
+    tvm.ir.assert_structural_equal(after, expected)

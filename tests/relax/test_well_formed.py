@@ -110,3 +110,24 @@ def test_nested_call_is_not_normal_form():
     func = relax.Function([x], seq, _t([2]))
     with pytest.raises(DiagnosticError, match="argument 1 of relax.call_pure_packed is a Call"):
         verify_well_formed(IRModule({"main": func}))
+
+
+def test_call_tir_arity_is_checked_against_the_prim_func():
+    from irlab import te
+
+    x = relax.Var("x", _t([2]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        lv = bb.emit_te(lambda a: te.compute((2,), lambda i: a[i] * 2.0, name="dbl"), x)
+        bb.emit_func_output(lv)
+    mod = bb.get()
+    assert well_formed(mod)
+    (gv,) = [g for g in mod.get_global_vars() if g.name_hint != "main"]
+    bad = relax.call_tir(gv, [x, x], _t([2]))
+    y = relax.Var("y", _t([2]))
+    func = relax.Function([x], relax.SeqExpr([relax.BindingBlock([
+        relax.VarBinding(y, relax.BlockBuilder(mod).normalize(bad))])], y), _t([2]))
+    mod["main"] = relax.BlockBuilder(mod).normalize(func)
+    with pytest.raises(DiagnosticError, match="passes 2 inputs, 1 outputs and 0 tir_vars, "
+                                              "but the PrimFunc takes 2 parameters"):
+        verify_well_formed(mod)

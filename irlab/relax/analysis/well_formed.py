@@ -19,7 +19,8 @@ from irlab.relax import expr as rx
 from irlab.relax.expr_functor import ExprVisitor
 from irlab.relax.normalizer import is_leaf
 from irlab.relax.op.registry import is_pure_op
-from irlab.relax.struct_info import FuncStructInfo
+from irlab.relax.struct_info import FuncStructInfo, TupleStructInfo
+from irlab.tir.function import PrimFunc
 from irlab.relax.text import relax_text
 
 __all__ = ["well_formed", "verify_well_formed"]
@@ -119,6 +120,8 @@ class _Checker(ExprVisitor):
                            f"variable or constant (normalize the IR)")
         for sinfo in call.sinfo_args:
             self.define_symbols(sinfo, defining=False)
+        if isinstance(call.op, Op) and call.op.name == "relax.call_tir":
+            self.check_call_tir(call)
         if not self.is_pure_call(call):
             if self.dataflow_vars is not None:
                 self.error(f"impure call {_callee(call)} inside a dataflow block")
@@ -126,6 +129,27 @@ class _Checker(ExprVisitor):
                 self.error(f"impure call {_callee(call)} inside a pure function (declare it "
                            f"R.function(pure=False))")
         super().visit_call_(call)
+
+    def check_call_tir(self, call):
+        """The PrimFunc takes the call's tensors, then its outputs, then its tir_vars."""
+        gv = call.args[0] if call.args else None
+        if self.mod is None or not isinstance(gv, GlobalVar) or gv not in self.mod:
+            return
+        func = self.mod[gv]
+        if not isinstance(func, PrimFunc):
+            self.error(f"R.call_tir calls @{gv.name_hint}, a {type(func).__name__}, not a "
+                       f"PrimFunc")
+            return
+        args = call.args[1]
+        n_in = len(args.fields) if isinstance(args, rx.Tuple) else 1
+        out = call.sinfo_args[0] if call.sinfo_args else None
+        n_out = len(out.fields) if isinstance(out, TupleStructInfo) else 1
+        n_vars = len(call.args[2].values) if len(call.args) > 2 and isinstance(
+            call.args[2], rx.ShapeExpr) else 0
+        if n_in + n_out + n_vars != len(func.params):
+            self.error(f"R.call_tir of @{gv.name_hint} passes {n_in} inputs, {n_out} outputs "
+                       f"and {n_vars} tir_vars, but the PrimFunc takes {len(func.params)} "
+                       f"parameters")
 
     def is_pure_call(self, call) -> bool:
         op = call.op

@@ -6,26 +6,27 @@
     lv1 = R.call_tir(cls.add, (lv, b))   =>    # @R.function(private) fused_matmul_add_relu:
     gv = R.call_tir(cls.relu, (lv1,))          #   the three call_tirs, attrs {"Primitive": 1}
 
-Rules (TVM's, on a tree of single-use values): elementwise / broadcast / injective producers
-fuse into injective consumers and into a reduction; an ``OUT_ELEMWISE_FUSABLE`` (matmul,
-conv) or ``COMM_REDUCE`` anchor absorbs its elementwise / broadcast consumers; a group has at
-most one anchor. A value used more than once, or outside its block, ends a group, so each
-group has one output.
+Grouping is TVM's, by the post-dominator partitioner Relay's FuseOps uses
+(``irlab.relay.transform.graph_partitioner``): a node joins its immediate post-dominator's
+group when the path allows it (an ``OUT_ELEMWISE_FUSABLE`` anchor such as matmul / conv takes
+its elementwise tail, elementwise / broadcast / injective nodes fuse into injective consumers
+and reductions), so diamonds fuse too. A value used after its block is a group's output, and
+each group keeps one output (else its bindings stay as they are).
 """
 
 from __future__ import annotations
 
 from irlab.ir.op import Op, OpPattern
+from irlab.ir.structural import structural_equal
 from irlab.relax import expr as rx
 from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.expr_functor import ExprVisitor
 from irlab.relax.struct_info import TensorStructInfo
+from irlab.relay.transform.graph_partitioner import (Edge, FusionError, GraphNode,
+                                                    GraphPartitioner, IndexedForwardGraph)
 from irlab.transform import module_pass
 
 __all__ = ["FuseOps"]
-
-_ANCHORS = (OpPattern.OUT_ELEMWISE_FUSABLE, OpPattern.COMM_REDUCE)
-
 
 class _UseCount(ExprVisitor):
     def __init__(self):
@@ -41,13 +42,13 @@ def _is_call_tir(value) -> bool:
 
 
 def _pattern(binding, mod):
-    """The fusion pattern of a binding: its PrimFunc's for a call_tir, ELEMWISE for a field
-    of a tuple variable (``batch_norm(...)[0]``: no computation), else OPAQUE."""
+    """The fusion pattern of a binding: its PrimFunc's for a call_tir, INJECTIVE for a field
+    of a tuple variable (``batch_norm(...)[0]``, as Relay's), else OPAQUE."""
     value = binding.value
     if not isinstance(binding, rx.VarBinding):
         return OpPattern.OPAQUE
     if isinstance(value, rx.TupleGetItem) and isinstance(value.tuple_value, rx.Var):
-        return OpPattern.ELEMWISE
+        return OpPattern.INJECTIVE
     if not _is_call_tir(value):
         return OpPattern.OPAQUE
     func = mod[value.args[0]]
@@ -70,52 +71,107 @@ def _is_tensor(var) -> bool:
 
 
 class _Group:
-    def __init__(self, binding, pattern):
-        self.members = [binding]
-        self.pattern = pattern
-        self.anchor = pattern in _ANCHORS
+    """The bindings of one fused function, in block order (the last one is the root)."""
+
+    def __init__(self, members):
+        self.members = members
 
 
-def _can_fuse(producer: _Group, consumer: _Group, consumer_pattern) -> bool:
-    if producer.anchor and consumer.anchor:
-        return False
-    if producer.pattern == OpPattern.OPAQUE or consumer_pattern == OpPattern.OPAQUE:
-        return False
-    if producer.pattern <= OpPattern.INJECTIVE:
-        # into injective consumers and into a reduction (not into a matmul / conv anchor)
-        return consumer_pattern <= OpPattern.INJECTIVE or \
-            consumer_pattern == OpPattern.COMM_REDUCE
-    if producer.anchor:
-        return consumer_pattern <= OpPattern.BROADCAST and not consumer.anchor
-    return False
+def _read_vars(binding) -> list:
+    """Every variable a binding reads (fusable or not), with repeats."""
+    found = []
+    stack = [binding.value]
+    while stack:
+        expr = stack.pop()
+        if isinstance(expr, rx.Var):
+            found.append(expr)
+        elif isinstance(expr, rx.Call):
+            stack.extend(expr.args)
+        elif isinstance(expr, rx.Tuple):
+            stack.extend(expr.fields)
+        elif isinstance(expr, rx.TupleGetItem):
+            stack.append(expr.tuple_value)
+    return found
 
 
-def _groups(block, mod, uses) -> list:
-    """The groups of a dataflow block, in the order of their roots."""
-    group_of: dict = {}  # var -> _Group
+def _edge_pattern(pattern, var, consumer):
+    """How ``consumer`` reads ``var``: its pattern, except that a broadcast reading a value of
+    its own output shape reads it elementwise (so matmul + bias-add fuse, as in Relay)."""
+    if pattern != OpPattern.BROADCAST:
+        return pattern
+    a, b = var.struct_info_, consumer.var.struct_info_
+    if isinstance(a, TensorStructInfo) and isinstance(b, TensorStructInfo) and \
+            a.dims is not None and b.dims is not None and structural_equal(a.dims, b.dims):
+        return OpPattern.ELEMWISE
+    return pattern
+
+
+def _forward_graph(block, mod, uses):
+    """The block's bindings as the indexed forward graph of Relay's partitioner (TVM's
+    FuseOps shares it): an edge per use inside the block, labelled with the consumer's
+    pattern; a value used after the block is extern (no post-dominator)."""
+    graph = IndexedForwardGraph()
+    node_of = {}
+    for index, binding in enumerate(block.bindings):
+        node = GraphNode()
+        node.ref, node.index, node.pattern = binding, index, _pattern(binding, mod)
+        graph.node_map[binding] = node
+        graph.post_dfs_order.append(node)
+        node_of[binding.var] = node
+    inner_uses: dict = {}
     for binding in block.bindings:
-        pattern = _pattern(binding, mod)
-        group = _Group(binding, pattern)
-        group_of[binding.var] = group
-        if pattern == OpPattern.OPAQUE:
-            continue
-        for arg in _args(binding):
-            producer = group_of.get(arg)
-            if producer is None or producer is group or uses.get(arg, 0) != 1:
-                continue
-            if producer.members[-1].var is not arg:  # arg must be the producer's root
-                continue
-            if not _can_fuse(producer, group, pattern):
-                continue
-            group.members = producer.members + group.members
-            group.pattern = max(group.pattern, producer.pattern)
-            group.anchor = group.anchor or producer.anchor
-            for m in producer.members:
-                group_of[m.var] = group
-        if isinstance(binding.value, rx.TupleGetItem) and len(group.members) == 1:
-            group.pattern = OpPattern.OPAQUE  # a field of an outside tuple: not fusable
-    # at the position of its root: the inputs of every member are defined by then
-    return [group_of[b.var] for b in block.bindings if group_of[b.var].members[-1] is b]
+        node = node_of[binding.var]
+        for var in _read_vars(binding):
+            producer = node_of.get(var)
+            if producer is not None:
+                producer.outputs.append(Edge(node, _edge_pattern(node.pattern, var, binding)))
+                inner_uses[var] = inner_uses.get(var, 0) + 1
+    for var, node in node_of.items():
+        if uses.get(var, 0) != inner_uses.get(var, 0) or not isinstance(var, rx.DataflowVar):
+            node.extern_ref = True
+    return graph
+
+
+def _groups(block, mod, uses, opt_level) -> list:
+    """The groups of a dataflow block, in the order of their roots."""
+    graph = _forward_graph(block, mod, uses)
+    try:
+        partition = GraphPartitioner(opt_level).partition(graph)
+    except FusionError:  # a state the partitioner refuses: no fusion in this block
+        partition = GraphPartitioner(0).partition(graph)
+    members: dict = {}
+    for node, group in zip(graph.post_dfs_order, partition):
+        members.setdefault(id(group.find_root()), []).append(node.ref)
+    by_root = {id(ms[-1]): _Group(ms) for ms in members.values()}
+    out = []
+    for binding in block.bindings:
+        group = by_root.get(id(binding))
+        if group is not None:
+            out.extend(_checked(group, uses))
+    return out
+
+
+def _checked(group, uses) -> list:
+    """``[group]`` when it can become one function (call_tirs and fields of its own tuples,
+    only the root used outside, the root a tensor), else one group per member."""
+    members = group.members
+    if len(members) == 1:
+        return [group]
+    inside = {m.var for m in members}
+    ok = _is_tensor(members[-1].var)
+    for m in members:
+        value = m.value
+        if isinstance(value, rx.TupleGetItem):
+            ok = ok and value.tuple_value in inside
+        else:
+            ok = ok and _is_call_tir(value)
+    if ok:
+        count: dict = {}
+        for m in members:
+            for var in _read_vars(m):
+                count[var] = count.get(var, 0) + 1
+        ok = all(uses.get(m.var, 0) == count.get(m.var, 0) for m in members[:-1])
+    return [group] if ok else [_Group([m]) for m in members]
 
 
 def _inputs(group) -> list:
@@ -158,7 +214,7 @@ def _fused_name(group) -> str:
                                if _is_call_tir(m.value))
 
 
-def _fuse_function(func, bb, mod):
+def _fuse_function(func, bb, mod, opt_level):
     uses = _UseCount()
     uses.visit_expr(func)
     if not isinstance(func.body, rx.SeqExpr):
@@ -169,9 +225,9 @@ def _fuse_function(func, bb, mod):
             blocks.append(block)
             continue
         bindings = []
-        for group in _groups(block, mod, uses.count):
-            if len(group.members) == 1 or not _is_tensor(group.members[-1].var):
-                bindings.extend(group.members)  # one output tensor per fused function
+        for group in _groups(block, mod, uses.count, opt_level):
+            if len(group.members) == 1:
+                bindings.extend(group.members)
                 continue
             changed = True
             inputs = _inputs(group)
@@ -191,13 +247,15 @@ def _is_primitive(func) -> bool:
 
 
 def FuseOps(fuse_opt_level=-1):  # noqa: N802 (TVM's name)
-    """The pass grouping fusable call_tirs into Primitive functions."""
+    """The pass grouping fusable call_tirs into Primitive functions (``fuse_opt_level``
+    -1: the PassContext's opt_level; 0: no fusion)."""
 
     def transform(mod, ctx):
+        opt_level = ctx.opt_level if fuse_opt_level == -1 else fuse_opt_level
         bb = BlockBuilder(mod)
         for gv, func in mod.items():
             if isinstance(func, rx.Function) and not _is_primitive(func):
-                bb.update_func(gv, _fuse_function(func, bb, mod))
+                bb.update_func(gv, _fuse_function(func, bb, mod, opt_level))
         return bb.get()
 
     return module_pass(transform, opt_level=0, name="FuseOps")

@@ -5,7 +5,8 @@ added to the module (its TOPI / TE compute through ``BlockBuilder.call_te``)::
                                  # + @T.prim_func def add(...) in the module
 
 An op's legalization is its ``FLegalize`` attribute (defined beside the op); a
-``customize_legalize_map`` ``{op name: f(bb, call)}`` overrides it. Ops with none stay.
+``customize_legalize_map`` ``{op name: f(bb, call)}`` overrides it. Ops with none, or on
+tensors of unknown shape, stay.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from irlab.ir.op import Op
 from irlab.relax import expr as rx
 from irlab.relax.expr_functor import ExprMutator
 from irlab.relax.op.registry import LEGALIZE
+from irlab.relax.struct_info import TensorStructInfo, TupleStructInfo
 from irlab.transform import module_pass
 
 __all__ = ["LegalizeOps", "legalize_call"]
@@ -24,9 +26,23 @@ def legalize_call(bb, call, custom=None):
     if not isinstance(call, rx.Call) or not isinstance(call.op, Op):
         return call
     rule = (custom or {}).get(call.op.name) or call.op.get_attr(LEGALIZE)
-    if rule is None:
-        return call
+    if rule is None or not _shapes_known(call):
+        return call  # (as TVM: an op on tensors of unknown shape stays for later)
     return rule(bb, call)
+
+
+def _known(sinfo) -> bool:
+    if isinstance(sinfo, TensorStructInfo):
+        return sinfo.dims is not None
+    if isinstance(sinfo, TupleStructInfo):
+        return all(_known(f) for f in sinfo.fields)
+    return True
+
+
+def _shapes_known(call) -> bool:
+    """Every tensor the call reads or makes has a known shape (symbolic dims are fine)."""
+    return _known(call.struct_info) and all(_known(a.struct_info) for a in call.args
+                                            if isinstance(a, rx.Expr))
 
 
 class _Legalizer(ExprMutator):
