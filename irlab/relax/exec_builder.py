@@ -95,6 +95,9 @@ class ExecBuilder:
         if names and len(names) != num_inputs:
             raise IrlabError(f"ExecBuilder: {func_name} has {num_inputs} inputs but "
                              f"{len(names)} parameter names")
+        declared = self._index.get(func_name)
+        before = self._table[declared] if declared is not None else None
+        table_size = len(self._table)
         index = self._declare(func_name, VMFuncKind.VM_FUNC)
         self._table[index] = VMFuncInfo(VMFuncKind.VM_FUNC, func_name, int(num_inputs), 0,
                                         names)
@@ -102,6 +105,15 @@ class ExecBuilder:
         self._current = func_name
         try:
             yield self
+        except BaseException:
+            # a failed body leaves no half-written function behind
+            del self._code[func_name]
+            for info in self._table[table_size:]:  # names first declared by this body
+                del self._index[info.name]
+            del self._table[table_size:]
+            if before is not None:
+                self._table[index] = before
+            raise
         finally:
             self._current = None
 

@@ -119,7 +119,8 @@ def bounded_chain():
     return mod, lambda batch, rng: [rng.standard_normal((batch, 8)).astype("float32")]
 
 
-PROGRAMS = {"symbolic_mlp": symbolic_mlp, "bounded_chain": bounded_chain, "operator_mlp": operator_mlp, "static_diamond": static_diamond,
+PROGRAMS = {"symbolic_mlp": symbolic_mlp, "bounded_chain": bounded_chain,
+            "operator_mlp": operator_mlp, "static_diamond": static_diamond,
             "tuple_outputs": tuple_outputs, "pure_packed": pure_packed}
 PASSES = ["ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory",
           "VMShapeLower", "AttachGlobalSymbol"]

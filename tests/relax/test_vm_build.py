@@ -103,6 +103,23 @@ def test_relax_operator_mlp_matches_numpy_and_the_reference_evaluator():
                                    atol=1e-6)
 
 
+def test_fused_mlp_from_the_zero_pipeline_runs_at_every_batch():
+    """The MLC course's flow: get_pipeline("zero") (legalize, fuse), then relax.build."""
+    mod = relax.get_pipeline("zero")(op_mlp_module())
+    ex = relax.build(mod, "llvm")
+    assert "call  fused_" in ex.as_text()
+    vm = relax.VirtualMachine(ex, tvm.cpu())
+    rng = np.random.default_rng(5)
+    w0, b0, w1 = (rng.standard_normal(s).astype("float32") for s in ((16, 32), (32,), (32, 10)))
+    for batch in (1, 7, 32):
+        x = rng.standard_normal((batch, 16)).astype("float32")
+        logits = np.maximum(x @ w0 + b0, 0) @ w1
+        expected = np.exp(logits - logits.max(1, keepdims=True))
+        np.testing.assert_allclose(vm["main"](x, w0, b0, w1).numpy(),
+                                   expected / expected.sum(1, keepdims=True), rtol=1e-4,
+                                   atol=1e-5)
+
+
 def test_wrong_input_shape_names_the_dimension(mlp):
     vm = relax.VirtualMachine(mlp, tvm.cpu())
     rng = np.random.default_rng(1)

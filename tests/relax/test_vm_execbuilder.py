@@ -75,6 +75,17 @@ def test_checker_rejects_bad_jumps_and_scopes():
         ib.get()
 
 
+def test_a_failed_function_body_leaves_the_builder_usable():
+    ib = add_program("ok")
+    with pytest.raises(IrlabError, match="dst must be a register"):
+        with ib.function("broken", num_inputs=1):
+            ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(0)], dst=ib.imm(1))
+    vm = relax.VirtualMachine(ib.get(), tvm.cpu())
+    assert "broken" not in ib.get().code
+    a = rand(2)
+    np.testing.assert_allclose(vm["ok"](a, a).numpy(), 2 * a.numpy())
+
+
 def test_negative_immediate_and_scalars():
     ib = relax.ExecBuilder()
     with ib.function("func0", num_inputs=1):

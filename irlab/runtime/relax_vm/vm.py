@@ -15,7 +15,7 @@ import numpy as np
 from irlab.errors import IrlabError, VMError, VMValueError
 from irlab.runtime.benchmark import time_evaluator
 from irlab.runtime.container import ShapeTuple
-from irlab.runtime.ndarray import Device, NDArray, array, cpu
+from irlab.runtime.ndarray import Device, array, cpu
 from irlab.runtime.packed_func import PackedFunc
 from irlab.runtime.registry import get_global_func
 from irlab.runtime.relax_vm.builtin import VMClosure, read_if_cond
@@ -211,25 +211,38 @@ class VirtualMachine:
                           f"got {len(args)}")
         registers = list(args) + [None] * (info.register_file_size - len(args))
         code = self._decoded(info.name)
+        callees = self._callees
+        observed = self._profile is not None or self._instrument is not None
         pc = 0
-        while True:
-            instr = code[pc]
-            op = instr[0]
-            if op is _CALL:
-                values = [registers[v] if is_reg else v for is_reg, v in instr[2]]
-                result = self._call(info.name, pc, instr[1], values)
-                if instr[3] is not None:
-                    registers[instr[3]] = result
-                pc += 1
-            elif op is _RET:
-                is_reg, value = instr[1]
-                return registers[value] if is_reg else value
-            elif op is _GOTO:
-                pc += instr[1]
-            else:
-                is_reg, value = instr[1]
-                cond = registers[value] if is_reg else value
-                pc += 1 if read_if_cond(cond) else instr[2]
+        try:
+            while True:
+                instr = code[pc]
+                op = instr[0]
+                if op is _CALL:
+                    values = [registers[v] if is_reg else v for is_reg, v in instr[2]]
+                    callee = callees[instr[1]]
+                    if callee is None or observed:
+                        result = self._call(info.name, pc, instr[1], values)
+                    else:
+                        result = callee(*values)
+                    if instr[3] is not None:
+                        registers[instr[3]] = result
+                    pc += 1
+                elif op is _RET:
+                    is_reg, value = instr[1]
+                    return registers[value] if is_reg else value
+                elif op is _GOTO:
+                    pc += instr[1]
+                else:
+                    is_reg, value = instr[1]
+                    cond = registers[value] if is_reg else value
+                    pc += 1 if read_if_cond(cond) else instr[2]
+        except IrlabError:
+            raise
+        except Exception as err:
+            callee = self.module.func_table[code[pc][1]].name if code[pc][0] is _CALL else "?"
+            raise VMError(f"{info.name}, instruction {pc} (call {callee}): "
+                          f"{type(err).__name__}: {err}") from err
 
     def _function_value(self, index):
         """A function-table entry as a value (``f[name]``): callable, e.g. by make_closure."""
@@ -237,18 +250,12 @@ class VirtualMachine:
         return VMClosure(info.name, lambda *args: self._invoke(index, list(args)))
 
     def _call(self, func_name, pc, index, values):
+        """A Call observed by the profiler or an instrument, or of a VM function."""
         if self._instrument is not None:
             self._instrument(func_name, pc, True, *values)
         start = time.perf_counter() if self._profile is not None else 0.0
-        try:
-            callee = self._callees[index]
-            result = callee(*values) if callee is not None else self._invoke(index, values)
-        except IrlabError:
-            raise
-        except Exception as err:
-            callee = self.module.func_table[index].name
-            raise VMError(f"{func_name}, instruction {pc} (call {callee}): "
-                          f"{type(err).__name__}: {err}") from err
+        callee = self._callees[index]
+        result = callee(*values) if callee is not None else self._invoke(index, values)
         if self._profile is not None:
             self._profile.append((func_name, pc, self.module.func_table[index].name,
                                   self.module.func_table[index].kind,
