@@ -31,6 +31,7 @@ CASES = [
     ("    for i in range(3):\n        pass\n    return x\n", 3, "unsupported statement For"),
     ("    y = R.call_tir(f, (x,), out_sinfo=5)\n    return y\n", 3,
      "expected a struct info"),
+    ("    R.add(x, x)\n    return x\n", 3, "bind it to a variable (`_ = ...`)"),
     ("    if x:\n        y = x\n    return x\n", 3, "needs an `else`"),
     ("    if x:\n        y = x\n    else:\n        z = x\n    return x\n", 6,
      "same variable last"),

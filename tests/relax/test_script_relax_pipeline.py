@@ -38,7 +38,7 @@ class Mlp:
             lv1 = R.nn.relu(lv)
             gv = R.call_tir(cls.scale, (lv1,), out_sinfo=R.Tensor((n, 3), "float32"))
             R.output(gv)
-        R.call_packed("script_test_observe", gv)
+        R.call_packed("script_test_observe", gv, sinfo_args=R.Tuple())
         return gv
 
 

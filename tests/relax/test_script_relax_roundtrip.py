@@ -178,7 +178,7 @@ def test_call_packed_call_dps_packed_and_impure_function():
     @R.function(pure=False)
     def f(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
         y = R.call_dps_packed("my_dps", (x,), out_sinfo=R.Tensor((4,), "float32"))
-        R.call_packed("custom_inplace_update", y, sinfo_args=R.Tensor((4,), "float32"))
+        R.call_packed("custom_inplace_update", y, sinfo_args=R.Tuple())
         z: R.Object = R.call_packed("my_object")
         return y
 
@@ -192,8 +192,7 @@ def test_call_packed_call_dps_packed_and_impure_function():
     assert "@R.function(pure=False)\ndef f(" in text
     assert 'y = R.call_dps_packed("my_dps", (x,), out_sinfo=R.Tensor((4,), dtype="float32"))' \
         in text
-    assert 'R.call_packed("custom_inplace_update", y, sinfo_args=(R.Tensor((4,), ' \
-           'dtype="float32"),))' in text
+    assert '    R.call_packed("custom_inplace_update", y, sinfo_args=(R.Tuple,))\n' in text
     assert_structural_equal(from_source(text), f)
 
 
@@ -343,13 +342,13 @@ def test_call_tir_tir_vars_pure_packed_and_dtype_values():
 def test_call_packed_without_sinfo_args():
     @R.function(pure=False)
     def f(x: R.Tensor((2,), "float32")):
-        R.call_packed("log_it", x)
+        _ = R.call_packed("log_it", x)
         return x
 
     call = f.body.blocks[0].bindings[0].value
     assert call.sinfo_args == ()
     text = f.script()
-    assert 'R.call_packed("log_it", x)' in text
+    assert '_: R.Object = R.call_packed("log_it", x)' in text
     assert_structural_equal(from_source(text), f)
 
 
@@ -426,3 +425,78 @@ def test_variables_named_like_the_script_names_are_renamed():
     mod = tvm.IRModule({"main": relax.BlockBuilder().normalize(func)})
     text = round_trip(mod)
     assert 'def main(R_1: R.Tensor((2,), dtype="float32"), cls_1: R.Tensor(' in text
+
+
+def test_unpacking_negation_and_void_values():
+    @R.function
+    def f(x: R.Tensor(dtype="float32", ndim=2)) -> R.Tensor(dtype="float32", ndim=2):
+        n, m = T.int64(), T.int64()
+        y = R.match_cast(x, R.Tensor((n, m), "float32"))
+        a, b = y, -y
+        t = (a, b)
+        c, d = t
+        e: R.Tuple() = R.tuple()
+        return R.add(c, d)
+
+    names = [b.var.name_hint for b in f.body.blocks[0].bindings]
+    assert names[:4] == ["y", "a", "b", "t"] and names[4:6] == ["c", "d"]
+    assert f.body.blocks[0].bindings[2].value.op.name == "relax.negative"
+    assert isinstance(f.body.blocks[0].bindings[4].value, relax.TupleGetItem)
+    # n, m are defined inside: the return type cannot name them (erased to ndim=2, as TVM)
+    assert f.ret_struct_info.dims is None and f.ret_struct_info.ndim == 2
+    text = f.script()
+    assert "    c: R.Tensor((n, m), dtype=\"float32\") = t[0]\n" in text
+    assert "    R.tuple()\n" in text  # a void value nobody reads is a statement
+    assert_structural_equal(from_source(text), f)
+
+    @R.function
+    def g(x: R.Tuple()):
+        y: R.Tuple() = R.tuple()
+        return y
+
+    text = g.script()
+    assert "y: R.Tuple = R.tuple()" in text  # read by `return y`: stays a binding
+    assert_structural_equal(from_source(text), g)
+
+
+def test_none_return_annotation_means_nothing_returned():
+    @R.function(pure=False)
+    def f(x: R.Tensor((2,), "float32")) -> None:
+        y = R.call_packed("log_it", x, sinfo_args=R.Tuple())
+        return y
+
+    assert f.ret_struct_info == relax.TupleStructInfo([]) or \
+        isinstance(f.ret_struct_info, relax.TupleStructInfo)
+
+
+def test_body_more_precise_than_the_return_annotation_gives_the_type():
+    @R.function
+    def f(x: R.Tensor((2, 3), "float32")) -> R.Tensor(dtype="float32", ndim=2):
+        return x
+
+    assert [d.value for d in f.ret_struct_info.dims] == [2, 3]  # as TVM's Function
+
+
+def test_python_operators_on_values_and_dims():
+    @R.function
+    def f(x: R.Tensor(("n",), "float32"), y: R.Tensor(("n",), "float32"),
+          c: R.Tensor((), "bool")):
+        n = T.int64()
+        a = x // y
+        b = x % y
+        d = x < y
+        e = R.shape([n // 2, n % 3])
+        if c:
+            z = R.match_cast(x, R.Tensor((n,), "float32"))
+        else:
+            z = y
+        return (a, b, d, e, z)
+
+    ops = [b.value.op.name for b in f.body.blocks[0].bindings[:3]]
+    assert ops == ["relax.floor_divide", "relax.floor_mod", "relax.less"]
+    dims = f.body.blocks[0].bindings[3].value.values
+    assert isinstance(dims[0], tir.FloorDiv) and isinstance(dims[1], tir.FloorMod)
+    branch = f.body.blocks[0].bindings[4].value.true_branch
+    assert isinstance(branch.blocks[0].bindings[0], relax.MatchCast)
+    assert_structural_equal(from_source(f.script()), f)
+

@@ -18,6 +18,7 @@ from irlab import relax as _relax
 from irlab import tir as _tir
 from irlab.errors import IrlabError, ParseError
 from irlab.ir.attrs import DictAttrs
+from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.runtime.dtype import parse_dtype
 from irlab.script import dialect
@@ -134,6 +135,8 @@ def as_struct_info(value):
     stand for their call without arguments."""
     if any(value is f for f in _BARE_STRUCT_INFO):
         return value()
+    if value is None:  # ``-> None``: returns nothing, as TVM reads it
+        return _relax.TupleStructInfo([])
     if isinstance(value, _relax.StructInfo):
         return value
     raise IrlabError(f"expected a struct info such as R.Tensor((n, 4), 'float32'), "
@@ -144,7 +147,7 @@ def as_struct_info(value):
 def as_expr(value):
     """A Relax expression from a value written in a script: tuples become ``relax.Tuple``,
     Python numbers ``PrimValue``s, strings ``StringImm``s."""
-    if isinstance(value, _relax.Expr):
+    if isinstance(value, (_relax.Expr, GlobalVar)):  # a GlobalVar: a function as a value
         return value
     if isinstance(value, (tuple, list)):
         return _relax.Tuple([as_expr(v) for v in value])
@@ -192,6 +195,14 @@ def call_packed(func, *args, sinfo_args=None, **kwargs):
         sinfo_args = [as_struct_info(s) for s in (
             sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args])]
     return _relax.op.call_packed(func, *[as_expr(a) for a in args], sinfo_args=sinfo_args)
+
+
+def call_pure_packed(func, *args, sinfo_args):
+    """``R.call_pure_packed("f", x, sinfo_args=...)``: a packed call the compiler may treat as
+    pure (allowed in dataflow blocks)."""
+    sinfo_args = sinfo_args if isinstance(sinfo_args, (list, tuple)) else [sinfo_args]
+    return _relax.op.call_pure_packed(func, *[as_expr(a) for a in args],
+                                      sinfo_args=[as_struct_info(s) for s in sinfo_args])
 
 
 class MatchCastPair:

@@ -29,6 +29,12 @@ from irlab.script.tir_builtins import DTYPES
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            ast.Pow: operator.pow}
+_TIR_BINOPS = {ast.FloorDiv: _tir.floordiv, ast.Mod: _tir.floormod}
+_RELAX_BINOPS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply",
+                 ast.Div: "divide", ast.FloorDiv: "floor_divide", ast.Mod: "floor_mod",
+                 ast.Pow: "power"}
+_RELAX_CMPOPS = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater",
+                 ast.GtE: "greater_equal", ast.Eq: "equal", ast.NotEq: "not_equal"}
 _CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
            ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}
 
@@ -137,17 +143,11 @@ class FunctionParser:
         attrs = dict(self.attrs)
         if not self.private:
             attrs.setdefault("global_symbol", node.name)
-        if ret is not None:
-            self.check_return(ret, body.struct_info)
+        if ret is not None and ret.is_base_of(body.struct_info):
+            ret = None  # as TVM's Function: a body more precise than the annotation gives it
         func = _relax.Function(params, _relax.SeqExpr(blocks, body), ret, self.pure,
                                attrs or None)
         return self.bb.normalize(func)
-
-    def check_return(self, ret, body_sinfo):
-        """The annotated return struct info must describe what the body gives."""
-        if not ret.is_base_of(body_sinfo):
-            self.fail(self.node.returns, f"the function returns {body_sinfo}, which is not "
-                                         f"a {ret} as annotated")
 
     # -- statements -------------------------------------------------------------------------
     def body(self, stmts):
@@ -179,6 +179,8 @@ class FunctionParser:
         if isinstance(st, ast.With):
             return self.with_stmt(st, outputs)
         if isinstance(st, ast.Assign):
+            if len(st.targets) == 1 and isinstance(st.targets[0], ast.Tuple):
+                return self.unpack(st, outputs)
             if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
                 self.fail(st, "a binding assigns one name (`lv = value`)")
             return self.assign(st.targets[0].id, None, st.value, st, outputs)
@@ -216,6 +218,10 @@ class FunctionParser:
         if callee is R.dataflow:
             self.fail(v, "R.dataflow() opens a block: `with R.dataflow():`")
         self.assign("_", None, v, st, outputs)
+        sinfo = self.scopes[-1]["_"].struct_info
+        if not (isinstance(sinfo, _relax.TupleStructInfo) and not sinfo.fields):
+            self.fail(v, f"a value of type {sinfo} is used as a statement: bind it to a "
+                         f"variable (`_ = ...`), as only R.Tuple() values stand alone")
         return None
 
     def with_stmt(self, st, outputs):
@@ -271,7 +277,11 @@ class FunctionParser:
         try:
             for inner in stmts[:-1]:
                 self.stmt(inner, None)
-            body = self.bb.normalize(self.as_expr(self.eval(last.value), last.value))
+            value = self.eval(last.value)
+            if isinstance(value, R.MatchCastPair):  # ``v = R.match_cast(...)`` ends it
+                self.bind_value(target.id, None, value, last.value, last, None)
+                value = self.scopes[-1][target.id]
+            body = self.bb.normalize(self.as_expr(value, last.value))
             if not is_leaf(body):  # as the normalizer would, in this branch's block
                 body = self.bb.emit(body)
         finally:
@@ -298,7 +308,10 @@ class FunctionParser:
         callee = self.callee(value_node)
         if isinstance(value_node, ast.Call) and _is_dtype(callee) and not value_node.args:
             return self.declare_symbol(name, callee, value_node)
-        value = self.eval(value_node)
+        return self.bind_value(name, annotation, self.eval(value_node), value_node, st, outputs)
+
+    def bind_value(self, name, annotation, value, value_node, st, outputs):
+        """Emit the binding of an evaluated ``value`` to ``name``."""
         if isinstance(value, dialect.ModuleNamespace):
             self.bind(name, value)  # ``cls = Module``
             return None
@@ -320,6 +333,27 @@ class FunctionParser:
             var = var_cls(name, sinfo)
             self.bb.emit_normalized(_relax.VarBinding(var, expr))
         self.bind(name, var)
+        return None
+
+    def unpack(self, st, outputs):
+        """``a, b = x, y`` binds each name; ``a, b = t`` binds the fields of the tuple ``t``
+        (``n, m = T.int64(), T.int64()`` declares symbolic variables)."""
+        targets = st.targets[0].elts
+        if not all(isinstance(t, ast.Name) for t in targets):
+            self.fail(st, "only names can be unpacked into (`a, b = value`)")
+        if isinstance(st.value, ast.Tuple) and len(st.value.elts) == len(targets):
+            for target, value_node in zip(targets, st.value.elts):
+                self.assign(target.id, None, value_node, st, outputs)
+            return None
+        value = self.bb.normalize(self.as_expr(self.eval(st.value), st.value))
+        sinfo = value.struct_info
+        if not (isinstance(sinfo, _relax.TupleStructInfo) and len(sinfo.fields) == len(targets)):
+            self.fail(st.value, f"cannot unpack {sinfo} into {len(targets)} names")
+        if not isinstance(value, _relax.Var):
+            value = self.bb.emit(value)
+        for k, target in enumerate(targets):
+            self.bind_value(target.id, None, _relax.TupleGetItem(value, k), st.value, st,
+                            outputs)
         return None
 
     def check_purity(self, expr, in_dataflow, st):
@@ -406,16 +440,35 @@ class FunctionParser:
         if isinstance(node, ast.Subscript):
             return self.eval(node.value)[self.eval(node.slice)]
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
+            a, b = self.eval(node.left), self.eval(node.right)
+            if isinstance(a, _relax.Expr) or isinstance(b, _relax.Expr):
+                return self.relax_op(_RELAX_BINOPS, node.op, a, b, node)
+            if isinstance(a, _tir.PrimExpr) or isinstance(b, _tir.PrimExpr):
+                tir_op = _TIR_BINOPS.get(type(node.op))  # // and % of dims: floor semantics
+                if tir_op is not None:
+                    return tir_op(a, b)
+            return _BINOPS[type(node.op)](a, b)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.eval(node.operand)
-            return -value if isinstance(node.op, ast.USub) else value
+            if isinstance(node.op, ast.UAdd):
+                return value
+            return _relax.op.negative(value) if isinstance(value, _relax.Expr) else -value
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            return _CMPOPS[type(node.ops[0])](self.eval(node.left),
-                                              self.eval(node.comparators[0]))
+            a, b = self.eval(node.left), self.eval(node.comparators[0])
+            if isinstance(a, _relax.Expr) or isinstance(b, _relax.Expr):
+                return self.relax_op(_RELAX_CMPOPS, node.ops[0], a, b, node)
+            value = _CMPOPS[type(node.ops[0])](a, b)
+            return value.asobject() if isinstance(value, _tir.EqualOp) else value
         if isinstance(node, ast.Call):
             return self.call(node)
         self.fail(node, f"unsupported expression {type(node).__name__} in an @R.function")
+
+    def relax_op(self, table, op, a, b, node):
+        """``x // y``, ``x < y``... of Relax values: the Relax op (``R.floor_divide``...)."""
+        name = table.get(type(op))
+        if name is None:
+            self.fail(node, f"operator {type(op).__name__} is not defined on Relax values")
+        return getattr(_relax.op, name)(self.as_expr(a, node), self.as_expr(b, node))
 
     def call(self, node):
         fn = self.eval(node.func)

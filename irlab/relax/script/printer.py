@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from irlab import relax as _relax
+from irlab.relax.expr_functor import ExprVisitor
 from irlab.ir.attrs import Attrs, DictAttrs
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
@@ -96,6 +97,7 @@ class FunctionPrinter:
     # -- function ---------------------------------------------------------------------------
     def function(self, func, name) -> list:
         attrs = func.attrs.as_dict() if func.attrs is not None else {}
+        self.used_vars = _UsedVars.of(func)
         self.signature_vars = set()
         ret = func.ret_struct_info
         ret_text = f" -> {self.sinfo(ret)}" if ret is not None else ""
@@ -148,8 +150,8 @@ class FunctionPrinter:
             return self.if_binding(b)
         rhs = self.expr(value)
         sinfo = b.var.struct_info
-        if _is_void(sinfo) and _is_void(value.struct_info_):
-            return [rhs]
+        if _is_void(sinfo) and _is_void(value.struct_info_) and id(b.var) not in self.used_vars:
+            return [rhs]  # a statement: its value is nothing and nobody reads it
         ann = "" if self.hide_annotation(value, sinfo) else f": {self.sinfo(sinfo)}"
         return [f"{self.define(b.var, b.var.name_hint)}{ann} = {rhs}"]
 
@@ -359,6 +361,23 @@ class FunctionPrinter:
         if isinstance(v, (_relax.Expr, GlobalVar)):
             return self.expr(v)
         raise TypeError(f"the Relax printer cannot print the value {v!r}")
+
+
+class _UsedVars(ExprVisitor):
+    """The ids of the Relax variables an expression reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids: set = set()
+
+    @classmethod
+    def of(cls, expr) -> set:
+        visitor = cls()
+        visitor.visit_expr(expr)
+        return visitor.ids
+
+    def visit_var_(self, var):
+        self.ids.add(id(var))
 
 
 def _attr_items(attrs) -> list:
