@@ -26,6 +26,22 @@ at d511da6, after = this script:
     side view step switch (Chromium)  213-255 ms             84-104 ms
 Where the stepper's first render goes now (cProfile, loaded machine, 13 s in all): Graphviz on
 the 815-node union 5.3 s, the pipeline 3.7 s, the 11 distinct graphs 2.4 s.
+
+Figures of 2026-11-26 (later), issue 21's layer groups and the export's shared node
+descriptions, same Xeon, 2 cores shared by 8 agents (load average 14-15: very noisy), --repeat 3:
+                                      before                 after
+  ResNet-50 GraphView at open         228 nodes drawn        20 (4 stages collapsed), 296 ms
+    expand stage3 / reveal a node     -                      84 ms / 132 ms (Python, layout)
+    exported graph page               0.26 MB                0.22 MB, load to drawn 507 ms
+  irlab report resnet50               5.64 MB                4.13 MB (layer groups included;
+                                                             3.5 MB without them)
+  PassStepper(ResNet-50) export       6.3 MB (target llvm)   4.35 MB (explore(...) export)
+  side view step switch (Chromium)    84-104 ms              357-708 ms median, 10-60 ms of it
+                                                             script: the rest is paint on the
+                                                             overloaded host (not comparable)
+  The same switches (steps 15, 16, 14, 5 rounds) on main's page and this one, interleaved in
+  one Chromium under the same load: median 286 ms (main, 5.64 MB page) and 205 ms (this,
+  4.15 MB), fastest 102 and 113 ms: no slowdown from the shared descriptions or the groups.
 """
 
 from __future__ import annotations
@@ -113,7 +129,27 @@ def bench_graph(mod, params, repeat):
     print(f"  GraphView(mod) in total   {_ms(t_view)}")
     if payload.get("warning"):
         print(f"  note: {payload['warning']}")
+    bench_groups(view)
     return view
+
+
+def bench_groups(view):
+    """Layer groups (issue 21): what the graph view draws at open, and the Python side of
+    expanding one stage (a new layout) and of revealing a node hidden two groups deep."""
+    groups = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
+    stages = [n["id"] for n in groups]
+    print(f"  drawn at open: {len(view.graph['nodes'])} nodes ({len(groups)} collapsed "
+          f"groups: {', '.join(n['title'] for n in groups)})")
+    stage = next(i for i in stages if i.endswith("stage3"))
+    t_expand, _ = _once(lambda: view.expand(stage))
+    print(f"  expand stage3 (layout)    {_ms(t_expand)}   -> {len(view.graph['nodes'])} nodes")
+    view.collapse_all()
+    full = view._full
+    conv = next(n for n, d in full.nodes(data=True) if d.get("title") == "nn.conv2d" and
+                "stage4_unit3" in str(d.get("cluster")))
+    t_reveal, _ = _once(lambda: view.reveal(conv))
+    print(f"  reveal a stage4_unit3 conv {_ms(t_reveal)}   -> {len(view.graph['nodes'])} nodes")
+    view.collapse_all()
 
 
 def bench_stepper_unfolded(mod, params):
@@ -165,6 +201,8 @@ def bench_stepper(mod, params, repeat):
 
 
 def bench_export(view, stepper, out_dir: Path):
+    from irlab.cli import main as cli
+
     from irlab.widgets import export_html
 
     small, small_params = simplenet.get_workload(image_shape=(3, 32, 32))
@@ -173,9 +211,14 @@ def bench_export(view, stepper, out_dir: Path):
         "stepper": export_html(stepper, out_dir / "resnet50_passes.html"),
         "simplenet": export_html(small, out_dir / "simplenet_passes.html", params=small_params),
     }
-    print("\nExported HTML (one self-contained file each)")
+    t_report, _ = _once(lambda: cli(["report", "resnet50", "-o",
+                                     str(out_dir / "resnet50_report.html")]))
+    files["report"] = out_dir / "resnet50_report.html"
+    print(f"\nExported HTML (one self-contained file each); irlab report resnet50 took "
+          f"{t_report:.1f} s")
     labels = {"graph": "ResNet-50 graph", "stepper": "ResNet-50 pass report",
-              "simplenet": "simplenet pass report"}
+              "simplenet": "simplenet pass report",
+              "report": "irlab report resnet50"}
     for key, path in files.items():
         print(f"  {labels[key]:24s} {_mb(path.stat().st_size)}")
     return files

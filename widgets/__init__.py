@@ -1,7 +1,8 @@
 """irlab.widgets: the notebook layer.
 
 - ``GraphView(mod_or_expr, params=None)``: the program as an interactive graph (pan/zoom,
-  search, inspector with the node's IR line, collapsible fused functions, neighbourhoods).
+  search, inspector with the node's IR line, collapsible layers and fused functions,
+  neighbourhoods).
 - ``PassStepper(mod, passes=None, params=None, opt_level=3)``: step through a pass pipeline
   (diffs, before/after graphs, numerics, provenance, pipeline editing).
 - ``LoweringExplorer(factory_or_mod, params=None, target="llvm")``: one kernel at every level

@@ -2,9 +2,9 @@
 
 The page holds the widgets' own JavaScript and CSS, and the data as JSON (each printed program
 and each layout once; steps refer to them; a node's description, the same in most layouts of a
-run, once: a layout's node holds its geometry and a reference to it). A small model shim stands in for the kernel, so
-the same render code as in the notebook draws the pass list, the diffs, the before/after
-graphs and the inspector, offline. No Jupyter package is needed to write it.
+run, once: a layout's node holds its geometry and a reference to it). A small model shim stands
+in for the kernel, so the same render code as in the notebook draws the pass list, the diffs,
+the before/after graphs and the inspector, offline. No Jupyter package is needed to write it.
 """
 
 from __future__ import annotations

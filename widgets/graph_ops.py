@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import networkx as nx
 
+from irlab.viz.layer_groups import LAYER
 from irlab.widgets.layout import all_attrs
 
 SEARCH_FIELDS = ("title", "name", "op")
 
 
 def search_nodes(graph, query: str) -> list:
-    """Ids of the nodes whose op, title or name contains ``query`` (case-insensitive), or
-    whose id is ``query``; in graph order. An empty query matches nothing."""
+    """Ids of the nodes whose op, title, name or a folded weight's name contains ``query``
+    (case-insensitive), or whose id is ``query``; in graph order. An empty query matches nothing."""
     q = (query or "").strip().lower()
     if not q:
         return []
     return [ident for ident, data in graph.nodes(data=True)
             if ident.lower() == q or any(q in str(data.get(k) or "").lower()
-                                         for k in SEARCH_FIELDS)]
+                                         for k in SEARCH_FIELDS)
+            or data.get("kind") != "cluster" and any(
+                q in str(f.get("name") or "").lower() for f in data.get("folded") or ())]
 
 
 def neighbourhood(graph, node, hops: int = 2) -> set:
@@ -59,6 +62,36 @@ def top_clusters(graph) -> list:
     """Ids of the clusters not nested in another one."""
     return [cid for cid, info in graph.graph.get("clusters", {}).items()
             if info.get("parent") is None]
+
+
+def fused_groups(graph) -> list:
+    """Ids of the fused (or composite) functions not nested in another function: each one
+    collapsed, the program reads one node per kernel."""
+    clusters = graph.graph.get("clusters", {})
+    return [cid for cid, info in clusters.items() if info.get("kind") != LAYER and (
+        info.get("parent") is None or clusters.get(info["parent"], {}).get("kind") == LAYER)]
+
+
+def all_groups(graph) -> list:
+    """Ids of every layer group and fused function (``fused_groups``): all collapsed, a big
+    graph opens as its top-level layers, each expanding into its sublayers."""
+    clusters = graph.graph.get("clusters", {})
+    return [cid for cid, info in clusters.items() if info.get("kind") == LAYER] + \
+        fused_groups(graph)
+
+
+def owners(graph, node, collapsed) -> list:
+    """The collapsed clusters ``node`` is hidden in, outermost last (expanding them all shows
+    it)."""
+    clusters = graph.graph.get("clusters", {})
+    shut = set(collapsed)
+    cid = graph.nodes[node].get("cluster") if node in graph else None
+    chain = []
+    while cid is not None and cid in clusters:
+        if cid in shut:
+            chain.append(cid)
+        cid = clusters[cid].get("parent")
+    return chain
 
 
 def collapse(graph, collapsed) -> nx.DiGraph:
@@ -97,8 +130,11 @@ def collapse(graph, collapsed) -> nx.DiGraph:
         inner = sorted((n for n in members[cid] if graph.nodes[n].get("kind") == "call"),
                        key=lambda n: graph.nodes[n].get("ir_line") or 0)
         ops = [graph.nodes[n].get("title", "") for n in inner]
+        hidden = [[n, str(graph.nodes[n].get("title", "")), _search_name(graph.nodes[n]),
+                   str(graph.nodes[n].get("op") or ""), owners(graph, n, shut)]
+                  for n in members[cid] if owner.get(n) == cid]
         reduced.add_node(cid, kind="cluster", title=str(info.get("label", cid)),
-                         name="", type=_cluster_type(graph, members[cid]),
+                         name="", type=_cluster_type(graph, members[cid]), hidden=hidden,
                          attrs=dict(info.get("attrs", {})), cluster=info.get("parent"),
                          ir_line=_first_line(graph, members[cid]),
                          summary=f"{len(ops)} op{'' if len(ops) == 1 else 's'} (collapsed)",
@@ -109,6 +145,13 @@ def collapse(graph, collapsed) -> nx.DiGraph:
         if a != b and not reduced.has_edge(a, b):
             reduced.add_edge(a, b, **data)
     return reduced
+
+
+def _search_name(data) -> str:
+    """The name a search finds a hidden node by: its own, or its folded weights' names."""
+    names = [str(data.get("name") or "")] + [str(f.get("name") or "")
+                                             for f in data.get("folded") or ()]
+    return " ".join(n for n in names if n)
 
 
 def _hidden(cid, clusters, collapsed) -> bool:

@@ -3,9 +3,12 @@
 Pan and zoom (wheel, drag, Fit), search by op or name (matches highlighted, Enter jumps from
 one to the next), click a node to see its op, all attrs, type, name and its line in the printed
 IR (highlighted in the IR pane; clicking a line selects its node). Big graphs stay usable:
-fused functions collapse into one node each (new layout; above ``big`` nodes they start
-collapsed; double-click or ``expand(id)`` opens one, "Expand all" / ``expand_all()`` every one),
-and the neighbourhood view shows only the nodes within k hops of the selected one.
+layers (name scopes from the ONNX node names or the model builder's weight names, see
+``irlab.viz.layer_groups``) and fused functions are groups that collapse into one node each
+(new layout; above ``big`` nodes they all start collapsed; double-click or ``expand(id)`` opens
+one, "Expand all" / ``expand_all()`` every one; a search hit inside a collapsed group opens it:
+``reveal(id)``); the final program of a pass trace shows one node per fused function; the
+neighbourhood view shows only the nodes within k hops of the selected one.
 
 Weights (constants and parameters) are folded into the nodes that use them: the inspector lists
 each one's shape, dtype and first values; ``weights=True`` (the "weights" checkbox) draws them as
@@ -24,10 +27,12 @@ import anywidget
 import traitlets as t
 
 from irlab.widgets.assets import css, widget_module
-from irlab.widgets.graph_ops import (cluster_tree, collapse, neighbourhood, node_details,
-                                     search_nodes, top_clusters)
+from irlab.viz.layer_groups import node_scopes, with_layer_groups
+from irlab.widgets.graph_ops import (all_groups, cluster_tree, collapse, fused_groups,
+                                     neighbourhood, node_details, owners, search_nodes)
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
 from irlab.widgets.picture import StaticPicture, graph_svg, titled
+from irlab.widgets.trace_data import interesting_steps
 
 # Nodes (weights folded): above this, each fused function starts as one node. ResNet-50
 # after FuseOps is 198 nodes in 71 fused functions, 127 nodes collapsed.
@@ -76,6 +81,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
     hops = t.Int(2).tag(sync=True)
     step = t.Int(-1).tag(sync=True)
     step_names = t.List(t.Unicode()).tag(sync=True)  # a trace's steps: the step control
+    changed_steps = t.List(t.Int()).tag(sync=True)  # where ◀ ▶ stop: steps that changed it
     weights = t.Bool(False).tag(sync=True)  # constants and parameters drawn as nodes
     # Computed in Python for observers (the browser computes its own copies).
     inspector = t.Dict()
@@ -96,6 +102,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         self._trace = None  # the PassTrace whose steps the step control moves through
         self._at = None  # the step of ``_trace`` shown
         self._layouts = {}  # (id(full graph), collapsed ids) -> (graph, reduced, payload)
+        self._grouped = {}  # id(graph) -> (graph, graph with its layer groups)
+        self._scopes = (None, {})  # (trace, node scopes of its input program)
         if trace is None and type(mod_or_expr).__name__ == "PassTrace":
             trace, mod_or_expr = mod_or_expr, None
         if trace is not None:
@@ -110,17 +118,19 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
 
         self._program = (mod_or_expr, params)
         self._trace = self._at = None
-        self.step_names = []
+        self.step_names, self.changed_steps = [], []
         mod, problem = typed(as_module(mod_or_expr))
-        graph = build_relay_graph(mod, params, fold_weights=not self.weights)
+        graph = with_layer_groups(build_relay_graph(mod, params, fold_weights=not self.weights))
         self._provenance, self._names = {}, []
         self._set_source(graph, str(mod), "program", problem, step=-1)
 
     def show_step(self, trace, index):
         """Show the program after step ``index`` of ``trace`` (a ``PassTrace``)."""
         index = max(0, min(int(index), len(trace.steps) - 1))
-        graph = trace.graph(index)
+        graph = self._with_groups(trace, trace.graph(index))
         self._program = None
+        if trace is not self._trace:
+            self.changed_steps = interesting_steps(trace)
         self._trace, self._at = trace, index
         self._provenance = trace.provenance()
         self._names = [s.name for s in trace.steps]
@@ -128,6 +138,17 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         # The final program reads as one node per fused function, whatever its size.
         final = index == len(trace.steps) - 1
         self._set_source(graph, trace.text(index), title, "", step=index, collapse=final)
+
+    def _with_groups(self, trace, graph):
+        """``graph`` (a step of ``trace``) with its layer groups, made once per graph; the
+        layers are those of the trace's input program, where the weights still have names."""
+        if self._scopes[0] is not trace:
+            self._scopes = (trace, node_scopes(trace.graph(0)))
+            self._grouped = {}
+        if id(graph) not in self._grouped:
+            scopes = node_scopes(graph, known=self._scopes[1])
+            self._grouped[id(graph)] = (graph, with_layer_groups(graph, scopes))
+        return self._grouped[id(graph)][1]
 
     def _set_source(self, graph, text, title, problem, step, collapse=False):
         fresh = graph is not self._full
@@ -138,8 +159,11 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
             self.status = problem
             self.step = step
             self.step_names = list(self._names)
-            if fresh and (collapse or len(graph) > self.big) and not self.collapsed:
-                self.collapsed = top_clusters(graph)  # observer redraws
+            if fresh and not self.collapsed:  # the observer redraws
+                if len(graph) > self.big:
+                    self.collapsed = all_groups(graph)
+                elif collapse:
+                    self.collapsed = fused_groups(graph)
             self._redraw()
 
     # -- observers --------------------------------------------------------------------------------
@@ -194,7 +218,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
             reduced = collapse(graph, shut)
             payload = layout_payload(reduced, timeout=self.timeout)
             payload["key"] = f"v{next(_keys)}"
-            payload["top_clusters"] = top_clusters(graph)
+            payload["top_clusters"] = all_groups(graph)  # what "Collapse groups" collapses
             for node in payload["nodes"]:
                 steps = self._provenance.get(node["id"])
                 if self._names:
@@ -226,9 +250,18 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         self.selected = node_id or ""
 
     def collapse_all(self):
-        """Draw every fused function as one node."""
+        """Draw every layer group and fused function as one node."""
         if self._full is not None:
-            self.collapsed = top_clusters(self._full)
+            self.collapsed = all_groups(self._full)
+
+    def reveal(self, node_id):
+        """Expand the collapsed groups ``node_id`` is hidden in, and select it."""
+        if self._full is None or node_id not in self._full:
+            raise KeyError(f"no node {node_id!r} in the graph")
+        hidden_in = set(owners(self._full, node_id, self.collapsed))
+        if hidden_in:  # laid out again now, so that the node is there to select
+            self.collapsed = [c for c in self.collapsed if c not in hidden_in]
+        self.selected = node_id
 
     def expand_all(self):
         self.collapsed = []

@@ -69,6 +69,8 @@ def node_record(ident, data) -> dict:
         record["attrs"].update(_const_preview(data))
     if data.get("members"):
         record["members"] = list(data["members"])
+    if data.get("hidden"):  # [id, title, name, op, collapsed owners] of each node inside
+        record["hidden"] = [list(h) for h in data["hidden"]]
     if data.get("folded"):
         record["folded"] = [{str(k): str(v) for k, v in f.items()} for f in data["folded"]]
     return record

@@ -10,6 +10,7 @@ them for the live widget. No Jupyter package is needed here (the HTML export use
 from __future__ import annotations
 
 from irlab.viz.graph_diff import graph_diff, union_graph
+from irlab.viz.layer_groups import node_scopes, with_layer_groups
 from irlab.viz.pass_trace import _module_key
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
 import re
@@ -30,6 +31,7 @@ class TraceData:
         self._text_keys: dict = {}  # module key -> (module, text key)
         self._layout_keys: dict = {}  # (id(graph a), id(graph b)) -> (a, b, layout key)
         self._pairs: dict = {}
+        self._scopes = None  # node id -> layer scope path, of the input program
 
     # -- the step list ----------------------------------------------------------------------------
     def step_rows(self) -> list:
@@ -60,6 +62,13 @@ class TraceData:
         if side_base == BEFORE:
             return s.before if s.before is not None else self.trace.input
         return s.module
+
+    def input_scopes(self) -> dict:
+        """The layer of each node of the input program (``irlab.viz.layer_groups``): later
+        programs keep them, so that the graphs are grouped as the graph view groups them."""
+        if self._scopes is None:
+            self._scopes = node_scopes(self.trace.graph(0))
+        return self._scopes
 
     # -- pairs ------------------------------------------------------------------------------------
     def base_label(self, step, base) -> str:
@@ -106,6 +115,7 @@ class TraceData:
             return self._layout_keys[ident][2:4]
         states = {} if graph_a is graph_b else graph_diff(graph_a, graph_b)
         graph = graph_b if graph_a is graph_b else union_graph(graph_a, graph_b)
+        graph = with_layer_groups(graph, node_scopes(graph, known=self.input_scopes()))
         edge_states = {}
         if graph_a is not graph_b:
             ea, eb = set(graph_a.edges), set(graph_b.edges)
@@ -172,11 +182,16 @@ def visible_steps(rows, hide_unchanged=False, query="") -> list:
         (not hide_unchanged or r["changed"]) and (not q or q in r["name"].lower()))]
 
 
-def first_interesting_step(trace) -> int:
-    """The first step that changed the program itself (not through a nested pass that
-    changed it: a Sequential), else 0."""
+def interesting_steps(trace) -> list:
+    """The steps that changed the program themselves (not only through a nested pass that
+    changed it: a Sequential), in order."""
     explained = {s.parent for s in trace.steps if s.changed}
-    return next((s.index for s in trace.steps[1:] if s.changed and s.index not in explained), 0)
+    return [s.index for s in trace.steps[1:] if s.changed and s.index not in explained]
+
+
+def first_interesting_step(trace) -> int:
+    """The first of ``interesting_steps``, else 0."""
+    return next(iter(interesting_steps(trace)), 0)
 
 
 def _finite(value):

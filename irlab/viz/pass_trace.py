@@ -64,6 +64,27 @@ class Step:
     before: IRModule | None = field(default=None, repr=False)
 
 
+def bind_named(func, params):
+    """``func`` with its parameters named in ``params`` bound to constants (as
+    ``bind_params_by_name``), and each constant's parameter name: the graphs name the weights
+    a user folds, and a model builder's weight names give the layer groups."""
+    from irlab.errors import IrlabError
+    from irlab.relay.expr import bind, const
+
+    by_name: dict = {}
+    for p in func.params:
+        by_name.setdefault(p.name_hint, []).append(p)
+    binds, names = {}, {}
+    for name, value in params.items():
+        if name not in by_name:
+            continue
+        if len(by_name[name]) > 1:
+            raise IrlabError(f"multiple parameters are named {name!r}")
+        binds[by_name[name][0]] = const(value)
+        names[binds[by_name[name][0]]] = name
+    return (bind(func, binds) if binds else func), names
+
+
 class PassTrace:
     """Runs ``passes`` on ``mod`` and records every step.
 
@@ -79,16 +100,16 @@ class PassTrace:
 
     def __init__(self, mod, passes=None, params=None, opt_level=3, disabled_pass=(),
                  required_pass=(), config=None, target=None, fold_weights=True):
-        from irlab.relay.build_module import bind_params_by_name
         from irlab.relay.transform import InferType
 
         self.is_relax = is_relax_module(mod)
         if not isinstance(mod, IRModule):
             mod = IRModule({"main": mod}) if self.is_relax else IRModule.from_expr(mod)
         self.params = dict(params or {})
+        self.weight_names: dict = {}  # bound constant -> its parameter's name
         if self.params and not self.is_relax:
             mod = mod.copy()
-            mod["main"] = bind_params_by_name(mod["main"], self.params)
+            mod["main"], self.weight_names = bind_named(mod["main"], self.params)
         self.input = mod if self.is_relax else InferType()(mod)
         default = relax_pipeline if self.is_relax else default_pipeline
         self.passes = list(passes) if passes is not None else default()
@@ -195,7 +216,8 @@ class PassTrace:
         key = _module_key(module)
         if key not in self._by_module:
             self._by_module[key] = (module, build_relay_graph(
-                module, self.params, self._ids, fold_weights=self.fold_weights))
+                module, self.params, self._ids, fold_weights=self.fold_weights,
+                names=self.weight_names))
         return self._by_module[key][1]
 
     def is_ancestor(self, a, b) -> bool:

@@ -99,10 +99,12 @@ def _attr_text(value) -> str:
 class RelayGraphBuilder(ExprVisitor):
     """Visits a module's functions and adds one graph node per program node."""
 
-    def __init__(self, graph, ids, params=(), lines=None, fold_weights=True, module=None):
+    def __init__(self, graph, ids, params=(), lines=None, fold_weights=True, module=None,
+                 names=None):
         super().__init__()
         self.module = module  # resolves calls of external functions through global vars
         self.inlined: set = set()  # names of global functions drawn where they are called
+        self.names = names or {}
         self.graph = graph
         self.ids = ids
         self.params = set(params)
@@ -171,9 +173,11 @@ class RelayGraphBuilder(ExprVisitor):
 
     def visit_constant(self, const):
         if self.fold_weights:
-            self.ref[const] = Folded(const, folded_info(const, "const"))
+            self.ref[const] = Folded(const, folded_info(const, "const",
+                                                        self.names.get(const, "")))
             return
-        self.add(const, "const", _const_title(const), shape=list(const.data.shape))
+        self.add(const, "const", _const_title(const), shape=list(const.data.shape),
+                 name=self.names.get(const, ""))
 
     def visit_global_var(self, gv):
         self.add(gv, "global", "@" + gv.name_hint, name=gv.name_hint)
@@ -276,13 +280,14 @@ def _fused_name(fn) -> str:
 
 
 def build_relay_graph(program, params=None, ids: NodeIds | None = None,
-                      fold_weights: bool = True) -> nx.DiGraph:
+                      fold_weights: bool = True, names=None) -> nx.DiGraph:
     """The graph of ``program`` (IRModule, Function or expression).
 
     ``params``: names of the weights (a dict of params or a list of names), parameters rather
     than inputs. ``ids``: a ``NodeIds`` shared across versions of the program, so nodes keep
     their ids from one pass to the next. ``fold_weights``: constants and parameters are listed
     in their users' ``folded`` entries instead of being nodes (False: drawn as nodes).
+    ``names``: constant -> name (weights bound as constants keep their parameter's name).
     """
     from irlab.relay.printer import pretty_print_located
 
@@ -310,7 +315,7 @@ def build_relay_graph(program, params=None, ids: NodeIds | None = None,
     graph = nx.DiGraph()
     graph.graph["clusters"] = {}
     builder = RelayGraphBuilder(graph, node_ids, params=params or (), lines=locations,
-                                fold_weights=fold_weights, module=mod)
+                                fold_weights=fold_weights, module=mod, names=names)
     for gv, func in sorted(mod.functions.items(), key=lambda kv: kv[0].name_hint != "main"):
         if not isinstance(func, Function) or gv.name_hint in builder.inlined:
             continue

@@ -6,6 +6,8 @@ Screenshots: ``tests/browser/artifacts/<test>.png``."""
 
 from __future__ import annotations
 
+import re
+
 from voila_support import ARTIFACTS, XSS_NAME, open_notebook
 
 GRAPH_READY = "[data-testid=graph-view] [data-testid=graph-node]"
@@ -163,9 +165,14 @@ def test_explore_opens_on_the_input_program_and_steps(page, voila_url):
     control = view.get_by_test_id("graph-step-control")
     assert control.is_visible()
     assert view.get_by_test_id("graph-step-label").inner_text().startswith("step 0 / ")
+    # ▶ skips the passes that changed nothing: the first stop is the first change
     view.get_by_test_id("graph-step-next").click()
-    title.filter(has_text="after step 1:").wait_for()
-    assert view.get_by_test_id("graph-step-label").inner_text().startswith("step 1 / ")
+    title.filter(has_text="after step").wait_for()
+    first = int(title.inner_text().split()[2].rstrip(":"))
+    assert first > 1 and view.get_by_test_id("graph-step-label").inner_text().startswith(
+        f"step {first} / ")
+    view.get_by_test_id("graph-step-prev").click()
+    title.filter(has_text="input program").wait_for()
     # the slider's end: the final program, fused functions collapsed into one node each
     slider = view.get_by_test_id("graph-step-slider")
     last = int(slider.get_attribute("max"))
@@ -177,4 +184,35 @@ def test_explore_opens_on_the_input_program_and_steps(page, voila_url):
     assert view.get_by_test_id("graph-step-next").is_disabled()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "test_explore_graph_steps.png"), full_page=True)
+    assert page.log.page_errors == []
+
+
+def test_search_hit_inside_a_collapsed_layer_opens_it(page, voila_url):
+    """ResNet-18 above the "big" size opens as its layers (the model builder's stage names),
+    each collapsed; a search for a weight inside one finds it, and Enter expands its stage and
+    unit and selects the conv."""
+    open_notebook(page, voila_url, "layers", GRAPH_READY)
+    view = page.locator("[data-testid=graph-view]")
+    groups = view.locator("[data-testid=graph-node][data-kind=cluster]")
+    for stage in ("stage1", "stage2", "stage3", "stage4"):
+        assert _node(page, stage).count() == 1
+    before = view.locator("[data-testid=graph-node]").count()
+    assert groups.count() >= 4 and before < 20
+    box = view.get_by_test_id("search-box")
+    box.fill("stage3_unit1_conv1_weight")
+    assert view.get_by_test_id("search-count").inner_text() == "1 / 1"
+    box.press("Enter")
+    inspector = view.get_by_test_id("inspector")
+    inspector.filter(has_text="stage3_unit1_conv1_weight").wait_for()
+    assert "nn.conv2d" in inspector.inner_text()
+    assert view.locator("[data-testid=graph-node]").count() > before  # stage3 expanded
+    assert view.locator("[data-testid=graph-node].selected").count() == 1
+    # stage3 is a box now (its units inside, unit1 open); stage2 is still one node
+    assert _node(page, re.compile(r"^stage3$")).count() == 0
+    assert _node(page, re.compile(r"^stage2$")).count() == 1
+    assert _node(page, re.compile(r"^stage3_unit2$")).count() == 1
+    assert view.get_by_test_id("search-count").inner_text() == "1 / 1"  # found where drawn
+    assert "layer" in inspector.inner_text()  # the conv's layer group: stage3_unit1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "test_search_opens_layer.png"), full_page=True)
     assert page.log.page_errors == []

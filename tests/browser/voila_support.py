@@ -60,8 +60,11 @@ _LOWERING = [
     "widgets.VBox([LoweringExplorer(lib), RunPanel(lib)])",
 ]
 _EXPLORE = [_SMALL_MLP, "tvm.explore(func, params=params)"]
+# ResNet-18 (88 nodes) as a "big" graph: its stages and units start collapsed.
+_LAYERS = ["from irlab.relay.testing import MODELS\nfrom irlab.widgets import GraphView\n"
+           "mod, params = MODELS['resnet18']()\nGraphView(mod, params=params, big=50)"]
 NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER, "lowering": _LOWERING,
-             "explore_small": _EXPLORE}
+             "explore_small": _EXPLORE, "layers": _LAYERS}
 # The Binder dashboard itself, served as it is in the repository.
 DASHBOARD = Path(__file__).resolve().parents[2] / "notebooks" / "explorer.ipynb"
 

@@ -1,6 +1,8 @@
 """``irlab.explore``: one app whose graph view and stepper share the run, the selection and
 the step; ``import irlab`` stays free of Jupyter packages; displays without widgets."""
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +61,9 @@ def test_graph_step_control_walks_to_the_collapsed_final_program():
     app = irlab.explore(mod, params=params)
     view, stepper = app.graph_view, app.stepper
     last = len(view.step_names) - 1
+    # where the step control's ◀ ▶ stop: the passes that changed the program
+    assert view.changed_steps[0] == stepper.step and 0 < len(view.changed_steps) < last
+    assert "FuseOps" in [view.step_names[i] for i in view.changed_steps]
     view.set_state({"step": 1})  # the graph tab's step control moves both tabs
     assert view.title.startswith("after step 1") and stepper.step == 1
     view.set_state({"step": last})
@@ -111,3 +116,29 @@ def test_formatters_registered_in_ipython():
     assert register(Shell())
     assert Shell.display_formatter.formatters["text/html"].types[PassTrace] is trace_html
     assert register(None) in (True, False)  # outside IPython: nothing to do, no error
+
+
+def _long_floats(text):
+    """Float literals with more digits than a float32 needs (9): a double's repr of a float32
+    value, such as 9.999999747378752e-06 for 1e-05."""
+    found = []
+    for literal in re.findall(r"\d+\.\d+(?:e[-+]?\d+)?", text):
+        digits = re.sub(r"e.*", "", literal).replace(".", "").lstrip("0")
+        if len(digits) > 9:
+            found.append(literal)
+    return found
+
+
+def test_explorer_prints_numbers_as_a_person_writes_them():
+    mod, params = MODELS["resnet18"]()
+    app = irlab.explore(mod, params=params)
+    view, stepper = app.graph_view, app.stepper
+    texts = [json.dumps(view.graph), view.ir, json.dumps(stepper.current), app.to_html()]
+    norm = next(n for n in view.graph["nodes"] if n["op"] == "nn.batch_norm")
+    view.select(norm["id"])
+    # the builder's epsilon as written, not the double 1.9999999494757503e-05
+    assert view.inspector["attrs"]["epsilon"] == "2e-05"
+    assert "epsilon=2e-05" in view.ir
+    view.set_state({"step": len(view.step_names) - 1})
+    texts += [json.dumps(view.graph), view.ir, json.dumps(view.inspector)]
+    assert [f for text in texts for f in _long_floats(text)] == []

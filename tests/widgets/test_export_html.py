@@ -146,3 +146,17 @@ def test_cli_report_on_an_onnx_file(tmp_path):
     assert main(["report", str(path), "-o", str(out)]) == 0
     app = _data(out.read_text(encoding="utf-8"))["apps"][0]
     assert any("nn.relu" in text for text in app["texts"].values())
+
+
+def test_resnet50_report_is_grouped_by_layer_and_under_5_mb(tmp_path):
+    """Issue 21: ``irlab report resnet50`` stays under 5 MB, with the graph view's layer
+    groups (the model builder's stage / unit names) in its graphs."""
+    from irlab.cli import main
+
+    out = tmp_path / "r50.html"
+    assert main(["report", "resnet50", "-o", str(out)]) == 0
+    assert out.stat().st_size < 5_000_000
+    app = _data(out.read_text(encoding="utf-8"))["apps"][0]
+    first = app["layouts"][app["pairs"]["-1:0"]["graph"]]
+    layers = {c["label"] for c in first["clusters"] if c["kind"] == "layer"}
+    assert {"stage1", "stage4", "stage4_unit3"} <= layers

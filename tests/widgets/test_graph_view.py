@@ -214,18 +214,27 @@ def test_fused_resnet_starts_collapsed_and_one_group_expands():
     full = trace.graph(fused)
     assert len(full) > 50 and full.graph["clusters"]
     view = GraphView(trace=trace, step=fused, big=50)  # 71 nodes; ResNet-50's 198 > BIG_GRAPH
-    groups = [n for n in view.graph["nodes"] if n["kind"] == "cluster"]
-    assert len(groups) == len(full.graph["clusters"])
-    assert len(view.graph["nodes"]) < len(full) and view.graph["clusters"] == []
-    conv_group = next(g for g in groups if g["title"].startswith("fused_conv2d"))
-    assert conv_group["folded"]  # the conv's weight, in the group's inspector
-    view.expand(conv_group["id"])
-    assert len(view.graph["clusters"]) == 1 and conv_group["id"] not in view.collapsed
-    assert "nn.conv2d" in {n["title"] for n in view.graph["nodes"]}
-    view.collapse_group(conv_group["id"])
-    assert view.graph["clusters"] == []
+    # big: every layer group (the model builder's stage / unit names) and fused function
+    # starts collapsed; the graph opens as its stages
+    titles = {n["title"] for n in view.graph["nodes"] if n["kind"] == "cluster"}
+    assert {"stage1", "stage2", "stage3", "stage4"} <= titles
+    assert len(view.graph["nodes"]) < 15 and view.graph["clusters"] == []
+    # a node inside collapsed groups: revealing it opens its stage, unit and function
+    conv = next(n for n, d in full.nodes(data=True) if d.get("title") == "nn.conv2d" and
+                full.graph["clusters"][d["cluster"]]["label"].startswith("fused_conv2d"))
+    view.reveal(conv)
+    assert view.selected == conv and conv in {n["id"] for n in view.graph["nodes"]}
+    assert view.inspector["op"] == "nn.conv2d"
+    kinds = {c["kind"] for c in view.graph["clusters"]}
+    assert kinds >= {"layer", "primitive"}
+    group = full.nodes[conv]["cluster"]
+    view.collapse_group(group)
+    (node,) = [n for n in view.graph["nodes"] if n["id"] == group]
+    assert node["folded"] and any(h[0] == conv for h in node["hidden"])  # searchable inside
     view.expand_all()
     assert len(view.graph["nodes"]) == len(full)
+    view.collapse_all()
+    assert len(view.graph["nodes"]) < 15
 
 
 def test_folded_weight_names_are_escaped_in_the_picture():

@@ -1,6 +1,7 @@
 // graph_view.js: the GraphView widget (needs irlab_core.js in front of it).
 // Synced traits read here: graph (laid-out payload), ir, title, status, selected, search,
-// collapsed, focus, hops, step, step_names (a pass trace's steps: the step control); `_static` is set by the HTML export's model shim (no kernel:
+// collapsed, focus, hops, step, step_names and changed_steps (a pass trace's steps: the step
+// control); `_static` is set by the HTML export's model shim (no kernel:
 // collapsing, which needs a new layout, is hidden there).
 
 function renderGraphView({ model, el }) {
@@ -10,6 +11,9 @@ function renderGraphView({ model, el }) {
     model.save_changes();
   };
   let matches = [], matchPos = -1, searchTimer = null;
+  // Search hits inside collapsed groups: id -> the collapsed groups hiding it; a jump to one
+  // expands them (the kernel lays the graph out again) and selects it once it is drawn.
+  let hiddenHits = new Map(), pending = "";
 
   const searchBox = h("input", { type: "search", class: "irlab-search", "data-testid": "search-box",
     placeholder: "search op / name / id", value: model.get("search") || "" });
@@ -20,8 +24,8 @@ function renderGraphView({ model, el }) {
     title: "next match (Enter)" });
   const fitBtn = h("button", { "data-testid": "fit-button", text: "Fit",
     title: "fit to view (f)" });
-  const collapseBtn = h("button", { "data-testid": "collapse-all", text: "Collapse fused",
-    title: "draw each fused function as one node" });
+  const collapseBtn = h("button", { "data-testid": "collapse-all", text: "Collapse groups",
+    title: "draw each layer and fused function as one node" });
   const expandBtn = h("button", { "data-testid": "expand-all", text: "Expand all" });
   const hoodBox = h("input", { type: "checkbox", "data-testid": "neighbourhood-toggle" });
   const weightsBox = h("input", { type: "checkbox", "data-testid": "weights-toggle",
@@ -31,9 +35,9 @@ function renderGraphView({ model, el }) {
   const title = h("span", { class: "irlab-title", "data-testid": "graph-title" });
   // The step control: which step of the pass trace the graph shows (the explorer's graph tab).
   const stepBack = h("button", { "data-testid": "graph-step-prev", text: "◀",
-    title: "the program one step earlier" });
+    title: "back to the previous pass that changed the program" });
   const stepOn = h("button", { "data-testid": "graph-step-next", text: "▶",
-    title: "the program one step later" });
+    title: "on to the next pass that changed the program (the slider reaches every step)" });
   const stepSlider = h("input", { type: "range", class: "irlab-slider", min: 0, value: 0,
     "data-testid": "graph-step-slider", title: "step of the pass pipeline" });
   const stepLabel = h("span", { class: "irlab-step-label", "data-testid": "graph-step-label" });
@@ -100,18 +104,55 @@ function renderGraphView({ model, el }) {
     markIRLine(irPane, node ? node.line : null, scroll);
   }
 
+  function findHidden(lay, query) {
+    const q = String(query || "").trim().toLowerCase();
+    const found = new Map();
+    if (!q || !lay) return found;
+    for (const n of lay.nodes) {
+      for (const [id, title, name, op, hiddenIn] of n.hidden || []) {
+        if (id.toLowerCase() === q || [title, name, op].some((f) => f.toLowerCase().includes(q))) {
+          found.set(id, { group: n.id, hiddenIn });
+        }
+      }
+    }
+    return found;
+  }
+
   function drawSearch(jump) {
-    matches = matchNodes(layout(), searchBox.value);
+    const lay = layout();
+    hiddenHits = findHidden(lay, searchBox.value);
+    matches = [...matchNodes(lay, searchBox.value), ...hiddenHits.keys()];
+    if (pending && matches.includes(pending)) matchPos = matches.indexOf(pending);
     if (matchPos >= matches.length) matchPos = matches.length ? 0 : -1;
     if (jump && matches.length) {
       const id = matches[matchPos];
-      canvas.centerOn(id);
-      select(id);
+      const hidden = hiddenHits.get(id);
+      if (!hidden) {
+        canvas.centerOn(id);
+        select(id);
+      } else if (isStatic) {  // no kernel to lay the group out expanded: its node
+        canvas.centerOn(hidden.group);
+        select(hidden.group);
+      } else {
+        pending = id;
+        const shut = (model.get("collapsed") || []).filter((c) => !hidden.hiddenIn.includes(c));
+        save({ collapsed: shut });
+      }
     }
     count.textContent = searchBox.value.trim()
       ? (matches.length ? `${matchPos + 1} / ${matches.length}` : "no match") : "";
-    canvas.mark({ selected: model.get("selected") || "", matches: new Set(matches),
+    const marked = new Set(matches);
+    for (const hit of hiddenHits.values()) marked.add(hit.group);  // the group holding a hit
+    canvas.mark({ selected: model.get("selected") || "", matches: marked,
       current: matches[matchPos] });
+  }
+
+  function selectPending() {
+    if (!pending || !canvas.has(pending)) return;
+    const id = pending;
+    pending = "";
+    canvas.centerOn(id);
+    select(id);
   }
 
   function step(delta) {
@@ -160,6 +201,15 @@ function renderGraphView({ model, el }) {
     stepLabel.textContent = names.length ? `step ${Math.max(0, at)} / ${names.length - 1}` : "";
   }
 
+  /** The next (dir 1) or previous (-1) step that changed the program; the ends otherwise. */
+  function changedStep(dir) {
+    const at = model.get("step") ?? 0;
+    const last = Math.max(0, (model.get("step_names") || []).length - 1);
+    const changed = model.get("changed_steps") || [];
+    if (dir > 0) return changed.find((i) => i > at) ?? last;
+    return [...changed].reverse().find((i) => i < at) ?? 0;
+  }
+
   function goStep(i) {
     const names = model.get("step_names") || [];
     const to = clamp(i, 0, Math.max(0, names.length - 1));
@@ -172,6 +222,7 @@ function renderGraphView({ model, el }) {
     drawSearch(false);
     drawSelection(false);
     drawStatus();
+    selectPending();
   }
 
   function drawIR() {
@@ -198,8 +249,8 @@ function renderGraphView({ model, el }) {
   prevBtn.addEventListener("click", () => step(-1));
   nextBtn.addEventListener("click", () => step(1));
   fitBtn.addEventListener("click", () => canvas.fit());
-  stepBack.addEventListener("click", () => goStep((model.get("step") ?? 0) - 1));
-  stepOn.addEventListener("click", () => goStep((model.get("step") ?? 0) + 1));
+  stepBack.addEventListener("click", () => goStep(changedStep(-1)));
+  stepOn.addEventListener("click", () => goStep(changedStep(1)));
   stepSlider.addEventListener("change", () => goStep(parseInt(stepSlider.value, 10) || 0));
   collapseBtn.addEventListener("click", () => {
     const lay = layout();

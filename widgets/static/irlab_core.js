@@ -75,8 +75,13 @@ const SEARCH_FIELDS = ["title", "name", "op"];
 function matchNodes(layout, query) {
   const q = String(query || "").trim().toLowerCase();
   if (!q || !layout) return [];
+  // a node is found by its folded weights' names too (graph_ops.search_nodes does the same;
+  // a collapsed group's weights are its hidden nodes')
   return layout.nodes.filter((n) => n.id.toLowerCase() === q ||
-    SEARCH_FIELDS.some((f) => String(n[f] || "").toLowerCase().includes(q))).map((n) => n.id);
+    SEARCH_FIELDS.some((f) => String(n[f] || "").toLowerCase().includes(q)) ||
+    (n.kind !== "cluster" &&
+     (n.folded || []).some((f) => String(f.name || "").toLowerCase().includes(q))))
+    .map((n) => n.id);
 }
 
 function neighbourhood(layout, node, hops) {
@@ -736,7 +741,8 @@ function renderInspector(box, layout, id, ctx = {}) {
     text: node.state }), "inspector-state");
   if (node.cluster) {
     const c = (layout.clusters || []).find((x) => x.id === node.cluster);
-    row("function", c ? c.label : node.cluster, "inspector-cluster");
+    row(c && c.kind === "layer" ? "layer" : "function", c ? c.label : node.cluster,
+      "inspector-cluster");
   }
   const attrs = Object.entries(node.attrs || {});
   if (attrs.length) {

@@ -1,0 +1,104 @@
+"""A tutorial notebook in JupyterLab itself (not Voila), in headless Chromium: JupyterLab serves
+``notebooks/01_relay_ir.ipynb`` on 127.0.0.1, the test runs all its cells from JupyterLab's own
+command and waits until the GraphView widget is drawn in the output (anywidget's and
+ipywidgets' lab extensions, the widget's ES module from the kernel), then clicks a node and sees
+the inspector filled. Screenshot: ``tests/browser/artifacts/test_tutorial_widget_renders_in_
+jupyterlab.png``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from voila_support import ARTIFACTS, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+TUTORIAL = REPO / "notebooks" / "01_relay_ir.ipynb"
+START_TIMEOUT = 90.0
+WIDGET = ".jp-OutputArea [data-testid=graph-view] [data-testid=graph-node]"
+
+
+def _wait_until_up(url, proc, log):
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"{url}/api/status", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail("JupyterLab did not start:\n" + log.read_text()[-3000:], pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def lab_url(chromium_executable, tmp_path_factory):
+    """A JupyterLab server on a copy of the tutorial notebook (no token, 127.0.0.1 only)."""
+    pytest.importorskip("jupyterlab", reason="JupyterLab (irlab's [test] extra) is missing")
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(TUTORIAL, root / TUTORIAL.name)
+    home = tmp_path_factory.mktemp("lab-home")  # settings and workspaces of this run only
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"),
+               JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    port = free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = ARTIFACTS / "jupyterlab.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+             f"--ServerApp.port={port}", "--IdentityProvider.token=", "--ServerApp.password=",
+             "--ServerApp.allow_root=True", f"--ServerApp.root_dir={root}",
+             f"--LabApp.workspaces_dir={home / 'workspaces'}",
+             "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+            cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)  # its own process group: its kernels stop with it
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def test_tutorial_widget_renders_in_jupyterlab(page, lab_url):
+    page.goto(f"{lab_url}/lab/tree/{TUTORIAL.name}", wait_until="domcontentloaded")
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
+    # the kernel is up (its status is "Idle") before the cells are run
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext"
+                           ".session && window.jupyterapp.shell.currentWidget.sessionContext"
+                           ".session.kernel", timeout=60_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    nodes = page.locator(WIDGET)
+    nodes.first.wait_for(state="visible", timeout=120_000)
+    view = page.locator(".jp-OutputArea [data-testid=graph-view]").first
+    assert view.locator("[data-testid=graph-node]").count() >= 3
+    box = nodes.first.bounding_box()
+    assert box and box["width"] > 10 and box["height"] > 5  # laid out and visible
+    conv = view.locator("[data-testid=graph-node]").filter(
+        has=page.locator("tspan.irlab-label-title", has_text="nn.conv2d")).first
+    conv.scroll_into_view_if_needed()
+    conv.click()
+    view.get_by_test_id("inspector").filter(has_text="nn.conv2d").wait_for()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "test_tutorial_widget_in_jupyterlab.png"))
+    assert page.log.page_errors == []
