@@ -12,10 +12,10 @@ The picture is the one seed 001 draws for Relax (section 0x1.4):
   of the program, a computational graph inside it; bindings after it (``call_packed``) sit
   outside;
 - each ``call_tir`` (and each call of another function of the module) has an edge from the
-  callee: a PrimFunc of the same IRModule is a cluster of kind ``prim_func`` holding a node
-  for the function (``T.prim_func tir_exp_func``) and, for modules with few PrimFuncs, its
-  TIR graph (buffers, blocks, loops; see ``tir_graph``), so one can open the low level
-  from the high level. A Relax function called by another one is a cluster of kind
+  callee: a PrimFunc of the same IRModule is a node (kind ``prim_func``,
+  ``T.prim_func tir_exp_func``); for modules with few PrimFuncs it sits in a cluster of kind
+  ``prim_func`` with its TIR graph (buffers, blocks, loops; see ``tir_graph``), so one can
+  open the low level from the high level (a collapsed cluster is one node). A Relax function called by another one is a cluster of kind
   ``function`` (FuseOps' ``Primitive`` functions).
 
 Node ids are kept across passes by structure (passes rebuild most nodes): a binding by its
@@ -228,13 +228,16 @@ class RelaxGraphBuilder:
         return next((f for gv, f in self.mod.functions.items() if gv.name_hint == name), None)
 
     def prim_func(self, name, func):
-        """A cluster for PrimFunc ``name``: its function node and (maybe) its TIR graph."""
-        cluster_id = "cluster_" + self.ids.keyed(("relax", "prim_func_cluster", name),
-                                                 self.claimed)
+        """A node for PrimFunc ``name``; when its TIR is drawn, a cluster holding the node
+        and the TIR graph (collapsed, the cluster is one node again)."""
+        cluster_id = None
         attrs = {str(k): _attr_value(v) for k, v in _func_attrs(func)}
-        self.graph.graph["clusters"][cluster_id] = {
-            "kind": "prim_func", "label": f"T.prim_func {name}", "parent": None,
-            "attrs": attrs, "name": name}
+        if self.draw_tir:
+            cluster_id = "cluster_" + self.ids.keyed(("relax", "prim_func_cluster", name),
+                                                     self.claimed)
+            self.graph.graph["clusters"][cluster_id] = {
+                "kind": "prim_func", "label": f"T.prim_func {name}", "parent": None,
+                "attrs": attrs, "name": name}
         ident = self.ids.keyed(("relax", "prim_func", name), self.claimed)
         params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
         signature = ", ".join(f"{b.name}{dims_text(b.shape)}" for b in params)

@@ -115,3 +115,12 @@ def test_relax_picture_escapes_names():
     view = irlab.widgets.GraphView(bb.get())
     html = view.to_html()
     assert EVIL not in html and "&lt;img" in html
+
+
+def test_export_html_of_a_relax_explorer(app, tmp_path):
+    from irlab.widgets import export_html
+
+    path = tmp_path / "relax.html"
+    export_html(app, path)
+    page = path.read_text()
+    assert "nn.relu" in page and "(n, 8) float32" in page and "LegalizeOps" in page
