@@ -12,7 +12,7 @@ from irlab.relax.struct_info import (StructInfo, ObjectStructInfo, PrimStructInf
 from irlab.relax.expr import (Expr, Var, DataflowVar, Call, Tuple, TupleGetItem, ShapeExpr,
                               PrimValue, StringImm, DataTypeImm, Constant, If, SeqExpr, Binding,
                               VarBinding, MatchCast, BindingBlock, DataflowBlock, Function,
-                              ExternFunc, const, extern)
+                              ExternFunc, const, extern, get_shape_of)
 from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.op.base import call_tir, call_dps_packed, call_pure_packed
 from irlab.relax.expr_functor import ExprFunctor, PyExprVisitor, PyExprMutator

@@ -16,7 +16,7 @@ binding of the current block) and deduces its struct info (``irlab.relax.normali
 
 from __future__ import annotations
 
-from irlab.errors import IrlabError
+from irlab.errors import DiagnosticError, IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.structural import structural_equal, structural_hash
@@ -172,10 +172,14 @@ class BlockBuilder:
         mark = len(frame.bindings)
         try:
             return normalize(expr)
-        except Exception:
+        except Exception as err:
             for binding in frame.bindings[mark:]:
                 self._bindings.pop(binding.var, None)
             del frame.bindings[mark:]
+            if type(err) is DiagnosticError and self._func is not None \
+                    and not str(err).startswith("in function "):
+                raise DiagnosticError(f"in function {self._func.name}: {err}",
+                                      err.node) from err
             raise
 
     def emit(self, expr, name_hint="") -> Var:

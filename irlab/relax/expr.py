@@ -32,7 +32,7 @@ from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStruc
 __all__ = ["Expr", "Var", "DataflowVar", "Call", "Tuple", "TupleGetItem", "ShapeExpr",
            "PrimValue", "StringImm", "DataTypeImm", "Constant", "If", "SeqExpr", "Binding",
            "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock", "Function", "ExternFunc",
-           "GlobalVar", "const", "extern", "symbolic_vars"]
+           "GlobalVar", "const", "extern", "get_shape_of", "symbolic_vars"]
 
 
 class Expr(RelayExpr):
@@ -503,6 +503,13 @@ def const(value, dtype=None) -> Constant:
         array = array.astype({np.dtype("int64"): "int32", np.dtype("float64"): "float32"}.get(
             array.dtype, array.dtype))
     return Constant(nd_array(array))
+
+
+def get_shape_of(expr):
+    """``R.shape_of(expr)``: the run-time shape of a tensor, as a shape value."""
+    from irlab.relax.op.base import shape_of
+
+    return shape_of(expr)
 
 
 def extern(name, struct_info=None) -> ExternFunc:

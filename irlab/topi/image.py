@@ -12,7 +12,7 @@ from irlab import te
 from irlab.errors import IrlabError
 from irlab.tir import expr as E
 from irlab.tir import op as O
-from irlab.topi.utils import const_shape
+from irlab.topi.utils import dims
 
 F64 = "float64"
 
@@ -166,7 +166,7 @@ def resize2d(data, size, roi=(0.0, 0.0, 0.0, 0.0), layout="NCHW", method="linear
     """``data`` resampled to ``size`` = (height, width) on the H and W axes of ``layout``."""
     from irlab.tir.data_layout import spatial_axes_of
 
-    ishape = const_shape(data)
+    ishape = dims(data)  # the batch and channels may be symbolic; H and W are not
     h_axis, w_axis = spatial_axes_of(layout)
     out_dtype = out_dtype or data.dtype
     oshape = list(ishape)

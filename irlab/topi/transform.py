@@ -283,7 +283,7 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip", name="T_take"):
 
 def one_hot(indices, on_value, off_value, depth, axis, dtype, name="T_one_hot"):
     """``on_value`` where the new axis ``axis`` equals the index, else ``off_value``."""
-    ishape = const_shape(indices)
+    ishape = dims(indices)
     axis = len(ishape) if axis == -1 else axis
     oshape = ishape[:axis] + (depth,) + ishape[axis:]
 

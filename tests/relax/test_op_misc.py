@@ -104,3 +104,20 @@ def test_arange_tril_triu():
 
     check_batches(lambda v: R.triu(v, 1), [tensor([n, 4, 4])], arrays, lambda m: np.triu(m, 1))
     check_batches(R.tril, [tensor([n, 4, 4])], arrays, np.tril)
+
+
+def test_one_hot_and_cumsum():
+    n = sym("n")
+    s = out_sinfo(lambda i: R.one_hot(i, 1.0, 0.0, 4), [tensor([n], "int32")])
+    assert dims_of(s) == [n, 4] and s.dtype == "float32"
+    check_batches(lambda i: R.one_hot(i, 2.0, -1.0, 4, axis=0), [tensor([n], "int32")],
+                  lambda b: [np.arange(b, dtype="int32") % 4],
+                  lambda i: np.where(np.arange(4)[:, None] == i[None, :], 2.0, -1.0)
+                  .astype("float32"))
+    check_batches(lambda v: R.cumsum(v, 1), [tensor([n, 5])],
+                  lambda b: [rand((b, 5), seed=30)], lambda x: np.cumsum(x, 1))
+    check_batches(lambda v: R.cumsum(v, 0, exclusive=True), [tensor([n, 5])],
+                  lambda b: [rand((b, 5), seed=31)],
+                  lambda x: np.cumsum(x, 0) - x, atol=1e-5)
+    check_batches(R.cumsum, [tensor([n, 2])], lambda b: [rand((b, 2), seed=32)],
+                  lambda x: np.cumsum(x))

@@ -105,3 +105,56 @@ def test_layer_norm(axes):
     check_batches(lambda a, c, d: R.nn.layer_norm(a, c, d, axes),
                   [tensor([n, 4, 6]), tensor(norm_shape), tensor(norm_shape)],
                   lambda k: [rand((k, 4, 6), seed=10), g, b], reference, rtol=1e-4, atol=1e-4)
+
+
+def _conv2d_transpose_ref(x, w, stride, pad):
+    """Scatter each input pixel times the kernel (IOHW), then crop the padding."""
+    n, cin, h, wd = x.shape
+    _, cout, kh, kw = w.shape
+    full = np.zeros((n, cout, (h - 1) * stride + kh, (wd - 1) * stride + kw), "float32")
+    for i in range(h):
+        for j in range(wd):
+            full[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw] += np.einsum(
+                "nc,cokl->nokl", x[:, :, i, j], w)
+    return full[:, :, pad:full.shape[2] - pad, pad:full.shape[3] - pad]
+
+
+def test_conv2d_transpose():
+    n = sym("n")
+    s = out_sinfo(lambda a, b: R.nn.conv2d_transpose(a, b, 2, 1),
+                  [tensor([n, 3, 4, 4]), tensor([3, 2, 3, 3])])
+    assert dims_of(s) == [n, 2, 7, 7]
+    w = rand((3, 2, 3, 3), seed=21)
+    check_batches(lambda a, b: R.nn.conv2d_transpose(a, b, 2, 1),
+                  [tensor([n, 3, 4, 4]), tensor([3, 2, 3, 3])],
+                  lambda k: [rand((k, 3, 4, 4), seed=20), w],
+                  lambda a, b: _conv2d_transpose_ref(a, b, 2, 1), rtol=1e-4, atol=1e-4,
+                  batches=(1, 2))
+
+
+def test_resize2d():
+    n = sym("n")
+    s = out_sinfo(lambda v: R.image.resize2d(v, (8, 6)), [tensor([n, 2, 4, 3])])
+    assert dims_of(s) == [n, 2, 8, 6]
+    check_batches(lambda v: R.image.resize2d(v, (8, 6), method="nearest_neighbor",
+                                             coordinate_transformation_mode="asymmetric",
+                                             rounding_method="floor"),
+                  [tensor([n, 2, 4, 3])], lambda k: [rand((k, 2, 4, 3), seed=22)],
+                  lambda x: x.repeat(2, axis=2).repeat(2, axis=3), batches=(1, 3))
+
+    def align_corners(x):
+        def axis(size_in, size_out):
+            pos = np.arange(size_out) * (size_in - 1) / (size_out - 1)
+            lo = np.floor(pos).astype(int)
+            hi = np.minimum(lo + 1, size_in - 1)
+            return lo, hi, (pos - lo).astype("float32")
+
+        hl, hh, hf = axis(x.shape[2], 7)
+        wl, wh, wf = axis(x.shape[3], 5)
+        rows = x[:, :, hl] * (1 - hf)[:, None] + x[:, :, hh] * hf[:, None]
+        return rows[..., wl] * (1 - wf) + rows[..., wh] * wf
+
+    check_batches(lambda v: R.image.resize2d(v, (7, 5),
+                                             coordinate_transformation_mode="align_corners"),
+                  [tensor([n, 2, 4, 3])], lambda k: [rand((k, 2, 4, 3), seed=23)],
+                  align_corners, rtol=1e-5, atol=1e-5, batches=(1, 3))

@@ -195,3 +195,18 @@ def test_canonicalize_then_dce_before_expected():
     after = tvm.transform.Sequential([relax.transform.CanonicalizeBindings(),
                                       relax.transform.DeadCodeElimination()])(before)
     tvm.ir.assert_structural_equal(after, expected)
+
+
+def test_normalize_binds_nested_calls():
+    x = relax.Var("x", tensor([2, 3]))
+    nested = R.add(R.exp(x), x)
+    func = relax.Function([x], nested, tensor([2, 3]))
+    mod = relax.transform.Normalize()(tvm.IRModule({"main": func}))
+    main = mod["main"]
+    assert isinstance(main.body, relax.SeqExpr)
+    assert [b.value.op.name for b in _bindings(main)] == ["relax.exp", "relax.add"]
+    assert isinstance(main.body.body, relax.Var)  # the body: a bound value
+    assert relax.analysis.well_formed(mod)
+    legal = relax.transform.LegalizeOps()(mod)
+    arg = rand((2, 3), seed=7)
+    np.testing.assert_allclose(evaluate(legal, [arg]), np.exp(arg) + arg, rtol=1e-6)

@@ -174,3 +174,42 @@ class ArangeAttrs(Attrs):
     end: float = 0.0
     step: float = 1.0
     dtype: str = "int64"
+
+
+class Conv2DTransposeAttrs(Attrs):
+    _type_key = "relax.attrs.Conv2DTransposeAttrs"
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    output_padding: tuple = (0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    data_layout: str = "NCHW"
+    kernel_layout: str = "IOHW"
+    out_layout: str = "NCHW"
+    out_dtype: str = ""
+
+
+class Resize2DAttrs(Attrs):
+    _type_key = "relax.attrs.Resize2DAttrs"
+    roi: tuple = (0.0, 0.0, 0.0, 0.0)
+    layout: str = "NCHW"
+    method: str = "linear"
+    coordinate_transformation_mode: str = "half_pixel"
+    rounding_method: str = "round"
+    cubic_alpha: float = -0.5
+    cubic_exclude: int = 0
+    extrapolation_value: float = 0.0
+    out_dtype: str = ""
+
+
+class OneHotAttrs(Attrs):
+    _type_key = "relax.attrs.OneHotAttrs"
+    depth: int = 1
+    axis: int = -1
+
+
+class ScanopAttrs(Attrs):
+    _type_key = "relax.attrs.ScanopAttrs"
+    axis: object = None
+    dtype: str = ""
+    exclusive: bool = False

@@ -7,10 +7,10 @@ from irlab import topi
 from irlab.errors import DiagnosticError
 from irlab.ir.op import OpPattern
 from irlab.relax import expr as rx
-from irlab.relax.op.attrs import ArangeAttrs, InitAttrs, TriluAttrs
+from irlab.relax.op.attrs import ArangeAttrs, InitAttrs, OneHotAttrs, TriluAttrs
 from irlab.relax.op.common import make_call, tensor_arg
 from irlab.relax.op.registry import register_relax_op
-from irlab.relax.struct_info import ShapeStructInfo, TensorStructInfo
+from irlab.relax.struct_info import ShapeStructInfo, TensorStructInfo, as_dim
 from irlab.runtime.dtype import normalize_dtype
 
 __all__ = ["zeros", "ones", "full", "zeros_like", "ones_like", "full_like"]
@@ -182,3 +182,43 @@ def tril(x, k=0):
 
 
 __all__ += ["arange", "triu", "tril"]
+
+
+# -- one_hot ------------------------------------------------------------------------------------
+def _one_hot_infer(call, bb):
+    indices = tensor_arg(call, 0)
+    on = tensor_arg(call, 1)
+    if not indices.dtype.startswith(("int", "uint")):
+        raise DiagnosticError(f"R.one_hot: indices must be integers, got {indices.dtype}", call)
+    depth, axis = call.attrs.depth, call.attrs.axis
+    if indices.dims is None:
+        return TensorStructInfo(dtype=on.dtype, ndim=indices.ndim + 1)
+    dims = list(indices.dims)
+    axis = len(dims) if axis == -1 else axis
+    if not 0 <= axis <= len(dims):
+        raise DiagnosticError(f"R.one_hot: axis {call.attrs.axis} out of range", call)
+    dims.insert(axis, as_dim(depth))
+    return TensorStructInfo(dims, on.dtype)
+
+
+def _one_hot_legalize(bb, call):
+    a = call.attrs
+    dtype = call.struct_info.dtype
+    on, off = (_fill_value(v) for v in call.args[1:])
+    return bb.call_te(topi.transform.one_hot, call.args[0], on, off, a.depth, a.axis, dtype,
+                      primfunc_name_hint="one_hot")
+
+
+register_relax_op("relax.one_hot", _one_hot_infer, num_inputs=3, attrs_type=OneHotAttrs,
+                  pattern=OpPattern.INJECTIVE, legalize=_one_hot_legalize,
+                  description="on_value at each index along a new axis, off_value elsewhere")
+
+
+def one_hot(indices, on_value, off_value, depth, axis=-1):
+    """A new axis of ``depth`` at ``axis``: ``on_value`` where it equals the index."""
+    on = on_value if isinstance(on_value, rx.Expr) else rx.const(on_value)
+    off = off_value if isinstance(off_value, rx.Expr) else rx.const(off_value)
+    return make_call("relax.one_hot", [indices, on, off], OneHotAttrs(int(depth), int(axis)))
+
+
+__all__ += ["one_hot"]

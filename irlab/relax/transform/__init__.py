@@ -10,6 +10,7 @@ from irlab.relax.transform.fold_constant import FoldConstant
 from irlab.relax.transform.fuse_ops import FuseOps
 from irlab.relax.transform.fuse_tir import FuseTIR
 from irlab.relax.transform.bind_params import BindParams
+from irlab.relax.transform.normalize import Normalize
 
 
 # --- lowering to the VM: ToNonDataflow, CallTIRRewrite, StaticPlanBlockMemory, VMShapeLower, ... ---

@@ -28,7 +28,10 @@ from irlab.transform import module_pass
 
 __all__ = ["FuseOps"]
 
+
 class _UseCount(ExprVisitor):
+    """How many times each variable is used in a function."""
+
     def __init__(self):
         self.count: dict = {}
 

@@ -173,15 +173,16 @@ class _Fuser:
                     var_map[dim] = value
         for param, value in zip(scalar_params, scalars):
             var_map[param] = self.conv.dim(value)
-        root = callee.body.block
         inliner = _Inliner(var_map, buffer_map)
-        local_allocs = []
-        for buf in root.alloc_buffers:
-            new = decl_buffer([inliner.visit_expr(d) for d in buf.shape], buf.dtype, buf.name)
-            inliner.buffer_map[buf] = new
-            local_allocs.append(new)
-        body = self.rename_blocks(inliner.visit_stmt(root.body))
-        return body, local_allocs
+        body, local_allocs = callee.body, []
+        if isinstance(body, S.BlockRealize) and body.block.name_hint == "root":
+            for buf in body.block.alloc_buffers:
+                new = decl_buffer([inliner.visit_expr(d) for d in buf.shape], buf.dtype,
+                                  buf.name)
+                inliner.buffer_map[buf] = new
+                local_allocs.append(new)
+            body = body.block.body
+        return self.rename_blocks(inliner.visit_stmt(body)), local_allocs
 
     def arg_buffer(self, arg):
         if isinstance(arg, rx.Var) and arg in self.buffers:
