@@ -25,7 +25,7 @@ from irlab.relax import script
 
 # --- VM: ExecBuilder, Executable, VirtualMachine, build (relax-vm) ---
 from irlab.relax.exec_builder import ExecBuilder
-from irlab.runtime.relax_vm import VirtualMachine
+from irlab.runtime.relax_vm import VirtualMachine, VMInstrumentReturnKind
 from irlab.relax.vm_build import build, Executable
 from irlab.relax.pipeline import get_pipeline
 from irlab.relax import transform, backend, testing, frontend

@@ -25,6 +25,8 @@ PIPELINES = {
         "RemovePurityChecking",  # call_pure_packed -> plain calls
         "CallTIRRewrite",  # call_tir outputs -> explicit allocations + PrimFunc call
         "StaticPlanBlockMemory",  # static-shape tensors share storages
+        "LowerAllocTensor",  # the other tensors get a storage each
+        "VMBuiltinLower",  # memory ops -> the VM's alloc_storage / alloc_tensor
         "VMShapeLower",  # symbolic shapes -> shape heap, run-time checks
         "AttachGlobalSymbol",  # every function gets its exported symbol
     ],

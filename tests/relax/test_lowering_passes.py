@@ -123,7 +123,7 @@ PROGRAMS = {"symbolic_mlp": symbolic_mlp, "bounded_chain": bounded_chain,
             "operator_mlp": operator_mlp, "static_diamond": static_diamond,
             "tuple_outputs": tuple_outputs, "pure_packed": pure_packed}
 PASSES = ["ToNonDataflow", "RemovePurityChecking", "CallTIRRewrite", "StaticPlanBlockMemory",
-          "VMShapeLower", "AttachGlobalSymbol"]
+          "LowerAllocTensor", "VMBuiltinLower", "VMShapeLower", "AttachGlobalSymbol"]
 
 
 def run(mod, inputs, passes):
@@ -217,6 +217,17 @@ def test_upper_bounds_plan_symbolic_shapes():
     vm = relax.VirtualMachine(relax.build(bounded_chain()[0], "llvm"), tvm.cpu())
     with pytest.raises(tvm.errors.VMError, match="does not fit in a storage of 512 bytes"):
         vm["main"](np.zeros((17, 8), "float32"))
+
+
+def test_memory_ops_are_lowered_to_the_vm_ones():
+    mod = lowered_until(symbolic_mlp()[0], "LowerAllocTensor")[0]
+    with pytest.raises(tvm.errors.DiagnosticError, match="R.builtin.alloc_tensor is left"):
+        transform.VMBuiltinLower()(mod)
+    lowered = transform.VMBuiltinLower()(transform.LowerAllocTensor()(mod))
+    assert not calls_of(lowered, "relax.builtin.alloc_tensor")
+    assert not calls_of(lowered, "relax.memory.alloc_storage")
+    assert len(calls_of(lowered, "relax.vm.alloc_storage")) == 2
+    assert len(calls_of(lowered, "relax.vm.alloc_tensor")) == 2
 
 
 def test_vm_shape_lower_runs_once_and_attach_names_everything():

@@ -174,3 +174,15 @@ def test_a_fresh_process_loads_and_runs_an_executable(executable, tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_multinomial_from_uniform_samples_by_cumulative_probability():
+    ib = relax.ExecBuilder()
+    with ib.function("main", num_inputs=2):
+        ib.emit_call("vm.builtin.multinomial_from_uniform", args=[ib.r(0), ib.r(1)],
+                     dst=ib.r(2))
+        ib.emit_ret(ib.r(2))
+    vm = relax.VirtualMachine(ib.get(), tvm.cpu())
+    prob = np.array([[0.2, 0.3, 0.5], [0.5, 0.5, 0.0], [0.1, 0.1, 0.8]], "float32")
+    sample = np.array([[0.25], [0.0], [1.0]], "float32")
+    assert vm["main"](prob, sample).numpy().tolist() == [[1], [0], [2]]

@@ -104,3 +104,24 @@ def test_shapes_and_values_returned_are_read_from_the_heap():
     assert shape == [6, 3] and value == 4
     with pytest.raises(tvm.errors.VMError, match="param size"):
         vm["main"](5, np.zeros((2, 3), "float32"))
+
+
+def test_constants_survive_export_and_load(tmp_path):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    offset = np.arange(6, dtype="float32").reshape(2, 3)
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(relax.op.add(x, relax.const(offset)))
+            out = bb.emit_output(relax.Tuple([y, relax.ShapeExpr([2, 3]),
+                                              relax.PrimValue(7)]))
+        bb.emit_func_output(out)
+    ex = relax.build(bb.get(), "llvm")
+    path = str(tmp_path / "consts.irlab")
+    ex.export_library(path)
+    loaded = tvm.runtime.load_module(path)
+    got, shape, seven = relax.VirtualMachine(loaded, tvm.cpu())["main"](np.ones((2, 3),
+                                                                               "float32"))
+    np.testing.assert_array_equal(got.numpy(), offset + 1)
+    assert shape == (2, 3) and seven == 7
+    assert loaded.constants and "NDArray(float32, shape=(2, 3))" in loaded.as_text()

@@ -1,29 +1,24 @@
 """The Relax VM at its lowest level: programs written with ExecBuilder, run by the VM
 (after TVM's tests/python/relax/test_vm_execbuilder.py)."""
 
+import json
+
 import numpy as np
 import pytest
 
 import irlab as tvm
 from irlab import relax
 from irlab.errors import IrlabError, VMError
+from irlab.relax.testing import vm as vm_testing  # noqa: F401 (registers test.vm.*)
 from irlab.runtime.container import ShapeTuple
 
 
 @pytest.fixture(autouse=True, scope="module")
-def test_functions():
-    funcs = {
-        "test.vm.add": lambda a, b: tvm.nd.array(a.numpy() + b.numpy()),
-        "test.vm.mul": lambda a, b: tvm.nd.array(a.numpy() * b.numpy()),
-        "test.vm.add_scalar": lambda a, b: a + b,
-        "test.vm.get_device_id": lambda dev: dev.device_id,
-        "test.vm.fail": lambda x: 1 // 0,
-    }
-    for name, fn in funcs.items():
-        tvm.register_func(name, fn, override=True)
+def failing_function():
+    """test.vm.add/mul/add_scalar/get_device_id come from relax.testing.vm (as in TVM)."""
+    tvm.register_func("test.vm.fail", lambda x: 1 // 0, override=True)
     yield
-    for name in funcs:
-        tvm.runtime.remove_global_func(name)
+    tvm.runtime.remove_global_func("test.vm.fail")
 
 
 def rand(*shape):
@@ -300,6 +295,9 @@ def test_profile_reports_each_call():
     assert "test.vm.mul" in str(report) and "float64[5]" in str(report)
     assert report.csv().splitlines()[0].startswith("function,pc,callee")
     assert set(report.by_callee()) == {"test.vm.add", "test.vm.mul"}
+    assert "Duration (us)" in str(report)
+    assert [c["callee"] for c in json.loads(report.json())["calls"]] == ["test.vm.add",
+                                                                           "test.vm.mul"]
 
 
 def test_time_evaluator_runs_the_function():
@@ -307,3 +305,24 @@ def test_time_evaluator_runs_the_function():
     vm.set_input("func0", rand(3), rand(3))
     result = vm.time_evaluator("func0", tvm.cpu(), number=2, repeat=2)()
     assert len(result.results) == 2
+
+
+def test_instrument_sees_every_call_and_can_skip_one():
+    ib = relax.ExecBuilder()
+    with ib.function("main", num_inputs=2):
+        ib.emit_call("test.vm.add", args=[ib.r(0), ib.r(1)], dst=ib.r(2))
+        ib.emit_call("test.vm.mul", args=[ib.r(2), ib.r(1)], dst=ib.r(3))
+        ib.emit_ret(ib.r(2))
+    vm = relax.VirtualMachine(ib.get(), tvm.cpu())
+    seen = []
+
+    def instrument(func, name, before_run, ret_value, *args):
+        assert callable(func) and (ret_value is None) == before_run
+        seen.append((name, before_run))
+        if name == "test.vm.mul":
+            return relax.VMInstrumentReturnKind.SKIP_RUN
+
+    vm.set_instrument(instrument)
+    a, b = rand(3), rand(3)
+    np.testing.assert_allclose(vm["main"](a, b).numpy(), a.numpy() + b.numpy())
+    assert seen == [("test.vm.add", True), ("test.vm.add", False), ("test.vm.mul", True)]

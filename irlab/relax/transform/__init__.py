@@ -18,5 +18,7 @@ from irlab.relax.transform.to_non_dataflow import ToNonDataflow
 from irlab.relax.transform.remove_purity_checking import RemovePurityChecking
 from irlab.relax.transform.call_tir_rewrite import CallTIRRewrite
 from irlab.relax.transform.static_plan_block_memory import StaticPlanBlockMemory
+from irlab.relax.transform.lower_alloc_tensor import LowerAllocTensor
+from irlab.relax.transform.vm_builtin_lower import VMBuiltinLower
 from irlab.relax.transform.vm_shape_lower import VMShapeLower
 from irlab.relax.transform.attach_global_symbol import AttachGlobalSymbol

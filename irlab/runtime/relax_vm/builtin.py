@@ -285,4 +285,18 @@ def to_device(tensor, device_type=1, device_id=0):
     return array(tensor)
 
 
+@register_func("vm.builtin.multinomial_from_uniform")
+def multinomial_from_uniform(prob, uniform_sample):
+    """Sample one index per row of ``prob`` (batch, vocab): the first index whose cumulative
+    probability exceeds the row's uniform sample in [0, 1] (the last index if none does)."""
+    probs, samples = prob.numpy(), uniform_sample.numpy().reshape(-1)
+    if probs.ndim != 2 or samples.shape[0] != probs.shape[0]:
+        raise VMValueError(f"multinomial_from_uniform: expected probabilities (batch, vocab) "
+                           f"and samples (batch, 1), got {probs.shape} and "
+                           f"{uniform_sample.shape}")
+    cumulative = np.cumsum(probs, axis=1)
+    index = (cumulative <= samples[:, None]).sum(axis=1)
+    return array(np.minimum(index, probs.shape[1] - 1).astype("int64").reshape(-1, 1))
+
+
 __all__ = ["MatchShapeCode", "MakeShapeCode", "VMClosure"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from dataclasses import dataclass
 
 from irlab.runtime.ndarray import NDArray
@@ -50,16 +51,16 @@ class ProfileReport:
         return totals
 
     def table(self) -> str:
-        header = f"{'function:pc':<16} {'callee':<36} {'calls':>5} {'time (us)':>11} " \
+        header = f"{'function:pc':<16} {'callee':<36} {'calls':>5} {'Duration (us)':>13} " \
                  f"{'percent':>7}  arguments"
         lines = [header, "-" * len(header)]
         for row in self.rows:
             percent = 100.0 * row.seconds / self.total_seconds if self.total_seconds else 0.0
             callee = row.callee + (" (vm)" if row.is_vm_function else "")
             lines.append(f"{row.function + ':' + str(row.pc):<16} {callee:<36} {row.count:>5} "
-                         f"{row.seconds * 1e6:>11.1f} {percent:>6.1f}%  {row.arg_shapes}")
+                         f"{row.seconds * 1e6:>13.1f} {percent:>6.1f}%  {row.arg_shapes}")
         lines.append("-" * len(header))
-        lines.append(f"{'total':<16} {'':<36} {'':>5} {self.total_seconds * 1e6:>11.1f}")
+        lines.append(f"{'total':<16} {'':<36} {'':>5} {self.total_seconds * 1e6:>13.1f}")
         return "\n".join(lines)
 
     def csv(self) -> str:
@@ -70,6 +71,13 @@ class ProfileReport:
             writer.writerow([row.function, row.pc, row.callee, row.count, row.seconds,
                              row.arg_shapes])
         return out.getvalue()
+
+    def json(self) -> str:
+        """The rows and the total as JSON (durations in microseconds)."""
+        rows = [{"function": r.function, "pc": r.pc, "callee": r.callee, "calls": r.count,
+                 "duration_us": r.seconds * 1e6, "arguments": r.arg_shapes}
+                for r in self.rows]
+        return json.dumps({"calls": rows, "total_us": self.total_seconds * 1e6})
 
     def __str__(self):
         return self.table()

@@ -8,6 +8,7 @@ registered) or other VM functions. Nothing is kept between calls except what ``s
 
 from __future__ import annotations
 
+import enum
 import time
 
 import numpy as np
@@ -23,6 +24,13 @@ from irlab.runtime.relax_vm.bytecode import (ArgKind, Call, Goto, If, Ret, Speci
                                              VMFuncKind)
 from irlab.runtime.relax_vm.executable import VMExecutable
 from irlab.runtime.relax_vm.profiling import ProfileReport
+
+
+class VMInstrumentReturnKind(enum.IntEnum):
+    """What an instrument returns before a call: go on, or skip the call."""
+
+    NO_OP = 0
+    SKIP_RUN = 1
 
 
 class VirtualMachine:
@@ -112,7 +120,9 @@ class VirtualMachine:
         return self._outputs[func_name]
 
     def set_instrument(self, instrument):
-        """Call ``instrument(func_name, instr_index, before, *args)`` around each Call."""
+        """Call ``instrument(func, func_symbol, before_run, ret_value, *args)`` before and
+        after each Call instruction (``ret_value`` is None before). Returning
+        ``VMInstrumentReturnKind.SKIP_RUN`` before a call skips it (its result is None)."""
         self._instrument = instrument
 
     def _named_args(self, func_name, args, kwargs):
@@ -251,17 +261,21 @@ class VirtualMachine:
 
     def _call(self, func_name, pc, index, values):
         """A Call observed by the profiler or an instrument, or of a VM function."""
-        if self._instrument is not None:
-            self._instrument(func_name, pc, True, *values)
-        start = time.perf_counter() if self._profile is not None else 0.0
         callee = self._callees[index]
+        instrument = self._instrument
+        if instrument is not None:
+            func = callee if callee is not None else self._function_value(index)
+            symbol = self.module.func_table[index].name
+            if instrument(func, symbol, True, None, *values) == VMInstrumentReturnKind.SKIP_RUN:
+                return None
+        start = time.perf_counter() if self._profile is not None else 0.0
         result = callee(*values) if callee is not None else self._invoke(index, values)
         if self._profile is not None:
             self._profile.append((func_name, pc, self.module.func_table[index].name,
                                   self.module.func_table[index].kind,
                                   time.perf_counter() - start, values))
-        if self._instrument is not None:
-            self._instrument(func_name, pc, False, *values)
+        if instrument is not None:
+            instrument(func, symbol, False, result, *values)
         return result
 
     def __repr__(self):
@@ -279,4 +293,4 @@ def _convert(value):
 
 _CALL, _RET, _GOTO, _IF = "call", "ret", "goto", "if"
 
-__all__ = ["VirtualMachine"]
+__all__ = ["VirtualMachine", "VMInstrumentReturnKind"]
