@@ -111,6 +111,12 @@ class Expr(RelayExpr):
 
         return relax_text(self)
 
+    def script(self, *args, **kwargs) -> str:
+        """TVMScript text of this expression (TVM's layout: free variables declared first)."""
+        from irlab.script.printer import script
+
+        return script(self, **kwargs)
+
     __hash__ = object.__hash__
 
 
@@ -341,6 +347,12 @@ class Binding(Node):
     span: object
     var: object
 
+    def script(self, *args, **kwargs) -> str:
+        """TVMScript text of this binding."""
+        from irlab.script.printer import script
+
+        return script(self, **kwargs)
+
 
 class VarBinding(Binding):
     """``var = value``."""
@@ -392,6 +404,12 @@ class BindingBlock(Node):
         from irlab.relax.text import relax_text
 
         return relax_text(self)
+
+    def script(self, *args, **kwargs) -> str:
+        """TVMScript text of this block."""
+        from irlab.script.printer import script
+
+        return script(self, **kwargs)
 
 
 class DataflowBlock(BindingBlock):
@@ -466,12 +484,6 @@ class Function(Expr):
         from irlab.relax.transform.bind_params import bind_params
 
         return bind_params(self, binding)
-
-    def script(self, *args, **kwargs) -> str:
-        """TVMScript text of this function (``@R.function``, TVM's layout)."""
-        from irlab.script.printer import script
-
-        return script(self, **kwargs)
 
 
 def _copy_sinfo(old, new):

@@ -49,6 +49,12 @@ class StructInfo(Node):
     def __repr__(self):
         return struct_info_text(self)
 
+    def script(self, *args, **kwargs) -> str:
+        """TVMScript text (``R.Tensor((n, 4), dtype="float32")``, symbolic dims declared)."""
+        from irlab.script.printer import script
+
+        return script(self, **kwargs)
+
     def same_as(self, other) -> bool:
         return self is other
 

@@ -72,6 +72,7 @@ class ModuleContext:
     global_vars: dict  # name -> GlobalVar, one per function of the class
     signatures: dict = field(default_factory=dict)  # GlobalVar -> a dialect's signature
     functions: dict = field(default_factory=dict)  # GlobalVar -> function already parsed
+    scratch: dict = field(default_factory=dict)  # what a dialect computes once per module
 
     @property
     def namespace(self) -> ModuleNamespace:

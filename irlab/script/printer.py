@@ -41,7 +41,8 @@ def script(node, *args, show_meta=False, **kwargs) -> str:
     if printer is not None:
         options = dialect.PrintOptions(show_meta)
         lines, headers = printer.print_lines(node, None, None, options)
-        return "\n".join(_header_lines(headers) + [""] + lines + _note(options)) + "\n"
+        head = _header_lines(headers) + [""] if headers else []
+        return "\n".join(head + lines + _note(options)) + "\n"
     return print_prim_func(node)
 
 
@@ -50,12 +51,13 @@ def print_prim_func(func, name=None) -> str:
 
 
 def print_module(mod, show_meta=False, **_) -> str:
-    """The module as an ``@I.ir_module`` class, functions sorted by name as TVM prints them;
-    PrimFuncs print here, other functions by their dialect's registered printer."""
+    """The module as an ``@I.ir_module`` class in TVM's order (PrimFuncs, then external
+    functions, then Relax functions, each by name, ``main`` last); PrimFuncs print here, other
+    functions by their dialect's registered printer."""
     class_name = "Module"
     options = dialect.PrintOptions(show_meta)
-    body, headers = [], {HEADER_I}
-    for gv in mod.get_global_vars():
+    body, headers, after_def = [], {HEADER_I}, False
+    for gv in sorted(mod.get_global_vars(), key=lambda gv: _print_order(gv, mod[gv])):
         func = mod[gv]
         if type(func).__name__ == "PrimFunc":
             headers.add(HEADER_T)
@@ -66,11 +68,19 @@ def print_module(mod, show_meta=False, **_) -> str:
                 continue
             lines, used = printer.print_lines(func, gv.name_hint, class_name, options)
             headers.update(used)
-        if body:
+        if after_def:  # a blank line after each function definition (none after `f = ...`)
             body.append("")
+        after_def = lines[0].startswith("@")
         body.extend("    " + ln if ln else "" for ln in lines)
     out = _header_lines(headers) + ["", "@I.ir_module", f"class {class_name}:"]
     return "\n".join(out + (body or ["    pass"]) + _note(options)) + "\n"
+
+
+def _print_order(gv, func) -> tuple:
+    """TVM's order of a module's functions (src/script/printer/ir/ir.cc)."""
+    kind = type(func).__name__
+    rank = 1000 if gv.name_hint == "main" else {"PrimFunc": 1, "ExternFunc": 2}.get(kind, 3)
+    return rank, gv.name_hint
 
 
 def _note(options) -> list:

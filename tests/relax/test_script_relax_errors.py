@@ -95,3 +95,36 @@ def test_symbolic_var_redeclared_with_another_dtype():
 def test_class_attribute_that_is_not_a_function():
     with pytest.raises(ParseError, match=r"<script>:4:.*may only hold functions"):
         from_source("@I.ir_module\nclass Module:\n    '''doc'''\n    x = 3\n")
+
+
+@pytest.mark.parametrize("annotation, words", [
+    ('R.Tensor((2, 3), "float32", ndim=3)', "ndim=3 disagrees with the 2 dims"),
+    ('R.Tensor(dtype="float32", ndim=-2)', "ndim must be an int >= 0, or -1"),
+    ('R.Tensor(dtype="float32", ndim="1")', "ndim must be an int"),
+    ('R.Tensor(("m + 1", "m * 2"), "float32")', "symbolic variable m is not defined"),
+])
+def test_bad_struct_info_annotations(annotation, words):
+    with pytest.raises(ParseError, match=r"<script>:2:") as info:
+        from_source(f"@R.function\ndef f(x: {annotation}):\n    return x\n")
+    assert words in str(info.value)
+
+
+def test_signature_dims_may_compute_over_a_later_parameter_dim():
+    f = from_source('@R.function\ndef f(x: R.Tensor(("m + 1",), "float32"), '
+                    'y: R.Tensor(("m",), "float32")):\n    return x\n')
+    (dim,) = f.params[0].struct_info.dims
+    assert dim.a is f.params[1].struct_info.dims[0]
+
+
+def test_private_function_with_a_global_symbol():
+    text = ('@R.function(private=True)\ndef f(x: R.Tensor((), "int32")):\n'
+            '    R.func_attr({"global_symbol": "f"})\n    return x\n')
+    with pytest.raises(ParseError, match=r"<script>:2:.*private: it cannot have a global_symbol"):
+        from_source(text)
+
+
+def test_undefined_computed_dim_in_a_decorated_function():
+    with pytest.raises(ParseError, match="symbolic variable m is not defined"):
+        @R.function
+        def f(x: R.Tensor(("m + 1", "m * 2"), "float32")):
+            return x

@@ -86,7 +86,7 @@ def test_each_pipeline_stage_prints_and_parses_back(name, mod):
 def test_lowered_text_shows_vm_builtins_and_dps_calls():
     text = STAGES[-1][1].script()
     assert 'R.call_builtin_with_ctx("vm.builtin.alloc_shape_heap", ' in text
-    assert "R.builtin.alloc_tensor(" in text
+    assert "alloc_tensor(" in text  # R.builtin.alloc_tensor or planned R.vm.alloc_tensor
     assert "cls.fused_matmul_relu_scale(x, w1, alloc" in text  # a PrimFunc called in DPS
 
 

@@ -500,3 +500,75 @@ def test_python_operators_on_values_and_dims():
     assert isinstance(branch.blocks[0].bindings[0], relax.MatchCast)
     assert_structural_equal(from_source(f.script()), f)
 
+
+
+def test_relax_nodes_print_alone_as_tvm_does():
+    x = tir.Var("x", "int64")
+    a = relax.Var("a", relax.TensorStructInfo([1, x, 3], "float32"))
+    b = relax.Var("b", relax.TensorStructInfo([1, 5, 3], "float32"))
+    assert relax.ShapeStructInfo([1, x, 3]).script() == "x = T.int64()\nR.Shape([1, x, 3])\n"
+    assert relax.ObjectStructInfo().script() == "R.Object\n"
+    assert relax.TupleGetItem(relax.Tuple([a, b]), 1).script() == (
+        'x = T.int64()\na: R.Tensor((1, x, 3), dtype="float32")\n'
+        'b: R.Tensor((1, 5, 3), dtype="float32")\n(a, b)[1]\n')
+    assert relax.MatchCast(b, a, b.struct_info).script().endswith(
+        'b: R.Tensor((1, 5, 3), dtype="float32") = R.match_cast(a, '
+        'R.Tensor((1, 5, 3), dtype="float32"))\n')
+    c = relax.DataflowVar("c", a.struct_info)
+    block = relax.DataflowBlock([relax.VarBinding(c, relax.op.sin(a)),
+                                 relax.VarBinding(b, relax.op.sin(c))])
+    assert block.script().endswith('with R.dataflow():\n'
+                                   '    c: R.Tensor((1, x, 3), dtype="float32") = R.sin(a)\n'
+                                   '    b: R.Tensor((1, 5, 3), dtype="float32") = R.sin(c)\n'
+                                   '    R.output(b)\n')
+    assert relax.PrimValue(1).script() == "R.prim_value(1)\n"
+
+
+def test_module_order_prim_funcs_extern_funcs_relax_functions_main_last():
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor((2,), "float32")):
+            return x
+
+        @R.function(private=True)
+        def a_helper(x: R.Tensor((2,), "float32")):
+            return x
+
+        zz_ext = R.ExternFunc("zz_ext")
+
+        @T.prim_func
+        def z_prim(A: T.Buffer((2,), "float32")):
+            T.evaluate(0)
+
+    text = round_trip(Mod)
+    order = [text.index(s) for s in ("def z_prim", "zz_ext = R.ExternFunc", "def a_helper",
+                                     "def main")]
+    assert order == sorted(order)
+    assert '    zz_ext = R.ExternFunc("zz_ext")\n    @R.function(private=True)\n' in text
+
+
+def test_local_function():
+    @I.ir_module
+    class Mod:
+        @R.function
+        def main(x: R.Tensor((), "int32")) -> R.Tensor((), "int32"):
+            @R.function
+            def nested(y: R.Tensor((), "int32")) -> R.Tensor((), "int32"):
+                return R.add(y, x)
+
+            z = nested(x)
+            return z
+
+    binding = Mod["main"].body.blocks[0].bindings[0]
+    assert isinstance(binding.value, relax.Function)
+    assert "global_symbol" not in (binding.value.attrs.as_dict() if binding.value.attrs else {})
+    text = round_trip(Mod)
+    assert '''        # from tvm.script import relax as R
+
+        @R.function
+        def nested(y: R.Tensor((), dtype="int32")) -> R.Tensor((), dtype="int32"):
+            gv: R.Tensor((), dtype="int32") = R.add(y, x)
+            return gv
+
+        z: R.Tensor((), dtype="int32") = nested(x)''' in text

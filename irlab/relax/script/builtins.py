@@ -57,8 +57,16 @@ def _dim(value):
             tree = ast.parse(value, mode="eval")
         except SyntaxError:
             raise IrlabError(f"shape dimension {value!r} is not an expression") from None
+        table = _SYMBOLS.get()
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        env = {name: _symbolic(name) for name in names}
+        if table is None:  # evaluated by Python itself (an annotation at `def` time)
+            table = {name: _tir.Var(name, "int64") for name in names}
+        missing = sorted(names - set(table))
+        if missing:  # a computed dim cannot define a variable (as TVM: no solving for it)
+            raise IrlabError(f"shape dimension {value!r}: symbolic variable {missing[0]} is "
+                             f"not defined (a dimension written alone, \"{missing[0]}\", "
+                             f"defines it)")
+        env = {name: table[name] for name in names}
         return eval(compile(tree, "<dim>", "eval"), {"T": _tir}, env)  # noqa: S307
     if isinstance(value, bool) or not isinstance(value, (int, _tir.PrimExpr)):
         raise IrlabError(f"a shape dimension must be an int, a PrimExpr or a symbolic "
@@ -79,10 +87,18 @@ def _dtype(dtype):
 
 
 # -- struct info ----------------------------------------------------------------------------
+def _check_ndim(ndim, shape=None):
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or ndim < -1:
+        raise IrlabError(f"ndim must be an int >= 0, or -1 for an unknown rank; got {ndim!r}")
+    if shape is not None and ndim not in (-1, len(shape)):
+        raise IrlabError(f"ndim={ndim} disagrees with the {len(shape)} dims of {tuple(shape)}")
+
+
 def Tensor(shape=None, dtype=None, ndim: int = -1):  # noqa: N802 (TVM's name)
     """``R.Tensor((n, 4), "float32")``, ``R.Tensor(dtype="float32", ndim=2)``, ``R.Tensor``."""
     if isinstance(shape, str) and dtype is None:
         shape, dtype = None, shape
+    _check_ndim(ndim, shape if isinstance(shape, (tuple, list)) else None)
     if shape is None:
         return _relax.TensorStructInfo(None, dtype=_dtype(dtype), ndim=ndim)
     if isinstance(shape, _relax.Expr):  # a shape-valued expression (a Var of R.Shape)
@@ -95,6 +111,7 @@ def Tensor(shape=None, dtype=None, ndim: int = -1):  # noqa: N802 (TVM's name)
 
 def Shape(values=None, ndim: int = -1):  # noqa: N802
     """``R.Shape([n, 4])`` or ``R.Shape(ndim=2)``."""
+    _check_ndim(ndim, values)
     if values is None:
         return _relax.ShapeStructInfo(ndim=ndim)
     return _relax.ShapeStructInfo([_dim(d) for d in values])

@@ -69,7 +69,7 @@ class FunctionParser:
         self.module_names = ctx.names()
         self.scopes: list[dict] = [{}]
         self.symbols: dict = {}  # name -> tir.Var: the function's symbolic dims
-        self.bb = _relax.BlockBuilder(_signature_module(ctx))
+        self.bb = None  # the builder of the body (parse); a signature needs none
         self.attrs: dict = {}
         self.block_locals: dict = {}  # name -> line of a dataflow block keeping it inside
 
@@ -100,8 +100,20 @@ class FunctionParser:
         self.scopes[-1][name] = value
 
     # -- the function -----------------------------------------------------------------------
+    def declare_signature_symbols(self):
+        """Define the symbolic dims a parameter names alone (``R.Tensor(("n", "m + 1"))``
+        defines ``n``) before any is evaluated, so one may compute over a later one."""
+        for arg in self.node.args.args:
+            for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
+                if isinstance(node, (ast.Tuple, ast.List)):
+                    for elt in node.elts:
+                        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and \
+                                elt.value.isidentifier() and elt.value not in self.symbols:
+                            self.symbols[elt.value] = _tir.Var(elt.value, "int64")
+
     def signature(self):
         """The FuncStructInfo of the function (for calls from other functions)."""
+        self.declare_signature_symbols()
         with R.symbol_table(self.symbols):
             params = [self.param_sinfo(arg) for arg in self.node.args.args]
             ret = self.ret_sinfo()
@@ -128,6 +140,8 @@ class FunctionParser:
         node = self.node
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             self.fail(node, "an @R.function takes plain positional parameters")
+        self.declare_signature_symbols()
+        self.bb = _relax.BlockBuilder(_signature_module(self.ctx))
         with R.symbol_table(self.symbols):
             ret = self.ret_sinfo()
             params = []
@@ -141,6 +155,9 @@ class FunctionParser:
             finally:
                 blocks = self.bb.end_scope()
         attrs = dict(self.attrs)
+        if self.private and "global_symbol" in attrs:
+            self.fail(node, f"function {node.name} is private: it cannot have a global_symbol "
+                            f"(drop one of them)")
         if not self.private:
             attrs.setdefault("global_symbol", node.name)
         if ret is not None and ret.is_base_of(body.struct_info):
@@ -190,6 +207,8 @@ class FunctionParser:
             return self.assign(st.target.id, st.annotation, st.value, st, outputs)
         if isinstance(st, ast.Expr):
             return self.expr_stmt(st, outputs)
+        if isinstance(st, ast.FunctionDef):
+            return self.local_function(st, outputs)
         if isinstance(st, ast.If):
             if outputs is not None:
                 self.fail(st, "no `if` inside a dataflow block (it is control flow)")
@@ -243,6 +262,21 @@ class FunctionParser:
             if name not in local:
                 self.fail(st, f"R.output({name}): {name} is not bound in this dataflow block")
             self.bind(name, local[name])
+
+    def local_function(self, st, outputs):
+        """``@R.function def g(...)`` inside a function: ``g`` is bound to a Relax function
+        that may use the enclosing function's variables."""
+        decorators = [self.eval(d) for d in st.decorator_list]
+        decorator = decorators[0] if len(decorators) == 1 else None
+        if decorator is R.function:
+            decorator = R.FunctionDecorator()
+        if not isinstance(decorator, R.FunctionDecorator):
+            self.fail(st, "a function inside an @R.function is itself an @R.function")
+        inner = FunctionParser(DeferredRelaxFunction(st, self.source, decorator.pure, True),
+                               self.ctx)
+        inner.scopes = [{k: v for scope in self.scopes for k, v in scope.items()}, {}]
+        inner.symbols.update(self.symbols)
+        self.bind_value(st.name, None, inner.parse(), st, st, outputs)
 
     def if_stmt(self, st):
         """``if c: ...; v = a  else: ...; v = b`` binds ``v`` to ``relax.If`` of both branches
@@ -497,7 +531,10 @@ def _signature_module(ctx) -> IRModule:
     """The module's PrimFuncs and stand-ins with the declared signatures of its Relax
     functions, so the BlockBuilder deduces what ``cls.f(x)`` returns before ``f`` is parsed
     (``f`` may be the function being parsed: a recursive call)."""
-    mod = IRModule(dict(ctx.functions))
+    cached = ctx.scratch.get("relax.signature_module")
+    if cached is not None:
+        return cached
+    mod = ctx.scratch["relax.signature_module"] = IRModule(dict(ctx.functions))
     for gv, sinfo in ctx.signatures.items():
         params = [_relax.Var(f"p{k}", p) for k, p in enumerate(sinfo.params)]
         mod[gv] = _relax.Function(params, _relax.Var("ret", sinfo.ret), sinfo.ret, sinfo.purity)

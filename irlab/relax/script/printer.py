@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from irlab import relax as _relax
+from irlab.relax.analysis import free_vars
 from irlab.relax.expr_functor import ExprVisitor
 from irlab.ir.attrs import Attrs, DictAttrs
 from irlab.ir.expr import GlobalVar
@@ -34,13 +35,44 @@ INLINE_CONSTANT = 16  # elements of the biggest constant printed in full by defa
 
 
 def print_function(func, name=None, class_name=None, options=None):
-    """(lines, header lines) of ``func`` as an ``@R.function`` (in class ``class_name``)."""
-    if isinstance(func, _relax.ExternFunc):
+    """(lines, header lines) of ``func`` as an ``@R.function`` (in class ``class_name``);
+    any other Relax node (an expression, a binding, a block, a struct info) prints as TVM
+    prints it alone: its free variables declared first, no header."""
+    if isinstance(func, _relax.ExternFunc) and name is not None:
         return [f"{name} = R.ExternFunc({json.dumps(func.global_symbol)})"], {HEADER_R}
+    if not isinstance(func, _relax.Function):
+        return print_node(func, options), set()
     printer = FunctionPrinter(class_name, options)
     lines = printer.function(func, name or _default_name(func))
     headers = {HEADER_R} | ({HEADER_T} if printer.uses_tir else set())
     return lines, headers
+
+
+def print_node(node, options=None) -> list:
+    """The lines of a Relax node other than a function."""
+    printer = FunctionPrinter(None, options)
+    printer.used_vars = set()
+    if isinstance(node, _relax.StructInfo):
+        return printer.head + [printer.sinfo(node)]  # sinfo() declares the dims first
+    if isinstance(node, _relax.Binding):
+        scope = _relax.SeqExpr([_relax.BindingBlock([node])], node.var)
+    elif isinstance(node, _relax.BindingBlock):
+        scope = _relax.SeqExpr([node], _relax.Tuple([]))
+    else:
+        scope = node
+    for var in free_vars(scope):
+        sinfo = printer.sinfo(var.struct_info)
+        printer.head.append(f"{printer.define(var, var.name_hint)}: {sinfo}")
+    if isinstance(node, _relax.Binding):
+        body = printer.binding(node)
+    elif isinstance(node, _relax.BindingBlock):
+        body = printer.block(node)
+    elif isinstance(node, _relax.SeqExpr):
+        body = [ln for block in node.blocks for ln in printer.block(block)]
+        body.append(printer.expr(node.body))
+    else:
+        body = [printer.expr(node)]
+    return printer.head + body
 
 
 def _default_name(func) -> str:
@@ -70,6 +102,7 @@ class FunctionPrinter:
         self.signature_vars: set | None = None  # ids of symbolic vars the signature defines
         self.cls_alias = False
         self.uses_tir = False
+        self.nested = False  # a function bound inside another (printed as a local def)
 
     # -- naming -----------------------------------------------------------------------------
     def define(self, obj, hint) -> str:
@@ -111,13 +144,13 @@ class FunctionPrinter:
         options = []
         if not func.is_pure:
             options.append("pure=False")
-        if self.class_name is not None and "global_symbol" not in (
+        if not self.nested and "global_symbol" not in (
                 func.attrs.as_dict() if func.attrs is not None else {}):
             options.append("private=True")
         decorator = "@R.function" + (f"({', '.join(options)})" if options else "")
         body = self.seq_body(func.body)
         return [decorator, f"def {name}({', '.join(params)}){ret_text}:"] + \
-            ["    " + line for line in self.head + body]
+            _indent(self.head + body)
 
     def seq_body(self, seq) -> list:
         """The statements of a function body: its blocks, then ``return``."""
@@ -134,7 +167,7 @@ class FunctionPrinter:
             return [line for b in block.bindings for line in self.binding(b)]
         lines = ["with R.dataflow():"]
         for b in block.bindings:
-            lines.extend("    " + line for line in self.binding(b))
+            lines.extend(_indent(self.binding(b)))
         outputs = [self.names[id(b.var)] for b in block.bindings
                    if not isinstance(b.var, _relax.DataflowVar)]
         lines.append(f"    R.output({', '.join(outputs)})")
@@ -148,12 +181,24 @@ class FunctionPrinter:
             return [f"{self.define(b.var, b.var.name_hint)}: {ann} = {rhs}"]
         if isinstance(value, _relax.If):
             return self.if_binding(b)
+        if isinstance(value, _relax.Function):
+            return self.local_function(b)
         rhs = self.expr(value)
         sinfo = b.var.struct_info
         if _is_void(sinfo) and _is_void(value.struct_info_) and id(b.var) not in self.used_vars:
             return [rhs]  # a statement: its value is nothing and nobody reads it
         ann = "" if self.hide_annotation(value, sinfo) else f": {self.sinfo(sinfo)}"
         return [f"{self.define(b.var, b.var.name_hint)}{ann} = {rhs}"]
+
+    def local_function(self, b) -> list:
+        """A function bound inside another prints as a local ``@R.function`` def (TVM's
+        layout: its own header comment, blank lines around it)."""
+        inner = FunctionPrinter(self.class_name, self.options)
+        inner.names, inner.used, inner.suffix = self.names, self.used, self.suffix
+        inner.nested = True
+        lines = inner.function(b.value, self.define(b.var, b.var.name_hint))
+        self.uses_tir |= inner.uses_tir
+        return [HEADER_R, ""] + lines + [""]
 
     def if_binding(self, b) -> list:
         """``if c:`` / ``else:``, each branch's statements ending with ``v: sinfo = value``."""
@@ -167,7 +212,7 @@ class FunctionPrinter:
         for k, (body, value) in enumerate(branches):
             if k:
                 lines.append("else:")
-            lines.extend("    " + line for line in body + [last + value])
+            lines.extend(_indent(body + [last + value]))
         return lines
 
     @staticmethod
@@ -388,6 +433,10 @@ def _attr_items(attrs) -> list:
     if isinstance(attrs, Attrs):
         return [(k, v) for k, v in attrs.field_values().items() if k != "span"]
     raise TypeError(f"the Relax printer cannot print attrs {type(attrs).__name__}")
+
+
+def _indent(lines) -> list:
+    return ["    " + line if line else "" for line in lines]
 
 
 def _is_void(sinfo) -> bool:
