@@ -21,7 +21,7 @@ import numpy as np
 
 from irlab.widgets.picture import StaticPicture, esc, titled
 
-DEFAULT_DIM = 4  # the value a symbolic dimension starts with
+from irlab.relax.testing.random_inputs import DEFAULT_DIM
 
 
 def entry_function(mod) -> str:
@@ -35,23 +35,6 @@ def entry_function(mod) -> str:
 
         raise IrlabError("the module has no Relax function to run")
     return sorted(names)[0]
-
-
-def _dim_value(dim, env) -> int:
-    """A shape dimension (a TIR expression over symbolic vars) evaluated under ``env``."""
-    from irlab.arith import Analyzer
-    from irlab.tir import expr as tir_expr
-    from irlab.tir.functor import substitute
-
-    if isinstance(dim, tir_expr.IntImm):
-        return int(dim.value)
-    value = Analyzer().simplify(substitute(dim, {v: tir_expr.IntImm(v.dtype, n)
-                                                 for v, n in env.items()}))
-    if not isinstance(value, tir_expr.IntImm):
-        from irlab.errors import IrlabError
-
-        raise IrlabError(f"dimension {dim} is not known from the numbers given")
-    return int(value.value)
 
 
 def _parse_shape(text, env_by_name) -> tuple:
@@ -70,19 +53,11 @@ def _parse_shape(text, env_by_name) -> tuple:
     return tuple(dims)
 
 
-def _random(shape, dtype, rng):
-    if "float" in dtype:
-        return rng.standard_normal(shape).astype(dtype)
-    if dtype == "bool":
-        return rng.integers(0, 2, shape).astype(bool)
-    return rng.integers(0, 4, shape).astype(dtype)
-
-
 class RelaxRunPanel(StaticPicture, widgets.VBox):
     """Run ``build`` (a ``RelaxBuild``) for chosen shapes; see the module docstring."""
 
     def __init__(self, build, func_name=None, *, seed=0, tol=1e-4, run=False, **kwargs):
-        from irlab.relax.expr import symbolic_vars
+        from irlab.relax.testing.random_inputs import symbolic_dims
 
         self.build = build
         self.func_name = func_name or entry_function(build.input)
@@ -91,11 +66,7 @@ class RelaxRunPanel(StaticPicture, widgets.VBox):
         self.outputs: list = []
         func = build.input[self.func_name]
         self._params = list(func.params)
-        self._vars = []
-        for param in self._params:
-            for var in symbolic_vars(param.struct_info):
-                if var.name_hint not in [v.name_hint for v in self._vars]:
-                    self._vars.append(var)
+        self._vars = symbolic_dims(func)
         self.dim_boxes = {v.name_hint: widgets.BoundedIntText(
             value=DEFAULT_DIM, min=0, max=1 << 20, description=v.name_hint,
             layout=widgets.Layout(width="150px")) for v in self._vars}
@@ -118,21 +89,16 @@ class RelaxRunPanel(StaticPicture, widgets.VBox):
     # -- running --------------------------------------------------------------------------------
     def inputs(self, **dims) -> list:
         """Random inputs for the dims given (others from the boxes), as numpy arrays."""
-        env_names = {name: box.value for name, box in self.dim_boxes.items()}
-        env_names.update(dims)
-        env = {v: int(env_names[v.name_hint]) for v in self._vars}
+        from irlab.relax.testing.random_inputs import parameter_shape, random_array
+
+        values = {name: box.value for name, box in self.dim_boxes.items()}
+        values.update(dims)
+        shapes = {name: _parse_shape(box.value, values)
+                  for name, box in self.shape_boxes.items()}
         rng = np.random.default_rng(self.seed)
-        arrays = []
-        for param in self._params:
-            sinfo = param.struct_info
-            dims_ = getattr(sinfo, "dims", None)
-            if dims_ is not None:
-                shape = tuple(_dim_value(d, env) for d in dims_)
-            else:
-                shape = _parse_shape(self.shape_boxes[param.name_hint].value, env_names)
-            arrays.append(_random(shape, getattr(sinfo, "dtype", "float32") or "float32",
-                                  rng))
-        return arrays
+        return [random_array(parameter_shape(p, values, shapes),
+                             getattr(p.struct_info, "dtype", "") or "float32", rng)
+                for p in self._params]
 
     def run(self, **dims) -> list:
         """Run the VM on random inputs of the shapes ``dims`` give; the outputs (numpy)."""

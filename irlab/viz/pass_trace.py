@@ -292,9 +292,56 @@ class PassTrace:
 
 
     def _check_relax_numerics(self, inputs, seed, rtol, atol):
-        """Relax steps are not checked yet (the VM runs lowered modules only; the reference
-        evaluator does not run VM builtins): every step's error stays unknown."""
-        return None
+        """Numerics of a Relax run: the reference evaluator (``relax.testing.evaluate``) runs
+        the entry function of each step's module on the same inputs (symbolic dims
+        ``DEFAULT_DIM``). A module it cannot run (one lowered to VM builtins) keeps an unknown
+        error (None) and is neither a culprit nor a witness."""
+        from irlab.relax.testing import evaluate
+        from irlab.relax.testing.random_inputs import random_inputs
+
+        entry = relax_entry(self.input)
+        if inputs is None:
+            inputs = random_inputs(self.input[entry], seed=seed)
+        reference = _flat(evaluate(self.input, inputs, entry))
+        results = {_module_key(self.input): ((0.0, 0.0), True)}
+
+        def check(module):
+            key = _module_key(module)
+            if key not in results:
+                try:
+                    got = _flat(evaluate(module, inputs, entry))
+                except Exception:  # noqa: BLE001 - e.g. VM builtins: not checkable here
+                    results[key] = ((None, None), None)
+                else:
+                    results[key] = (_errors(reference, got),
+                                    _close(reference, got, rtol, atol))
+            return results[key]
+
+        culprits = []
+        for step in self.steps[1:]:
+            source = step.module
+            if not step.changed and step.before is not None:
+                source = step.before
+            (step.abs_error, step.error), good = check(source)
+            if good is False and (step.before is None or check(step.before)[1] is True):
+                culprits.append(step.index)
+        self.steps[0].error = self.steps[0].abs_error = 0.0
+        culprits = [i for i in culprits if not any(self.is_ancestor(i, j) for j in culprits)]
+        return self.steps[culprits[0]] if culprits else None
+
+
+def relax_entry(mod) -> str:
+    """``main``, else the first (by name) Relax function of ``mod``."""
+    from irlab.relax.expr import Function
+
+    names = sorted(gv.name_hint for gv, f in mod.functions.items() if isinstance(f, Function))
+    return "main" if "main" in names else names[0]
+
+
+def _flat(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _flat(v)]
+    return [np.asarray(value)]
 
 
 def _module_key(module) -> tuple:

@@ -165,3 +165,38 @@ def _add(a, value):
     from irlab import topi
 
     return topi.add(a, value)
+
+
+@I.ir_module
+class Square:
+    @R.function
+    def main(x: R.Tensor(("n", 3), "float32")):
+        with R.dataflow():
+            out = R.multiply(x, x)
+            R.output(out)
+        return out
+
+
+@I.ir_module
+class Cube:  # what a wrong rewrite of Square might produce
+    @R.function
+    def main(x: R.Tensor(("n", 3), "float32")):
+        with R.dataflow():
+            lv = R.multiply(x, x)
+            out = R.multiply(lv, x)
+            R.output(out)
+        return out
+
+
+def test_relax_numerics_find_the_wrong_pass():
+    from irlab import transform
+
+    @transform.module_pass(opt_level=0, name="WrongRewrite")
+    def wrong(mod, ctx):
+        return Cube
+
+    trace = PassTrace(Square, [relax.transform.LegalizeOps(), wrong,
+                               relax.transform.LegalizeOps()])
+    bad = trace.check_numerics()
+    assert bad is not None and bad.name == "WrongRewrite"
+    assert trace.steps[1].abs_error == 0.0 and trace.steps[2].abs_error > 0
