@@ -181,10 +181,12 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
         """Run the interpreter after every step on the same inputs (random ones from ``seed``
         unless given) and mark the first step whose results differ from the input program's.
         Returns that step (or None). For a Relax module the reference evaluator runs each
-        step; steps lowered to VM builtins are not checked (the status counts them)."""
+        step; steps it cannot run (lowered to VM builtins, or with a kernel that does not
+        build) are not checked (the status counts them)."""
         first = self.trace.check_numerics(inputs=inputs, seed=seed, rtol=rtol, atol=atol)
         unchecked = sum(s.abs_error is None for s in self.trace.steps)
-        note = f" ({unchecked} steps lowered to VM builtins not checked)" if unchecked else ""
+        note = f" ({unchecked} steps the reference evaluator cannot run were not checked)" \
+            if unchecked else ""
         with self.hold_trait_notifications():
             self.steps = self.data.step_rows()
             self.first_bad = first.index if first is not None else -1

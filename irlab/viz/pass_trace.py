@@ -294,8 +294,8 @@ class PassTrace:
     def _check_relax_numerics(self, inputs, seed, rtol, atol):
         """Numerics of a Relax run: the reference evaluator (``relax.testing.evaluate``) runs
         the entry function of each step's module on the same inputs (symbolic dims
-        ``DEFAULT_DIM``). A module it cannot run (one lowered to VM builtins) keeps an unknown
-        error (None) and is neither a culprit nor a witness."""
+        ``DEFAULT_DIM``). A module it cannot run (lowered to VM builtins, or with a kernel
+        that does not build) keeps an unknown error (None): neither a culprit nor a witness."""
         from irlab.relax.testing import evaluate
         from irlab.relax.testing.random_inputs import random_inputs
 
@@ -310,7 +310,7 @@ class PassTrace:
             if key not in results:
                 try:
                     got = _flat(evaluate(module, inputs, entry))
-                except Exception:  # noqa: BLE001 - e.g. VM builtins: not checkable here
+                except Exception:  # noqa: BLE001 - VM builtins, a kernel that fails to build
                     results[key] = ((None, None), None)
                 else:
                     results[key] = (_errors(reference, got),

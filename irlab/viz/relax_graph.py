@@ -15,8 +15,8 @@ The picture is the one seed 001 draws for Relax (section 0x1.4):
   callee: a PrimFunc of the same IRModule is a node (kind ``prim_func``,
   ``T.prim_func tir_exp_func``); for modules with few PrimFuncs it sits in a cluster of kind
   ``prim_func`` with its TIR graph (buffers, blocks, loops; see ``tir_graph``), so one can
-  open the low level from the high level (a collapsed cluster is one node). A Relax function called by another one is a cluster of kind
-  ``function`` (FuseOps' ``Primitive`` functions).
+  open the low level from the high level (a collapsed cluster is one node). A Relax function
+  called by another one is a cluster of kind ``function`` (FuseOps' ``Primitive`` functions).
 
 Node ids are kept across passes by structure (passes rebuild most nodes): a binding by its
 function and variable name (and rank among the variables of that name), a PrimFunc by its
