@@ -8,8 +8,9 @@ of ``irlab.script.dialect``: its parser and printer live in ``irlab.relax.script
 
 from irlab.script import tir_builtins as tir
 from irlab.script import ir_builtins as ir
+from irlab.script import relax  # a thin face: Relax itself loads on first use
 from irlab.script.parser import ir_module, from_source, parse
 from irlab.script.printer import print_prim_func, print_module, script
 
-__all__ = ["tir", "ir", "ir_module", "from_source", "parse", "print_prim_func", "print_module",
-           "script"]
+__all__ = ["tir", "ir", "relax", "ir_module", "from_source", "parse", "print_prim_func",
+           "print_module", "script"]

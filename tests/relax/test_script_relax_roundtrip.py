@@ -572,3 +572,17 @@ def test_local_function():
             return gv
 
         z: R.Tensor((), dtype="int32") = nested(x)''' in text
+
+
+def test_prim_value_parameter_defines_its_dim_and_extern_func_binding():
+    @R.function(pure=False)
+    def f(s: R.Prim(value="m"), x: R.Tensor(("m * 2",), "float32")):
+        ext = R.ExternFunc("ext")
+        y = R.call_dps_packed(ext, (x,), out_sinfo=R.Tensor(("m * 2",), "float32"))
+        return y
+
+    m = f.params[0].struct_info.value
+    assert f.params[1].struct_info.dims[0].a is m
+    text = f.script()
+    assert "ext: R.Callable = R.ExternFunc(\"ext\")" in text
+    assert_structural_equal(from_source(text), f)

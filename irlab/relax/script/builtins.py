@@ -135,13 +135,15 @@ def Prim(dtype=None, value=None):  # noqa: N802
     return _relax.PrimStructInfo(_dtype(dtype) or "int64")
 
 
-def Callable(params=None, ret=None, purity=True):  # noqa: N802
-    """``R.Callable((R.Tensor(...),), R.Tensor(...))``."""
+def Callable(params=None, ret=None, purity=None):  # noqa: N802
+    """``R.Callable((R.Tensor(...),), R.Tensor(...))``; ``R.Callable`` alone is an opaque,
+    impure function (a packed one), as TVM prints it."""
     ret = _relax.ObjectStructInfo() if ret is None else as_struct_info(ret)
     if params is None:
-        return _relax.FuncStructInfo.opaque_func(ret=ret, purity=purity)
+        return _relax.FuncStructInfo.opaque_func(ret=ret, purity=bool(purity))
     params = params if isinstance(params, (list, tuple)) else [params]
-    return _relax.FuncStructInfo([as_struct_info(p) for p in params], ret, purity)
+    return _relax.FuncStructInfo([as_struct_info(p) for p in params], ret,
+                                 True if purity is None else purity)
 
 
 _BARE_STRUCT_INFO = (Tensor, Shape, Tuple, Object, Prim, Callable)
@@ -287,7 +289,6 @@ class Marker:
 dataflow = Marker("dataflow")
 output = Marker("output")
 func_attr = Marker("func_attr")
-MARKERS = (dataflow, output, func_attr)
 
 
 # -- @R.function ----------------------------------------------------------------------------

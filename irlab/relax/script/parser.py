@@ -105,11 +105,16 @@ class FunctionParser:
         defines ``n``) before any is evaluated, so one may compute over a later one."""
         for arg in self.node.args.args:
             for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
-                if isinstance(node, (ast.Tuple, ast.List)):
-                    for elt in node.elts:
-                        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and \
-                                elt.value.isidentifier() and elt.value not in self.symbols:
-                            self.symbols[elt.value] = _tir.Var(elt.value, "int64")
+                if isinstance(node, (ast.Tuple, ast.List)):  # a shape
+                    names = node.elts
+                elif isinstance(node, ast.keyword) and node.arg == "value":  # R.Prim(value=)
+                    names = [node.value]
+                else:
+                    continue
+                for elt in names:
+                    if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and \
+                            elt.value.isidentifier() and elt.value not in self.symbols:
+                        self.symbols[elt.value] = _tir.Var(elt.value, "int64")
 
     def signature(self):
         """The FuncStructInfo of the function (for calls from other functions)."""
@@ -472,7 +477,7 @@ class FunctionParser:
         if isinstance(node, ast.Dict):
             return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
         if isinstance(node, ast.Subscript):
-            return self.eval(node.value)[self.eval(node.slice)]
+            return self.subscript(node)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             a, b = self.eval(node.left), self.eval(node.right)
             if isinstance(a, _relax.Expr) or isinstance(b, _relax.Expr):
@@ -496,6 +501,16 @@ class FunctionParser:
         if isinstance(node, ast.Call):
             return self.call(node)
         self.fail(node, f"unsupported expression {type(node).__name__} in an @R.function")
+
+    def subscript(self, node):
+        """``t[i]`` of a Relax tuple (a tuple literal of Relax values too) is a TupleGetItem;
+        anything else (a list: ``metadata[...][k]``) indexes as Python does."""
+        base, index = self.eval(node.value), self.eval(node.slice)
+        if isinstance(base, tuple) and any(isinstance(v, _relax.Expr) for v in base):
+            base = self.as_expr(base, node.value)
+        if isinstance(base, _relax.Tuple) and isinstance(index, int):
+            return _relax.TupleGetItem(base, index)
+        return base[index]
 
     def relax_op(self, table, op, a, b, node):
         """``x // y``, ``x < y``... of Relax values: the Relax op (``R.floor_divide``...)."""

@@ -134,7 +134,7 @@ class FunctionPrinter:
         self.signature_vars = set()
         ret = func.ret_struct_info
         ret_text = f" -> {self.sinfo(ret)}" if ret is not None else ""
-        params = [f"{self.define(p, p.name_hint)}: {self.sinfo(p.struct_info)}"
+        params = [self.define(p, p.name_hint) + self.annotation(p.struct_info_)
                   for p in func.params]
         self.signature_vars = None
         if attrs.get("global_symbol") == name:
@@ -184,10 +184,10 @@ class FunctionPrinter:
         if isinstance(value, _relax.Function):
             return self.local_function(b)
         rhs = self.expr(value)
-        sinfo = b.var.struct_info
+        sinfo = b.var.struct_info_
         if _is_void(sinfo) and _is_void(value.struct_info_) and id(b.var) not in self.used_vars:
             return [rhs]  # a statement: its value is nothing and nobody reads it
-        ann = "" if self.hide_annotation(value, sinfo) else f": {self.sinfo(sinfo)}"
+        ann = "" if self.hide_annotation(value, sinfo) else self.annotation(sinfo)
         return [f"{self.define(b.var, b.var.name_hint)}{ann} = {rhs}"]
 
     def local_function(self, b) -> list:
@@ -214,6 +214,11 @@ class FunctionPrinter:
                 lines.append("else:")
             lines.extend(_indent(body + [last + value]))
         return lines
+
+    def annotation(self, sinfo) -> str:
+        """``: R.Tensor(...)``, or nothing for a variable without struct info (not
+        normalized; the parser then asks for one)."""
+        return "" if sinfo is None else f": {self.sinfo(sinfo)}"
 
     @staticmethod
     def hide_annotation(value, sinfo) -> bool:
