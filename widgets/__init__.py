@@ -9,7 +9,9 @@
   (Relay, TIR from TE, scheduled and lowered TIR, LLVM IR, assembly), a loop linked across them.
 - ``RunPanel(factory_or_mod, params=None, inputs=None)``: run the built module, check it
   against the interpreter, latency and time per kernel node.
-- ``explore(mod_or_expr, params=None, ...)``: all of them as one app (``Explorer``).
+- ``explore(mod_or_expr, params=None, ...)``: all of them as one app (``Explorer``); a Relax
+  IRModule too (dataflow regions, ``call_tir`` edges from its PrimFuncs, the Relax pipeline,
+  ``relax.build``'s kernels, ``RelaxRunPanel``: the VM run for chosen symbolic dims).
 - ``Row([...])``, ``Column([...])``: widgets side by side / stacked (``HBox`` / ``VBox``)
   whose static picture holds their pictures.
 - ``export_html(obj, path)``: one self-contained HTML file (no network, no kernel).
@@ -30,6 +32,7 @@ _LAZY = {
     "explore": "irlab.widgets.explorer",
     "LoweringExplorer": "irlab.widgets.lowering_explorer",
     "RunPanel": "irlab.widgets.run_panel",
+    "RelaxRunPanel": "irlab.widgets.relax_run_panel",
     "Row": "irlab.widgets.boxes",
     "Column": "irlab.widgets.boxes",
 }
@@ -57,5 +60,6 @@ def _register_reprs():
 
 _register_reprs()
 
-__all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "Explorer", "explore",
+__all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "RelaxRunPanel",
+           "Explorer", "explore",
            "Row", "Column", "export_html"]

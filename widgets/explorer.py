@@ -10,6 +10,13 @@ list selects that step.
 Tabs "Lowering" (``LoweringExplorer``) and "Run" (``RunPanel``) share one ``relay.build`` of the
 program, made when either is first opened (or ``lowering`` / ``run_panel`` is first read):
 building takes seconds. A run's time per kernel shows in the lowering tab's kernel list.
+
+A Relax IRModule is explored the same way: its graph shows dataflow blocks as regions and
+``call_tir`` edges from the module's PrimFuncs (``viz.relax_graph``), the passes tab runs the
+Relax pipeline (``relax.get_pipeline()`` then relax.build's ``default_build``), the lowering
+tab shows each kernel of the ``relax.build`` of the last step (selecting a ``call_tir`` node
+in the graph opens its kernel: ``lower_call``), and the run tab (``RelaxRunPanel``) runs the VM
+for the symbolic dimensions the student picks.
 """
 
 from __future__ import annotations
@@ -41,11 +48,13 @@ class Explorer(StaticPicture, widgets.VBox):
                                    disabled_pass=disabled_pass, target=target, timeout=timeout)
         self.graph_view = GraphView(trace=self.stepper.trace, step=0, timeout=timeout)
         self._source, self._params, self._target = mod_or_expr, params, target
+        self.is_relax = self.stepper.trace.is_relax
         self._factory = None
         self._lowering = None
         self._run_panel = None
+        build = "relax.build" if self.is_relax else "relay.build"
         self._lowering_box = widgets.VBox([widgets.HTML(
-            "<i>Building the module (relay.build) when this tab is first opened…</i>")])
+            f"<i>Building the module ({build}) when this tab is first opened…</i>")])
         self._run_box = widgets.VBox([widgets.HTML(
             "<i>Building and running the module when this tab is first opened…</i>")])
         self.tabs = widgets.Tab(children=[self.graph_view, self.stepper, self._lowering_box,
@@ -57,6 +66,8 @@ class Explorer(StaticPicture, widgets.VBox):
         self.stepper.observe(self._follow_step, names=["step", "runs"])
         self.graph_view.observe(self._goto_step, names=["step"])
         self.tabs.observe(self._on_tab, names=["selected_index"])
+        if self.is_relax:
+            self.graph_view.observe(self._follow_call, names=["selected"])
         super().__init__(children=[self.tabs], **kwargs)
         self.add_class("irlab-explorer")
         self._on_tab({"new": self.tabs.selected_index})
@@ -96,23 +107,76 @@ class Explorer(StaticPicture, widgets.VBox):
 
     @property
     def factory(self):
-        """``relay.build`` of the program (built on first use)."""
+        """``relay.build`` of the program (built on first use); for a Relax module a
+        ``RelaxBuild`` of the pass stepper's last program."""
         if self._factory is None:
-            self._factory = as_factory(self._source, self._params, self._target)
+            if self.is_relax:
+                from irlab.widgets.relax_build import RelaxBuild
+
+                trace = self.stepper.trace
+                self._factory = RelaxBuild(trace.input, self._target, lowered=None if
+                                           trace.error is not None else trace.output)
+            else:
+                self._factory = as_factory(self._source, self._params, self._target)
         return self._factory
+
+    # -- Relax: from a call_tir to its kernel ----------------------------------------------------
+    def kernel_of(self, node_id) -> str:
+        """The kernel of the built module a graph node calls (a ``call_tir`` binding or a
+        PrimFunc), "" if none."""
+        kernels = [low.name for low in self.factory.lowered]
+        trace = self.stepper.trace
+        # the node as shown, then as later steps made it (R.matmul becomes call_tir matmul)
+        graphs = [self.graph_view._full] + [trace.graph(i) for i in
+                                            reversed(range(len(trace.steps)))]
+        for graph in graphs:
+            if graph is None or node_id not in graph:
+                continue
+            data = graph.nodes[node_id]
+            name = data.get("callee") or (data.get("name") if data.get("kind") == "prim_func"
+                                          else "")
+            if name in kernels:
+                return name
+            # after fusion the kernel holding it is named after what it fused
+            fused = next((k for k in kernels if name and k.startswith("fused_") and name in k),
+                         "")
+            if fused:
+                return fused
+        return ""
+
+    def lower_call(self, node_id) -> str:
+        """Open the lowering tab on the kernel graph node ``node_id`` calls; its name."""
+        name = self.kernel_of(node_id)
+        if name:
+            self.lowering.kernel = name
+            self.tabs.selected_index = TAB_TITLES.index("Lowering")
+        return name
+
+    def _follow_call(self, change):
+        if self._lowering is not None and change["new"]:
+            name = self.kernel_of(change["new"])
+            if name:
+                self._lowering.kernel = name
 
     @property
     def lowering(self):
         """The ``LoweringExplorer`` of the built module (made on first use)."""
         if self._lowering is None:
             self._lowering = LoweringExplorer(self.factory)
-            if self._run_panel is not None:
+            note = getattr(self.factory, "note", "")
+            if note:
+                self._lowering.status = f"{self._lowering.status} ({note})"
+            if self._run_panel is not None and not self.is_relax:
                 self._lowering.set_times(self._run_panel.kernel_times)
         return self._lowering
 
     @property
     def run_panel(self):
         """The ``RunPanel`` of the built module (made, and run, on first use)."""
+        if self._run_panel is None and self.is_relax:
+            from irlab.widgets.relax_run_panel import RelaxRunPanel
+
+            self._run_panel = RelaxRunPanel(self.factory, run=True)
         if self._run_panel is None:
             self._run_panel = RunPanel(self.factory, run=False)
             self._run_panel.observe(self._share_times, names=["node_times"])
@@ -138,7 +202,8 @@ class Explorer(StaticPicture, widgets.VBox):
 
 
 def explore(mod_or_expr, params=None, passes=None, opt_level=3, **kwargs) -> Explorer:
-    """Graph view and pass stepper of ``mod_or_expr`` (IRModule, function or expression)
-    run through ``passes`` (default relay.optimize's pipeline), and the lowering explorer and
-    run panel of its ``relay.build`` (made when their tab is first opened), as one app."""
+    """Graph view and pass stepper of ``mod_or_expr`` (IRModule, function or expression; a
+    Relay or a Relax program) run through ``passes`` (default relay.optimize's pipeline, or
+    the Relax pipeline), and the lowering explorer and run panel of its ``relay.build`` /
+    ``relax.build`` (made when their tab is first opened), as one app."""
     return Explorer(mod_or_expr, params, passes, opt_level, **kwargs)

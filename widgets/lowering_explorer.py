@@ -52,7 +52,8 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         super().__init__(**kwargs)
         self.factory = as_factory(factory_or_mod, params, target)
         self.library = ModuleTexts(self.factory, getattr(self.factory, "target", target))
-        self._views = {low.name: KernelView(low.name, low, self.library)
+        view_class = getattr(self.factory, "kernel_view", KernelView)  # Relax: RelaxBuild's
+        self._views = {low.name: view_class(low.name, low, self.library)
                        for low in self.factory.lowered}
         self._views.update((view.name, view) for view in external_kernels(self.factory))
         self._times = dict(times or {})

@@ -22,6 +22,7 @@ import anywidget
 import traitlets as t
 
 from irlab.viz.pass_trace import PassTrace
+from irlab.viz.relax_graph import is_relax_module
 from irlab.widgets.assets import css, widget_module
 from irlab.widgets.graph_ops import node_details
 from irlab.widgets.layout import LAYOUT_TIMEOUT
@@ -79,10 +80,11 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
             self._input, self._params = mod, params
             self._context = dict(opt_level=opt_level, disabled_pass=list(disabled_pass),
                                  target=target, fold_weights=fold_weights)
-            trace = PassTrace(mod, default_passes() if passes is None else passes, params,
-                              **self._context)
+            if passes is None:  # a Relax module: PassTrace's default, the Relax pipeline
+                passes = None if is_relax_module(mod) else default_passes()
+            trace = PassTrace(mod, passes, params, **self._context)
         self.entries = entries_from_passes(trace.passes)
-        self.available_passes = available_pass_names()
+        self.available_passes = available_pass_names(relax=trace.is_relax)
         self._adopt(trace, step=first_interesting_step(trace))
         self.on_msg(self._on_msg)
 
@@ -178,13 +180,19 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
     def check_numerics(self, inputs=None, seed=0, rtol=1e-4, atol=1e-4):
         """Run the interpreter after every step on the same inputs (random ones from ``seed``
         unless given) and mark the first step whose results differ from the input program's.
-        Returns that step (or None)."""
+        Returns that step (or None). For a Relax module the reference evaluator runs each
+        step; steps it cannot run (lowered to VM builtins, or with a kernel that does not
+        build) are not checked (the status counts them)."""
         first = self.trace.check_numerics(inputs=inputs, seed=seed, rtol=rtol, atol=atol)
+        unchecked = sum(s.abs_error is None for s in self.trace.steps)
+        note = f" ({unchecked} steps the reference evaluator cannot run were not checked)" \
+            if unchecked else ""
         with self.hold_trait_notifications():
             self.steps = self.data.step_rows()
             self.first_bad = first.index if first is not None else -1
             if first is None:
-                self.status = "numerics: every step computes what the input program computes"
+                self.status = "numerics: every step computes what the input program " \
+                              "computes" + note
             else:
                 self.status = (f"numerics: results first differ after step {first.index} "
                                f"({first.name}): max abs error {first.abs_error:.3g}, "

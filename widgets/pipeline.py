@@ -74,8 +74,11 @@ def _existing_passes() -> list:
     return [Sequential(build(_PIPELINE_ORDER), name="sequential"), *build(_POST_FUSION)]
 
 
-def available_pass_names() -> list:
-    """Names of the Relay passes that can be built without arguments (for the "add" menu)."""
+def available_pass_names(relax: bool = False) -> list:
+    """Names of the Relay (or Relax) passes that can be built without arguments (for the
+    "add" menu)."""
+    if relax:
+        return _relax_pass_names()
     from irlab.relay import transform as T
 
     names = []
@@ -90,6 +93,21 @@ def available_pass_names() -> list:
         except Exception:  # unwritten or needs arguments
             continue
         names.append(name)
+    return names
+
+
+def _relax_pass_names() -> list:
+    from irlab.relax import transform as T
+    from irlab.transform import Pass
+
+    names = []
+    for name in sorted(n for n in dir(T) if n[:1].isupper()):
+        try:
+            made = getattr(T, name)()
+        except Exception:  # noqa: BLE001 - a class, or needs arguments
+            continue
+        if isinstance(made, Pass):
+            names.append(name)
     return names
 
 

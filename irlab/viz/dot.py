@@ -27,10 +27,12 @@ STYLE = {
     "fn": {"shape": "box", "fillcolor": "#ecfccb", "color": "#65a30d"},
     "global": {"shape": "box", "fillcolor": "#ecfccb", "color": "#65a30d"},
     "buffer": {"shape": "cylinder", "fillcolor": "#f3f4f6", "color": "#6b7280"},
+    "prim_func": {"shape": "component", "fillcolor": "#ecfccb", "color": "#65a30d"},
 }
 DIFF_COLORS = {"added": "#16a34a", "removed": "#dc2626", "changed": "#d97706"}
 CLUSTER_COLORS = {"primitive": "#eef2ff", "composite": "#fdf2f8", "function": "#f0fdf4",
-                  "loop": "#fefce8", "block": "#f0f9ff"}
+                  "loop": "#fefce8", "block": "#f0f9ff", "dataflow": "#eff6ff",
+                  "prim_func": "#f7fee7"}
 # (fill, border) of the regions of each external compiler (BYOC); others by name's hash
 COMPILER_COLORS = {"dnnl": ("#dbeafe", "#2563eb"), "ccompiler": ("#ffedd5", "#ea580c")}
 _MORE_COMPILER_COLORS = (("#dcfce7", "#16a34a"), ("#fae8ff", "#c026d3"),

@@ -22,6 +22,7 @@ from irlab.ir.module import IRModule
 from irlab.transform import PassContext, Sequential
 from irlab.viz.graph_diff import graph_diff
 from irlab.viz.identity import NodeIds
+from irlab.viz.relax_graph import is_relax_module
 from irlab.viz.relay_graph import build_relay_graph
 from irlab.viz.text_diff import diff_lines
 
@@ -32,6 +33,14 @@ def default_pipeline() -> list:
     from irlab.relay.pipeline import optimization_passes, post_fusion_passes
 
     return [Sequential(optimization_passes(), name="sequential"), *post_fusion_passes()]
+
+
+def relax_pipeline() -> list:
+    """What ``relax.build`` would do after optimizing: TVM's "zero" pipeline
+    (``relax.get_pipeline()``: legalize, fuse) then its "default_build" lowering to the VM."""
+    from irlab.relax.pipeline import get_pipeline
+
+    return [get_pipeline("zero"), get_pipeline("default_build")]
 
 
 @dataclass
@@ -79,7 +88,9 @@ def bind_named(func, params):
 class PassTrace:
     """Runs ``passes`` on ``mod`` and records every step.
 
-    ``passes``: a list of passes (default: relay.optimize's pipeline). ``params``: weights bound
+    ``passes``: a list of passes (default: relay.optimize's pipeline; for a Relax module,
+    ``relax_pipeline()``; ``relax.build(trace.output, pipeline=None)`` then builds what the
+    last step shows). ``params``: weights bound
     as constants first (as relay.build does). ``opt_level``/``disabled_pass``/``required_pass``:
     the PassContext the pipeline runs under. ``target``: the target in scope while the passes
     run (relay.build's; AlterOpLayout's hooks depend on it), None for the current one.
@@ -91,14 +102,17 @@ class PassTrace:
                  required_pass=(), config=None, target=None, fold_weights=True):
         from irlab.relay.transform import InferType
 
-        mod = mod if isinstance(mod, IRModule) else IRModule.from_expr(mod)
+        self.is_relax = is_relax_module(mod)
+        if not isinstance(mod, IRModule):
+            mod = IRModule({"main": mod}) if self.is_relax else IRModule.from_expr(mod)
         self.params = dict(params or {})
         self.weight_names: dict = {}  # bound constant -> its parameter's name
-        if self.params:
+        if self.params and not self.is_relax:
             mod = mod.copy()
             mod["main"], self.weight_names = bind_named(mod["main"], self.params)
-        self.input = InferType()(mod)
-        self.passes = list(passes) if passes is not None else default_pipeline()
+        self.input = mod if self.is_relax else InferType()(mod)
+        default = relax_pipeline if self.is_relax else default_pipeline
+        self.passes = list(passes) if passes is not None else default()
         self.opt_level = opt_level
         self.disabled_pass = list(disabled_pass)
         self.required_pass = list(required_pass)
@@ -249,6 +263,8 @@ class PassTrace:
         """
         from irlab.testing.check import random_inputs, run_module
 
+        if self.is_relax:
+            return self._check_relax_numerics(inputs, seed, rtol, atol)
         if inputs is None:
             inputs = random_inputs(self.input, seed)
         reference = run_module(self.input, inputs)
@@ -273,6 +289,59 @@ class PassTrace:
         self.steps[0].error = self.steps[0].abs_error = 0.0
         culprits = [i for i in culprits if not any(self.is_ancestor(i, j) for j in culprits)]
         return self.steps[culprits[0]] if culprits else None
+
+
+    def _check_relax_numerics(self, inputs, seed, rtol, atol):
+        """Numerics of a Relax run: the reference evaluator (``relax.testing.evaluate``) runs
+        the entry function of each step's module on the same inputs (symbolic dims
+        ``DEFAULT_DIM``). A module it cannot run (lowered to VM builtins, or with a kernel
+        that does not build) keeps an unknown error (None): neither a culprit nor a witness."""
+        from irlab.relax.testing import evaluate
+        from irlab.relax.testing.random_inputs import random_inputs
+
+        entry = relax_entry(self.input)
+        if inputs is None:
+            inputs = random_inputs(self.input[entry], seed=seed)
+        reference = _flat(evaluate(self.input, inputs, entry))
+        results = {_module_key(self.input): ((0.0, 0.0), True)}
+
+        def check(module):
+            key = _module_key(module)
+            if key not in results:
+                try:
+                    got = _flat(evaluate(module, inputs, entry))
+                except Exception:  # noqa: BLE001 - VM builtins, a kernel that fails to build
+                    results[key] = ((None, None), None)
+                else:
+                    results[key] = (_errors(reference, got),
+                                    _close(reference, got, rtol, atol))
+            return results[key]
+
+        culprits = []
+        for step in self.steps[1:]:
+            source = step.module
+            if not step.changed and step.before is not None:
+                source = step.before
+            (step.abs_error, step.error), good = check(source)
+            if good is False and (step.before is None or check(step.before)[1] is True):
+                culprits.append(step.index)
+        self.steps[0].error = self.steps[0].abs_error = 0.0
+        culprits = [i for i in culprits if not any(self.is_ancestor(i, j) for j in culprits)]
+        return self.steps[culprits[0]] if culprits else None
+
+
+def relax_entry(mod) -> str:
+    """``main``, else the first (by name) Relax function of ``mod``."""
+    from irlab.relax.expr import Function
+
+    names = sorted(gv.name_hint for gv, f in mod.functions.items() if isinstance(f, Function))
+    return "main" if "main" in names else names[0]
+
+
+def _flat(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _flat(v)]
+    return [np.asarray(value)]
 
 
 def _module_key(module) -> tuple:

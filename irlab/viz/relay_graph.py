@@ -292,7 +292,10 @@ def build_relay_graph(program, params=None, ids: NodeIds | None = None,
     from irlab.relay.printer import pretty_print_located
 
     from irlab.tir.function import PrimFunc
+    from irlab.viz.relax_graph import build_relax_graph, is_relax_module
 
+    if is_relax_module(program):  # Relax: bindings, dataflow regions, call_tir edges
+        return build_relax_graph(program, ids, params=params)
     if isinstance(program, PrimFunc) or isinstance(program, IRModule) and not any(
             isinstance(f, Function) for f in program.functions.values()) and any(
             isinstance(f, PrimFunc) for f in program.functions.values()):

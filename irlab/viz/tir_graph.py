@@ -39,8 +39,13 @@ def _short(text: str, limit: int = _SHOWN) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _dim(expr) -> str:
+    """A constant as its number (``128``, not ``int64(128)``), else the expression."""
+    return str(expr.value) if isinstance(expr, IntImm) else expr_to_text(expr)
+
+
 def _shape_text(buffer) -> str:
-    return f"{buffer.dtype}[{', '.join(expr_to_text(s) for s in buffer.shape)}]"
+    return f"{buffer.dtype}[{', '.join(_dim(s) for s in buffer.shape)}]"
 
 
 def _region_text(region) -> str:
@@ -55,7 +60,7 @@ def _loop_label(loop) -> str:
     lo, ext = loop.min, loop.extent
     hi = IntImm(lo.dtype, lo.value + ext.value) if isinstance(lo, IntImm) and \
         isinstance(ext, IntImm) else lo + ext
-    text = f"for {loop.loop_var.name_hint} in {expr_to_text(lo)}..{expr_to_text(hi)}"
+    text = f"for {loop.loop_var.name_hint} in {_dim(lo)}..{_dim(hi)}"
     return text if loop.kind == S.ForKind.SERIAL else f"{text} ({loop.kind.name.lower()})"
 
 

@@ -22,6 +22,7 @@ from voila_support import ARTIFACTS, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 TUTORIAL = REPO / "notebooks" / "01_relay_ir.ipynb"
+RELAX = REPO / "notebooks" / "10_relax.ipynb"  # issue 16: the Relax chapter in JupyterLab
 START_TIMEOUT = 90.0
 WIDGET = ".jp-OutputArea [data-testid=graph-view] [data-testid=graph-node]"
 
@@ -44,7 +45,8 @@ def lab_url(chromium_executable, tmp_path_factory):
     """A JupyterLab server on a copy of the tutorial notebook (no token, 127.0.0.1 only)."""
     pytest.importorskip("jupyterlab", reason="JupyterLab (irlab's [test] extra) is missing")
     root = tmp_path_factory.mktemp("lab")
-    shutil.copy(TUTORIAL, root / TUTORIAL.name)
+    for notebook in (TUTORIAL, RELAX):
+        shutil.copy(notebook, root / notebook.name)
     home = tmp_path_factory.mktemp("lab-home")  # settings and workspaces of this run only
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"),
                JUPYTER_RUNTIME_DIR=str(home / "runtime"))
@@ -79,15 +81,23 @@ def lab_url(chromium_executable, tmp_path_factory):
         proc.wait()
 
 
-def test_tutorial_widget_renders_in_jupyterlab(page, lab_url):
-    page.goto(f"{lab_url}/lab/tree/{TUTORIAL.name}", wait_until="domcontentloaded")
+def _run_all(page, lab_url, notebook, workspace=""):
+    """Open ``notebook`` in JupyterLab (in workspace ``workspace``: a fresh one holds only
+    this notebook) and run all its cells with JupyterLab's command."""
+    where = f"workspaces/{workspace}/" if workspace else ""
+    page.goto(f"{lab_url}/lab/{where}tree/{notebook.name}", wait_until="domcontentloaded")
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
-    # the kernel is up (its status is "Idle") before the cells are run
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext"
-                           ".session && window.jupyterapp.shell.currentWidget.sessionContext"
-                           ".session.kernel", timeout=60_000)
+    # this notebook is the current one and its kernel is up before the cells are run
+    page.wait_for_function("(name) => { const w = window.jupyterapp && "
+                           "window.jupyterapp.shell.currentWidget; return w && w.context && "
+                           "w.context.path.endsWith(name) && w.sessionContext.session && "
+                           "w.sessionContext.session.kernel; }", arg=notebook.name,
+                           timeout=60_000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+def test_tutorial_widget_renders_in_jupyterlab(page, lab_url):
+    _run_all(page, lab_url, TUTORIAL)
     nodes = page.locator(WIDGET)
     nodes.first.wait_for(state="visible", timeout=120_000)
     view = page.locator(".jp-OutputArea [data-testid=graph-view]").first
@@ -101,4 +111,34 @@ def test_tutorial_widget_renders_in_jupyterlab(page, lab_url):
     view.get_by_test_id("inspector").filter(has_text="nn.conv2d").wait_for()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "test_tutorial_widget_in_jupyterlab.png"))
+    assert page.log.page_errors == []
+
+
+def test_relax_notebook_in_jupyterlab(page, lab_url):
+    """Notebook 10 runs in JupyterLab: the seed module's graph (a call_tir fed by its PrimFunc,
+    drawn with its TIR) answers a click, and the explorer of the MLP renders its tabs."""
+    _run_all(page, lab_url, RELAX, workspace="relax")
+    # the notebook in view (the tutorial may be open in a hidden tab of the same workspace)
+    notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    # JupyterLab skips drawing cells out of view: scroll the first graph into view first
+    view = notebook.locator(".jp-OutputArea [data-testid=graph-view]").first
+    view.locator("[data-testid=graph-node]").first.wait_for(state="attached", timeout=120_000)
+    view.scroll_into_view_if_needed(timeout=60_000)
+    call = view.locator("[data-testid=graph-node]").filter(
+        has=page.locator("tspan.irlab-label-title", has_text="call_tir tir_exp_func")).first
+    call.wait_for(state="visible", timeout=60_000)
+    assert "(n * m,) float32" in call.text_content()
+    assert view.locator("[data-testid=graph-cluster]").count() >= 3  # dataflow, PrimFunc, loop
+    call.scroll_into_view_if_needed()
+    call.click()
+    view.get_by_test_id("inspector").filter(has_text="relax.call_tir").wait_for()
+    # the explorer (section 4) is drawn further down, with its four tabs
+    explorer = notebook.locator(".jp-OutputArea .irlab-explorer").first
+    explorer.wait_for(state="attached", timeout=120_000)
+    explorer.scroll_into_view_if_needed(timeout=60_000)
+    explorer.wait_for(state="visible", timeout=60_000)
+    tabs = explorer.inner_text()
+    assert all(name in tabs for name in ("Graph", "Passes", "Lowering", "Run"))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "test_relax_notebook_in_jupyterlab.png"))
     assert page.log.page_errors == []

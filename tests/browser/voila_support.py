@@ -74,8 +74,23 @@ _BYOC = [
 # ResNet-18 (88 nodes) as a "big" graph: its stages and units start collapsed.
 _LAYERS = ["from irlab.relay.testing import MODELS\nfrom irlab.widgets import GraphView\n"
            "mod, params = MODELS['resnet18']()\nGraphView(mod, params=params, big=50)"]
+# A Relax MLP with a symbolic batch (issue 16): one parameter named like the payload.
+_EXPLORE_RELAX = [
+    "import irlab as tvm\nfrom irlab import relax\nfrom irlab.script import relax as R\n"
+    "bb = relax.BlockBuilder()\n"
+    f"x = relax.Var({XSS_NAME!r}, R.Tensor(('n', 16), 'float32'))\n"
+    "w = relax.Var('w', R.Tensor((16, 8), 'float32'))\n"
+    "with bb.function('main', [x, w]):\n"
+    "    with bb.dataflow():\n"
+    "        lv0 = bb.emit(relax.op.matmul(x, w))\n"
+    "        out = bb.emit_output(relax.op.nn.relu(lv0))\n"
+    "    bb.emit_func_output(out)\n"
+    "relax_mod = bb.get()",
+    "tvm.explore(relax_mod)",
+]
 NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER, "lowering": _LOWERING,
-             "explore_small": _EXPLORE, "byoc": _BYOC, "layers": _LAYERS}
+             "explore_small": _EXPLORE, "byoc": _BYOC, "layers": _LAYERS,
+             "explore_relax": _EXPLORE_RELAX}
 # The Binder dashboard itself, served as it is in the repository.
 DASHBOARD = Path(__file__).resolve().parents[2] / "notebooks" / "explorer.ipynb"
 
