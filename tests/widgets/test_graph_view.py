@@ -249,3 +249,16 @@ def test_folded_weight_names_are_escaped_in_the_picture():
 
     svg = viz.render_svg(view.networkx_graph)
     assert "<img" not in svg and "&lt;img" in svg
+
+
+def test_big_flat_graph_takes_the_layered_layout_by_choice():
+    """Above GRAPHVIZ_MAX_NODES drawn nodes the layered layout is the engine (no warning: not
+    a fallback); every node is placed, each rank below its inputs."""
+    from irlab.relay.testing import synthetic
+
+    mod, params = synthetic.get_workload(num_nodes=layout_mod.GRAPHVIZ_MAX_NODES + 100)
+    payload = GraphView(mod, params=params).graph
+    assert payload["engine"] == "layered" and payload["warning"] == ""
+    assert len(payload["nodes"]) > layout_mod.GRAPHVIZ_MAX_NODES
+    ys = {n["id"]: n["y"] for n in payload["nodes"]}
+    assert all(ys[e["s"]] < ys[e["t"]] and e["d"] for e in payload["edges"])
