@@ -220,9 +220,14 @@ class GraphCanvas {
     }
     this.viewport = s("g", { class: "irlab-viewport" });
     this.svg.append(defs, this.viewport);
-    this.el.append(this.svg);
+    // The far-out drawing of graphs above IRLAB_CANVAS_ABOVE nodes (over the SVG, which
+    // still takes the pointer: clicks are hit-tested against the layout).
+    this.paint = h("canvas", { class: "irlab-paint", "data-testid": "graph-paint" });
+    this.paint.style.display = "none";
+    this.minimap = new Minimap(this);
+    this.el.append(this.svg, this.paint, this.minimap.el);
     this.panzoom.attach(this.svg, this.viewport);
-    this.panzoom.listeners.push(() => this.queueRefresh());
+    this.panzoom.listeners.push(() => { this.queueRefresh(); this.minimap.queue(); });
     // Far out, a big drawing's nodes are parts of shared paths: its one tooltip follows the
     // pointer (the label of the node under it, as each node's own <title> says closer in).
     this.svg.addEventListener("pointermove", (e) => {
@@ -274,6 +279,8 @@ class GraphCanvas {
       this.layout = null;
       this.drawing = null;
       this.current = null;
+      this.paint.style.display = "none";
+      this.minimap.setLayout(null);
       return;
     }
     const key = layout.key || "";
@@ -296,6 +303,8 @@ class GraphCanvas {
     if (this.current !== drawing.root) {
       this.viewport.replaceChildren(drawing.root);
       this.current = drawing.root;
+      this.paint.style.display = "none";  // until the new drawing paints there itself
+      this.minimap.setLayout(layout);
       this.visible = null;
       if (drawing.big && drawing.visible) drawing.setVisible(null);
       // The union layout of a before/after pair keeps positions: keep the view as well,
@@ -529,6 +538,9 @@ function shapePath(n) {
 }
 
 const LITE_CELL = 600;  // layout units: the side of the regions BigDrawing's paths cover
+// Above this many nodes a BigDrawing far out is painted on a <canvas> (GraphCanvas.paint)
+// instead of SVG paths: the browser then keeps no element per node at all.
+const IRLAB_CANVAS_ABOVE = 2000;
 
 /** The drawing of a big graph in a GraphCanvas. Far out (labels not drawn anyway), each kind
  *  of node, edge and cluster is one <path> holding all of them: a step switch restyles and
@@ -591,6 +603,14 @@ class BigDrawing {
   /** Draw for zoom `k` and the visible part `view` (layout coordinates). */
   update(k, view, sized) {
     if (!sized) return;  // a pane without a size yet (hidden tab): drawn once it has one
+    const paint = this.canvas.paint;
+    if (k < IRLAB_TEXT_ZOOM && this.layout.nodes.length > IRLAB_CANVAS_ABOVE) {
+      if (this.mode !== "far") { this.root.replaceChildren(); this.mode = "far"; }
+      paint.style.display = "";
+      paintGraph(paint, this, this.canvas.panzoom, view);
+      return;
+    }
+    paint.style.display = "none";
     if (k < IRLAB_TEXT_ZOOM) {
       if (!this.lite) { this.lite = this.buildLite(); this.mode = ""; }
       if (this.mode !== "far") { this.root.replaceChildren(this.lite); this.mode = "far"; }
@@ -715,6 +735,146 @@ class BigDrawing {
     this.marks = marks;
     for (const [id, el] of this.byId) this.markNode(id, el, marks);
     this.markLite(marks);
+    if (this.mode === "far" && !this.lite) this.canvas.refresh();  // painted: paint again
+  }
+}
+
+/** Paint `drawing` (a BigDrawing, far out) on the <canvas> `paint`, which covers the pane:
+ *  cluster boxes, straight-from-the-layout edges (Path2D of their SVG path data) and node
+ *  shapes inside the visible part `view`, coloured as the SVG's CSS colours them; marked
+ *  nodes (search hits, selection) drawn over the rest so they show even far out. */
+function paintGraph(paint, drawing, pz, view) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.round(paint.clientWidth * dpr), hgt = Math.round(paint.clientHeight * dpr);
+  if (paint.width !== w) paint.width = w;
+  if (paint.height !== hgt) paint.height = hgt;
+  const ctx = paint.getContext("2d");
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, w, hgt);
+  ctx.setTransform(pz.k * dpr, 0, 0, pz.k * dpr, pz.x * dpr, pz.y * dpr);
+  const css = getComputedStyle(paint);
+  const colour = (state, plain) => (state && css.getPropertyValue(`--irlab-${state}`).trim()) ||
+    plain;
+  const inView = (b) => b.x1 >= view.x0 && b.x0 <= view.x1 && b.y1 >= view.y0 &&
+    b.y0 <= view.y1;
+  const px = 1 / pz.k;  // one screen pixel in layout units
+  ctx.lineWidth = px;
+  ctx.fillStyle = "rgba(148, 163, 184, 0.12)";
+  ctx.strokeStyle = "#94a3b8";
+  for (const c of drawing.layout.clusters || []) {
+    if (!inView({ x0: c.x, y0: c.y, x1: c.x + c.w, y1: c.y + c.h })) continue;
+    ctx.fillRect(c.x, c.y, c.w, c.h);
+    ctx.strokeRect(c.x, c.y, c.w, c.h);
+  }
+  const shows = (n) => n && drawing.shows(n);
+  for (const it of drawing.edges) {
+    const e = it.e;
+    if (!inView(it.box) || !shows(drawing.data.get(e.s)) || !shows(drawing.data.get(e.t))) {
+      continue;
+    }
+    if (!it.path) it.path = new Path2D(e.d);
+    ctx.strokeStyle = colour(e.state, "#6b7280");
+    ctx.stroke(it.path);
+  }
+  const marked = [];
+  const { selected, matches, current } = drawing.marks;
+  for (const it of drawing.nodes) {
+    const n = it.n;
+    if (!inView(it.box) || !drawing.shows(n)) continue;
+    if (n.id === selected || n.id === current || (matches && matches.has(n.id))) {
+      marked.push(n);
+      continue;
+    }
+    if (!it.path) it.path = new Path2D(shapePath(n));
+    ctx.fillStyle = n.kind === "cluster" ? "#e0e7ff" : "#ffffff";
+    ctx.fill(it.path);
+    ctx.strokeStyle = colour(n.state, "#374151");
+    ctx.lineWidth = n.state ? 2.5 * px : px;
+    ctx.stroke(it.path);
+  }
+  for (const n of marked) {  // at least a few pixels wide, so a hit shows at any zoom
+    const r = Math.max(n.w / 2, 4 * px), q = Math.max(n.h / 2, 4 * px);
+    ctx.fillStyle = n.id === current ? "#facc15" : "#fef08a";
+    ctx.fillRect(n.x - r, n.y - q, 2 * r, 2 * q);
+    ctx.lineWidth = (n.id === selected ? 3.5 : 1.5) * px;
+    ctx.strokeStyle = n.id === selected ? colour("accent", "#2563eb") : "#a16207";
+    ctx.strokeRect(n.x - r, n.y - q, 2 * r, 2 * q);
+  }
+}
+
+/** The minimap of a GraphCanvas: every node as a dot in a small canvas (drawn once per
+ *  layout), the part of the graph in view as a rectangle over it; a click or drag there
+ *  moves the view to that point. Shown for graphs of MINIMAP_ABOVE nodes or more. */
+const MINIMAP_ABOVE = 60;
+
+class Minimap {
+  constructor(graphCanvas) {
+    this.gc = graphCanvas;
+    this.el = h("canvas", { class: "irlab-minimap", "data-testid": "minimap",
+      title: "overview: click or drag to move the view" });
+    this.el.style.display = "none";
+    this.base = null;
+    this.layout = null;
+    this.queued = false;
+    let dragging = false;
+    const go = (e) => this.moveTo(e.offsetX, e.offsetY);
+    this.el.addEventListener("pointerdown", (e) => {
+      dragging = true; this.el.setPointerCapture(e.pointerId); go(e); e.stopPropagation();
+    });
+    this.el.addEventListener("pointermove", (e) => { if (dragging) go(e); });
+    this.el.addEventListener("pointerup", () => { dragging = false; });
+    this.el.addEventListener("wheel", (e) => e.stopPropagation());
+  }
+
+  /** Fit `layout` into at most 160 x 160 CSS pixels and draw its nodes once. */
+  setLayout(layout) {
+    this.layout = layout && layout.nodes.length >= MINIMAP_ABOVE ? layout : null;
+    this.el.style.display = this.layout ? "" : "none";
+    if (!this.layout) return;
+    const lw = Math.max(layout.width, 1), lh = Math.max(layout.height, 1);
+    this.scale = Math.min(160 / lw, 160 / lh);
+    const w = Math.max(24, Math.ceil(lw * this.scale));
+    const hgt = Math.max(24, Math.ceil(lh * this.scale));
+    this.el.width = w; this.el.height = hgt;
+    this.el.style.width = `${w}px`; this.el.style.height = `${hgt}px`;
+    const base = document.createElement("canvas");
+    base.width = w; base.height = hgt;
+    const ctx = base.getContext("2d");
+    ctx.fillStyle = "rgba(255, 255, 255, 0.92)";
+    ctx.fillRect(0, 0, w, hgt);
+    ctx.fillStyle = "#64748b";
+    for (const n of layout.nodes) {
+      const nw = Math.max(1, n.w * this.scale), nh = Math.max(1, n.h * this.scale);
+      ctx.fillRect(n.x * this.scale - nw / 2, n.y * this.scale - nh / 2, nw, nh);
+    }
+    this.base = base;
+    this.draw();
+  }
+
+  queue() {
+    if (!this.layout || this.queued) return;
+    this.queued = true;
+    requestAnimationFrame(() => { this.queued = false; this.draw(); });
+  }
+
+  draw() {
+    if (!this.layout || !this.base) return;
+    const ctx = this.el.getContext("2d");
+    ctx.clearRect(0, 0, this.el.width, this.el.height);
+    ctx.drawImage(this.base, 0, 0);
+    const pz = this.gc.panzoom, [w, hgt] = this.gc.size(), f = this.scale;
+    ctx.strokeStyle = "#2563eb";
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(-pz.x / pz.k * f, -pz.y / pz.k * f, w / pz.k * f, hgt / pz.k * f);
+  }
+
+  /** Centre the view on the layout point under minimap pixel (mx, my). */
+  moveTo(mx, my) {
+    const [w, hgt] = this.gc.size();
+    const pz = this.gc.panzoom;
+    pz.x = w / 2 - (mx / this.scale) * pz.k;
+    pz.y = hgt / 2 - (my / this.scale) * pz.k;
+    pz.apply();
   }
 }
 
