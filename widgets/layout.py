@@ -7,10 +7,10 @@ carries what the inspector shows (op, all attrs, type, name, line in the printed
 static page needs no kernel to fill it.
 
 Above ``GRAPHVIZ_MAX_NODES`` drawn nodes the layered layout computed here (linear time,
-straight edges, a cluster's members kept side by side in each rank) is the engine by choice:
-measured on a 2-core Xeon under load (benchmarks/bench_explorer.py), Graphviz takes 1.3 s at
-1,000 flat nodes, 3.4 s at 2,000 and 56 s at 5,000, the layered layout 0.06 s, 0.08 s and
-0.23 s. The payload says which engine drew it (``engine``); ``warning`` is set only when
+straight edges; each group laid out on its own and cached, see group_layout.py) is the
+engine by choice: measured on a 2-core Xeon under load (benchmarks/bench_explorer.py),
+Graphviz takes 1.3 s at 1,000 flat nodes, 3.4 s at 2,000 and 56 s at 5,000, the layered
+layout 0.06 s, 0.08 s and 0.23 s. The payload says which engine drew it (``engine``); ``warning`` is set only when
 Graphviz was wanted but failed or ran out of time.
 """
 
@@ -20,6 +20,7 @@ import json
 
 from irlab.errors import IrlabError
 from irlab.viz.dot import STYLE, compiler_color, node_label, render, to_dot
+from irlab.widgets.group_layout import hierarchical_geometry
 
 LAYOUT_TIMEOUT = 20.0  # seconds Graphviz may take before the layered fallback is used
 GRAPHVIZ_MAX_NODES = 1500  # above this the layered layout is faster by 20-100x (module doc)
@@ -91,22 +92,25 @@ def node_record(ident, data) -> dict:
     return record
 
 
-def layout_payload(graph, states=None, edge_states=None, timeout=LAYOUT_TIMEOUT) -> dict:
+def layout_payload(graph, states=None, edge_states=None, timeout=LAYOUT_TIMEOUT,
+                   cache=None) -> dict:
     """Nodes (with geometry), edges (SVG path data) and clusters of ``graph``, laid out.
 
     ``states`` maps node id -> added/removed/changed and ``edge_states`` (src, dst) -> state;
-    both are only copied into the payload (the layout does not depend on them).
+    both are only copied into the payload (the layout does not depend on them). ``cache``: a
+    ``GroupLayoutCache`` kept between calls (a view's expands, a trace's steps), so the
+    layered layout lays out again only the groups that changed.
     """
     states = states or {}
     edge_states = edge_states or {}
     engine, warning = "graphviz", ""
     if len(graph) > GRAPHVIZ_MAX_NODES:  # chosen, not a fallback: see the module docstring
-        geometry, engine = layered_geometry(graph), "layered"
+        geometry, engine = hierarchical_geometry(graph, _label_sizes(graph), cache), "layered"
     else:
         try:
             geometry = _graphviz_geometry(render(to_dot(graph), "json0", timeout))
         except IrlabError as err:  # no Graphviz, or too slow: a simpler picture beats none
-            geometry = layered_geometry(graph)
+            geometry = hierarchical_geometry(graph, _label_sizes(graph), cache)
             engine, warning = "layered", str(err)
     nodes = []
     for ident, data in graph.nodes(data=True):
@@ -212,6 +216,15 @@ def _n(value: float) -> str:
 _CHAR_W, _LINE_H, _GAP_X, _GAP_Y = 6.0, 13.0, 18.0, 36.0
 
 
+def _label_sizes(graph) -> dict:
+    """Node id -> (width, height) of its box, from its label's lines."""
+    size = {}
+    for ident, data in graph.nodes(data=True):
+        lines = node_label(data).split("\n")
+        size[ident] = (max(len(line) for line in lines) * _CHAR_W + 16, len(lines) * _LINE_H + 8)
+    return size
+
+
 def layered_geometry(graph) -> dict:
     """A layered top-down layout in linear time: rank = longest path from a source, nodes of
     a rank ordered by the mean position of their inputs (fewer crossings), straight edges."""
@@ -228,10 +241,7 @@ def layered_geometry(graph) -> dict:
         dag.add_nodes_from(graph.nodes)
         dag.add_edges_from((a, b) for a, b in graph.edges() if rank[a] < rank[b])
         generations = [list(g) for g in nx.topological_generations(dag)]
-    size = {}
-    for ident, data in graph.nodes(data=True):
-        lines = node_label(data).split("\n")
-        size[ident] = (max(len(line) for line in lines) * _CHAR_W + 16, len(lines) * _LINE_H + 8)
+    size = _label_sizes(graph)
     nodes, order = {}, {}
     y = 20.0
     width = 0.0
