@@ -583,6 +583,7 @@ class BigDrawing {
   setVisible(ids) {
     this.visible = ids;
     this.lite = null;  // rebuilt without the hidden nodes
+    this.batches = null;  // the same for the canvas's shapes
     if (this.mode === "far") this.mode = "";
     const out = (el, yes) => el && el.classList.toggle("out", yes);
     for (const it of this.nodes) out(it.el, !!ids && !ids.has(it.n.id));
@@ -740,9 +741,10 @@ class BigDrawing {
 }
 
 /** Paint `drawing` (a BigDrawing, far out) on the <canvas> `paint`, which covers the pane:
- *  cluster boxes, straight-from-the-layout edges (Path2D of their SVG path data) and node
- *  shapes inside the visible part `view`, coloured as the SVG's CSS colours them; marked
- *  nodes (search hits, selection) drawn over the rest so they show even far out. */
+ *  cluster boxes, straight-from-the-layout edges and node shapes, coloured as the SVG's CSS
+ *  colours them; marked nodes (search hits, selection) drawn over the rest, at least a few
+ *  pixels wide, so they show even far out. The shapes are batched into one Path2D per
+ *  colour (paintBatches, kept until the visible set changes): a frame is a few strokes. */
 function paintGraph(paint, drawing, pz, view) {
   const dpr = window.devicePixelRatio || 1;
   const w = Math.round(paint.clientWidth * dpr), hgt = Math.round(paint.clientHeight * dpr);
@@ -755,51 +757,62 @@ function paintGraph(paint, drawing, pz, view) {
   const css = getComputedStyle(paint);
   const colour = (state, plain) => (state && css.getPropertyValue(`--irlab-${state}`).trim()) ||
     plain;
-  const inView = (b) => b.x1 >= view.x0 && b.x0 <= view.x1 && b.y1 >= view.y0 &&
-    b.y0 <= view.y1;
   const px = 1 / pz.k;  // one screen pixel in layout units
+  if (!drawing.batches) drawing.batches = paintBatches(drawing);
+  const b = drawing.batches;
   ctx.lineWidth = px;
   ctx.fillStyle = "rgba(148, 163, 184, 0.12)";
   ctx.strokeStyle = "#94a3b8";
-  for (const c of drawing.layout.clusters || []) {
-    if (!inView({ x0: c.x, y0: c.y, x1: c.x + c.w, y1: c.y + c.h })) continue;
-    ctx.fillRect(c.x, c.y, c.w, c.h);
-    ctx.strokeRect(c.x, c.y, c.w, c.h);
+  ctx.fill(b.clusters);
+  ctx.stroke(b.clusters);
+  for (const [state, path] of b.edges) {
+    ctx.strokeStyle = colour(state, "#6b7280");
+    ctx.stroke(path);
   }
-  const shows = (n) => n && drawing.shows(n);
-  for (const it of drawing.edges) {
-    const e = it.e;
-    if (!inView(it.box) || !shows(drawing.data.get(e.s)) || !shows(drawing.data.get(e.t))) {
-      continue;
-    }
-    if (!it.path) it.path = new Path2D(e.d);
-    ctx.strokeStyle = colour(e.state, "#6b7280");
-    ctx.stroke(it.path);
+  for (const [key, path] of b.nodes) {
+    const [kind, state] = key.split("|");
+    ctx.fillStyle = kind === "cluster" ? "#e0e7ff" : "#ffffff";
+    ctx.fill(path);
+    ctx.strokeStyle = colour(state, "#374151");
+    ctx.lineWidth = state ? 2.5 * px : px;
+    ctx.stroke(path);
   }
-  const marked = [];
   const { selected, matches, current } = drawing.marks;
-  for (const it of drawing.nodes) {
-    const n = it.n;
-    if (!inView(it.box) || !drawing.shows(n)) continue;
-    if (n.id === selected || n.id === current || (matches && matches.has(n.id))) {
-      marked.push(n);
+  const marked = new Set(matches || []);
+  for (const id of [selected, current]) if (id) marked.add(id);
+  for (const id of marked) {
+    const n = drawing.data.get(id);
+    if (!n || !drawing.shows(n)) continue;
+    const r = Math.max(n.w / 2, 4 * px), q = Math.max(n.h / 2, 4 * px);
+    if (n.x + r < view.x0 || n.x - r > view.x1 || n.y + q < view.y0 || n.y - q > view.y1) {
       continue;
     }
-    if (!it.path) it.path = new Path2D(shapePath(n));
-    ctx.fillStyle = n.kind === "cluster" ? "#e0e7ff" : "#ffffff";
-    ctx.fill(it.path);
-    ctx.strokeStyle = colour(n.state, "#374151");
-    ctx.lineWidth = n.state ? 2.5 * px : px;
-    ctx.stroke(it.path);
-  }
-  for (const n of marked) {  // at least a few pixels wide, so a hit shows at any zoom
-    const r = Math.max(n.w / 2, 4 * px), q = Math.max(n.h / 2, 4 * px);
-    ctx.fillStyle = n.id === current ? "#facc15" : "#fef08a";
+    ctx.fillStyle = id === current ? "#facc15" : "#fef08a";
     ctx.fillRect(n.x - r, n.y - q, 2 * r, 2 * q);
-    ctx.lineWidth = (n.id === selected ? 3.5 : 1.5) * px;
-    ctx.strokeStyle = n.id === selected ? colour("accent", "#2563eb") : "#a16207";
+    ctx.lineWidth = (id === selected ? 3.5 : 1.5) * px;
+    ctx.strokeStyle = id === selected ? colour("accent", "#2563eb") : "#a16207";
     ctx.strokeRect(n.x - r, n.y - q, 2 * r, 2 * q);
   }
+}
+
+/** The shapes of a BigDrawing's shown nodes, edges and clusters, one Path2D per colour. */
+function paintBatches(drawing) {
+  const clusters = new Path2D(), edges = new Map(), nodes = new Map();
+  const add = (map, key, d) => {
+    if (!map.has(key)) map.set(key, new Path2D());
+    map.get(key).addPath(new Path2D(d));
+  };
+  for (const c of drawing.layout.clusters || []) clusters.rect(c.x, c.y, c.w, c.h);
+  const shows = (id) => { const n = drawing.data.get(id); return n && drawing.shows(n); };
+  for (const it of drawing.edges) {
+    if (shows(it.e.s) && shows(it.e.t)) add(edges, it.e.state || "", it.e.d);
+  }
+  for (const it of drawing.nodes) {
+    const n = it.n;
+    if (drawing.shows(n)) add(nodes, `${n.kind === "cluster" ? "cluster" : ""}|${n.state || ""}`,
+      shapePath(n));
+  }
+  return { clusters, edges, nodes };
 }
 
 /** The minimap of a GraphCanvas: every node as a dot in a small canvas (drawn once per
