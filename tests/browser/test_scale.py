@@ -8,9 +8,22 @@ from __future__ import annotations
 
 import pytest
 
-_LAYOUT = """() => {
+# The node nearest the middle of the pane, and where it is on the screen: its layout position
+# through the pane's transform.
+_MIDDLE_NODE = """() => {
   const app = JSON.parse(document.getElementById('irlab-data').textContent).apps[0];
-  return app;
+  const svg = document.querySelector('[data-testid=graph-canvas] svg');
+  const t = svg.querySelector('.irlab-viewport').getAttribute('transform');
+  const [x, y, k] = t.match(/-?[\\d.]+/g).map(Number);
+  const r = svg.getBoundingClientRect();
+  const mx = r.left + r.width / 2, my = r.top + r.height / 2;
+  let best = null, bestD = Infinity;
+  for (const n of app.state.graph.nodes) {
+    const p = { x: r.left + x + n.x * k, y: r.top + y + n.y * k, k, title: n.title };
+    const d = Math.abs(p.x - mx) + Math.abs(p.y - my);
+    if (d < bestD) { bestD = d; best = p; }
+  }
+  return best;
 }"""
 
 
@@ -42,6 +55,11 @@ def test_flat_5000_nodes_painted_with_minimap_and_search(page, flat_page_path):
       return ink;
     }""")
     assert painted > 1000  # the graph is on the canvas
+    # The inspector: a click far out is hit-tested against the layout's boxes.
+    where = page.evaluate(_MIDDLE_NODE)
+    assert where["k"] < 0.4
+    page.mouse.click(where["x"], where["y"])
+    assert page.get_by_test_id("inspector-title").inner_text() == where["title"]
     # Search: a hit is centred (zoomed in: real node groups again) and selected.
     page.get_by_test_id("search-box").fill("negative")
     page.get_by_test_id("search-box").press("Enter")
