@@ -42,6 +42,28 @@ descriptions, same Xeon, 2 cores shared by 8 agents (load average 14-15: very no
   The same switches (steps 15, 16, 14, 5 rounds) on main's page and this one, interleaved in
   one Chromium under the same load: median 286 ms (main, 5.64 MB page) and 205 ms (this,
   4.15 MB), fastest 102 and 113 ms: no slowdown from the shared descriptions or the groups.
+
+Figures of 2026-11-26 (at scale: --scale-only), same Xeon, 2 cores shared by 8 agents, load
+average 14-15 (very noisy: the same run varied 2-3x), Chromium 156, --repeat 3. "view" is
+GraphView(mod) in Python (graph, groups, layout); "load" is the exported page from navigation
+to a drawn graph; heap is Chromium's JS heap then. Picking a model in the dashboard costs
+about view + load (+ building the model: BERT-base's 85 M random weights take 4-7 s).
+                 drawn at open       view     load     heap   expand a group  all expanded
+  simplenet      5 (Graphviz)        60-92    167-381  2.6 MB -               -
+  ResNet-18      88 (Graphviz)       217-228  894-1096 4.1 MB -               -
+  ResNet-50      20 (Graphviz)       168-316  264-404  6.6 MB 101-120 ms      228 nodes, load
+                                                                              394-408, 9 MB
+  BERT-base      14 (12 layers,      176-426  289-1785 10-11  74-118 ms       469 nodes
+  (12 layers,    Graphviz)                             MB                     (Graphviz), load
+  seq 128)                                                                    671-684, 12 MB
+  flat 5,000     5000 (layered,      1270-    2732-    14-21  -               -
+  nodes          canvas far out)     3833     4054     MB
+  (all times in ms). The flat 5,000-node graph: Graphviz would take 56 s; the layered layout
+  0.2 s flat, 0.4-0.6 s hierarchical (0.22 s with every group cached).
+  Step switch at 5,000 nodes (flat graph + one constant expression through FoldConstant):
+  graphs view (two canvas-painted panes) median 29-31 ms (max 104-151); before batching the
+  canvas shapes per colour 224 ms. The side view (the text diff of a 5,000-line program, not
+  the graph) 513-1104 ms: the diff rows are not virtualized (not done).
 """
 
 from __future__ import annotations
