@@ -1125,21 +1125,44 @@ function renderDiff(box, cur, mode, expanded, redraw) {
 }
 
 /** The printed program as numbered lines; `onLine(n)` when a line is clicked. */
+/** The printed IR in `box`, one clickable row per line. A long program (a 5,000-node graph
+ *  prints 5,000 lines) is drawn IR_FIRST_LINES at once and the rest in chunks after the next
+ *  frames, so the graph is drawn first; a row asked for earlier is drawn on demand. */
+const IR_FIRST_LINES = 400, IR_CHUNK = 1500;
+
 function renderIR(box, text, onLine) {
   box.replaceChildren();
-  const lines = (text || "").split("\n");
+  const job = { lines: (text || "").split("\n"), done: 0, onLine };
+  box.irJob = job;
+  irRowsUpTo(box, IR_FIRST_LINES);
+  const more = () => {
+    if (box.irJob !== job || job.done >= job.lines.length) return;
+    irRowsUpTo(box, job.done + IR_CHUNK);
+    setTimeout(more, 16);
+  };
+  if (job.done < job.lines.length) setTimeout(more, 50);
+}
+
+/** Draw the rows of `box`'s IR up to line `end` (exclusive). */
+function irRowsUpTo(box, end) {
+  const job = box.irJob;
+  if (!job) return;
+  const stop = Math.min(end, job.lines.length);
   const frag = document.createDocumentFragment();
-  lines.forEach((line, i) => {
+  for (let i = job.done; i < stop; i++) {
     frag.append(h("div", { class: "irlab-irline", "data-line": i, "data-testid": "ir-line",
-      on: { click: () => onLine && onLine(i) } },
-    h("span", { class: "no", text: i + 1 }), h("span", { class: "code" }, irHighlight(line, []))));
-  });
+      on: { click: () => job.onLine && job.onLine(i) } },
+    h("span", { class: "no", text: i + 1 }),
+    h("span", { class: "code" }, irHighlight(job.lines[i], []))));
+  }
+  job.done = Math.max(job.done, stop);
   box.append(frag);
 }
 
 function markIRLine(box, line, scroll = true) {
   for (const el of box.querySelectorAll(".irlab-irline.current")) el.classList.remove("current");
   if (line === null || line === undefined) return;
+  if (box.irJob && box.irJob.done <= Number(line)) irRowsUpTo(box, Number(line) + 1);
   const el = box.querySelector(`.irlab-irline[data-line="${Number(line)}"]`);
   if (!el) return;
   el.classList.add("current");
