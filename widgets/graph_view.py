@@ -124,7 +124,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         mod, problem = typed(as_module(mod_or_expr))
         graph = with_layer_groups(build_relay_graph(mod, params, fold_weights=not self.weights))
         self._provenance, self._names = {}, []
-        self._set_source(graph, str(mod), "program", problem, step=-1)
+        text = graph.graph.get("text") or str(mod)  # printed once, by the graph builder
+        self._set_source(graph, text, "program", problem, step=-1)
 
     def show_step(self, trace, index):
         """Show the program after step ``index`` of ``trace`` (a ``PassTrace``)."""

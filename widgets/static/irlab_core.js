@@ -11,6 +11,8 @@
 const IRLAB_SVG_NS = ["http:", "", "www.w3.org", "2000", "svg"].join("/");
 let irlabUid = 0;
 const IRLAB_TEXT_ZOOM = 0.4;  // below this scale, node labels are not drawn
+// The smallest zoom: a deep 5,000-node graph (88,000 pt tall) still fits in a pane.
+const IRLAB_MIN_ZOOM = 0.005;
 
 /** An HTML element: props set attributes (`text` -> textContent, `on` -> listeners). */
 function h(tag, props, ...children) {
@@ -155,7 +157,7 @@ class PanZoom {
   }
 
   zoomAt(px, py, factor) {
-    const k = clamp(this.k * factor, 0.02, 8);
+    const k = clamp(this.k * factor, IRLAB_MIN_ZOOM, 8);
     const f = k / this.k;
     this.x = px - (px - this.x) * f;
     this.y = py - (py - this.y) * f;
@@ -167,7 +169,7 @@ class PanZoom {
     if (!box || width <= 0 || height <= 0) return false;
     const pad = 16;
     this.k = clamp(Math.min((width - pad) / Math.max(box.w, 1), (height - pad) / Math.max(box.h, 1),
-      1.5), 0.02, 8);
+      1.5), IRLAB_MIN_ZOOM, 8);
     this.x = (width - box.w * this.k) / 2 - box.x * this.k;
     this.y = (height - box.h * this.k) / 2 - box.y * this.k;
     this.apply();
