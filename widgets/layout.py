@@ -10,8 +10,9 @@ Above ``GRAPHVIZ_MAX_NODES`` drawn nodes the layered layout computed here (linea
 straight edges; each group laid out on its own and cached, see group_layout.py) is the
 engine by choice: measured on a 2-core Xeon under load (benchmarks/bench_explorer.py),
 Graphviz takes 1.3 s at 1,000 flat nodes, 3.4 s at 2,000 and 56 s at 5,000, a flat layered
-layout 0.06 s, 0.08 s and 0.23 s, the hierarchical one 0.4-0.6 s at 5,000 (0.22 s cached). The payload says which engine drew it (``engine``);
-``warning`` is set only when Graphviz was wanted but failed or ran out of time.
+layout 0.06 s, 0.08 s and 0.23 s, the hierarchical one 0.4-0.6 s at 5,000 (0.22 s cached).
+The payload says which engine drew it (``engine``); ``warning`` is set only when Graphviz was
+wanted but failed or ran out of time.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Every model module has ``get_workload(batch_size=1, ..., dtype="float32") -> (mo
 from __future__ import annotations
 
 from irlab.relay.testing import (bert, chain, inception_v3, layers, mlp, mobilenet, resnet,
-                                simplenet)
+                                simplenet, synthetic)
 from irlab.relay.testing.init import Initializer, Xavier, create_workload
 
 
@@ -53,6 +53,6 @@ MODELS = {
 # The models small enough for tests that build and run every model.
 SMALL_MODELS = tuple(name for name in MODELS if name != "bert_base")
 
-__all__ = ["bert", "chain", "layers", "mlp", "mobilenet", "resnet", "simplenet", "Initializer", "Xavier",
-           "create_workload", "run_opt_pass", "run_infer_type", "MODELS",
+__all__ = ["bert", "chain", "layers", "mlp", "mobilenet", "resnet", "simplenet", "synthetic",
+           "Initializer", "Xavier", "create_workload", "run_opt_pass", "run_infer_type", "MODELS",
            "SMALL_MODELS"]
