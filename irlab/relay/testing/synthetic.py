@@ -15,8 +15,8 @@ _BINARY = (relay.add, relay.multiply, relay.subtract, relay.maximum)
 
 
 def get_net(num_nodes=5000, width=4, shape=(1, 16), dtype="float32"):
-    """A ``relay.Function`` of one input with about ``num_nodes`` calls (rounded up to a
-    multiple of ``width``) ending in the sum of the lanes."""
+    """A ``relay.Function`` of one input whose graph has about ``num_nodes`` nodes (its calls
+    and the input; within ``width`` of it) ending in the sum of the lanes."""
     if width < 1 or num_nodes < width:
         raise ValueError(f"need 1 <= width <= num_nodes, got width {width}, "
                          f"num_nodes {num_nodes}")

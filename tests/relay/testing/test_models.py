@@ -433,3 +433,21 @@ def test_bert_stacks_layers():
     assert out.shape == (1, 4, 8) and np.all(np.isfinite(out))
     with pytest.raises(ValueError, match="num_layers"):
         bert.get_net(num_layers=0)
+
+
+def test_synthetic_graph_has_the_asked_size_and_runs():
+    """The explorer's stress graph: about ``num_nodes`` nodes (calls and the input), no
+    weights, a finite output."""
+    from irlab.relay.testing import synthetic
+
+    func = synthetic.get_net(num_nodes=40, width=4)
+    calls = []
+    relay.analysis.post_order_visit(func.body, lambda e: calls.append(e)
+                                    if isinstance(e, relay.Call) else None)
+    assert 40 - 4 <= len(calls) + 1 <= 40 + 4
+    mod, params = synthetic.get_workload(num_nodes=40)
+    assert params == {}
+    out = _run(mod, params, np.random.default_rng(5).uniform(-1, 1, (1, 16)).astype("float32"))
+    assert out.shape == (1, 16) and np.all(np.isfinite(out))
+    with pytest.raises(ValueError, match="width"):
+        synthetic.get_net(num_nodes=2, width=4)
