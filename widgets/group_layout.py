@@ -95,8 +95,8 @@ def hierarchical_geometry(graph, size: dict, cache: GroupLayoutCache | None = No
         sizes = {}
         for kind, ident in items:
             sizes[(kind, ident)] = size[ident] if kind == "n" else block_of(ident)[1:]
-        key = (block, tuple(sorted((k, str(i), sizes[(k, i)]) for k, i in items)),
-               tuple(sorted((str(a), str(b)) for a, b in links.get(block, ()))))
+        key = (block, frozenset((item, sizes[item]) for item in items),
+               frozenset(links.get(block, ())))
         placed[block] = cache.get(key, lambda: _layered(items, sizes, links.get(block, ())))
         return placed[block]
 
