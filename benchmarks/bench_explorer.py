@@ -42,6 +42,28 @@ descriptions, same Xeon, 2 cores shared by 8 agents (load average 14-15: very no
   The same switches (steps 15, 16, 14, 5 rounds) on main's page and this one, interleaved in
   one Chromium under the same load: median 286 ms (main, 5.64 MB page) and 205 ms (this,
   4.15 MB), fastest 102 and 113 ms: no slowdown from the shared descriptions or the groups.
+
+Figures of 2026-11-26 (at scale: --scale-only), same Xeon, 2 cores shared by 8 agents, load
+average 14-15 (very noisy: the same run varied 2-3x), Chromium 156, --repeat 3. "view" is
+GraphView(mod) in Python (graph, groups, layout); "load" is the exported page from navigation
+to a drawn graph; heap is Chromium's JS heap then. Picking a model in the dashboard costs
+about view + load (+ building the model: BERT-base's 85 M random weights take 4-7 s).
+                 drawn at open       view     load     heap   expand a group  all expanded
+  simplenet      5 (Graphviz)        60-92    167-381  2.6 MB -               -
+  ResNet-18      88 (Graphviz)       217-228  894-1096 4.1 MB -               -
+  ResNet-50      20 (Graphviz)       168-316  264-404  6.6 MB 101-120 ms      228 nodes, load
+                                                                              394-408, 9 MB
+  BERT-base      14 (12 layers,      176-426  289-1785 10-11  74-118 ms       469 nodes
+  (12 layers,    Graphviz)                             MB                     (Graphviz), load
+  seq 128)                                                                    671-684, 12 MB
+  flat 5,000     5000 (layered,      1270-    2732-    14-21  -               -
+  nodes          canvas far out)     3833     4054     MB
+  (all times in ms). The flat 5,000-node graph: Graphviz would take 56 s; the layered layout
+  0.2 s flat, 0.4-0.6 s hierarchical (0.22 s with every group cached).
+  Step switch at 5,000 nodes (flat graph + one constant expression through FoldConstant):
+  graphs view (two canvas-painted panes) median 29-31 ms (max 104-151); before batching the
+  canvas shapes per colour 224 ms. The side view (the text diff of a 5,000-line program, not
+  the graph) 513-1104 ms: the diff rows are not virtualized (not done).
 """
 
 from __future__ import annotations
@@ -277,6 +299,144 @@ def bench_browser(files, view, big, targets, repeat):
         browser.close()
 
 
+_HEAP = """async () => {
+  if (window.gc) window.gc();
+  return performance.memory ? performance.memory.usedJSHeapSize : 0;
+}"""
+_DRAWN = """() => {
+  const paint = document.querySelector('[data-testid=graph-paint]');
+  return document.querySelectorAll('[data-testid=graph-node]').length > 0 ||
+    (paint && paint.style.display !== 'none' && paint.width > 0);
+}"""
+
+
+def _scale_models():
+    """The models of the side-by-side figures: name -> (mod, params)."""
+    from irlab.relay.testing import MODELS, synthetic
+
+    models = {name: MODELS[name] for name in ("simplenet", "resnet18", "resnet50", "bert_base")}
+    models["flat5000"] = lambda: synthetic.get_workload(num_nodes=5000)
+    return models
+
+
+def _first_group(view):
+    return next((n["id"] for n in view.graph["nodes"] if n["kind"] == "cluster"), None)
+
+
+def bench_scale(out_dir: Path, browser: bool, repeat: int):
+    """Side by side (issue 21): per model, the Python side of a GraphView (graph, grouping,
+    layout), a group expanded, the exported page loaded to a drawn graph in Chromium and
+    the browser's JS heap then; for BERT-base and flat5000 all groups expanded too."""
+    from irlab.widgets import GraphView, export_html
+
+    print(f"\nAt scale (issue 21), load average {os.getloadavg()[0]:.1f}, median of {repeat}")
+    rows = []
+    for name, build in _scale_models().items():
+        mod, params = build()
+        t_view, view = _median(lambda: GraphView(mod, params=params), repeat)
+        row = {"name": name, "view": t_view, "open": len(view.graph["nodes"]),
+               "engine": view.graph["engine"], "warning": view.graph["warning"]}
+        group = _first_group(view)
+        if group:
+            row["expand"], _ = _once(lambda: view.expand(group))
+            view.collapse_all()
+        pages = [("open", export_html(view, out_dir / f"{name}_open.html"))]
+        if group:
+            view.expand_all()
+            t_all, _ = _once(lambda: view._redraw())
+            row["all"] = len(view.graph["nodes"])
+            row["all_engine"] = view.graph["engine"] + (" (warning!)" if view.graph["warning"]
+                                                        else "")
+            pages.append(("all", export_html(view, out_dir / f"{name}_all.html")))
+        row["pages"] = pages
+        rows.append(row)
+    if browser:
+        _scale_browser(rows, repeat)
+    for row in rows:
+        expand = _ms(row["expand"]) if "expand" in row else "       -   "
+        print(f"  {row['name']:10s} GraphView {_ms(row['view'])}  at open {row['open']:5d} "
+              f"nodes ({row['engine']}{', WARNING ' + row['warning'] if row['warning'] else ''})"
+              f"  expand a group {expand}")
+        for label, _ in row["pages"]:
+            drawn = row.get(f"load_{label}")
+            nodes = row["open"] if label == "open" else row.get("all")
+            engine = row["engine"] if label == "open" else row.get("all_engine")
+            if drawn is None:
+                print(f"      {label:4s} {nodes:5d} nodes ({engine})")
+                continue
+            print(f"      {label:4s} {nodes:5d} nodes ({engine}): page load to drawn "
+                  f"{_ms(drawn)}, JS heap {_mb(row[f'heap_{label}'])}")
+
+
+def _scale_browser(rows, repeat):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("  browser: skipped (pip install playwright)")
+        return
+    if not os.access(CHROMIUM, os.X_OK):
+        print(f"  browser: skipped ({CHROMIUM} missing)")
+        return
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS +
+                                     ["--enable-precise-memory-info", "--js-flags=--expose-gc"])
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        for row in rows:
+            for label, path in row["pages"]:
+                loads = []
+                for _ in range(repeat):
+                    start = time.perf_counter()
+                    page.goto(path.resolve().as_uri())
+                    page.wait_for_function(_DRAWN, timeout=120_000)
+                    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => "
+                                  "setTimeout(r, 0)))")
+                    loads.append(time.perf_counter() - start)
+                row[f"load_{label}"] = statistics.median(loads)
+                row[f"heap_{label}"] = page.evaluate(_HEAP)
+        browser.close()
+
+
+def bench_flat_stepper(out_dir: Path, browser: bool, repeat: int):
+    """Step switches at 5,000 nodes: the flat graph plus one constant expression, through
+    FoldConstant (two steps, both ~5,000 nodes), exported; switches in Chromium's side view."""
+    from irlab import relay
+    from irlab.relay.testing import synthetic
+    from irlab.widgets import export_html
+
+    func = synthetic.get_net(num_nodes=5000)
+    folded = relay.add(relay.const(1.0), relay.const(2.0))
+    func = relay.Function(func.params, relay.add(func.body, folded))
+    t_export, path = _once(lambda: export_html(func, out_dir / "flat5000_passes.html",
+                                               passes=[relay.transform.FoldConstant()]))
+    print(f"\nflat5000 through FoldConstant: exported in {t_export:.1f} s, "
+          f"{_mb(path.stat().st_size)}")
+    if not browser or not os.access(CHROMIUM, os.X_OK):
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        start = time.perf_counter()
+        page.goto(path.resolve().as_uri())
+        page.wait_for_selector("[data-testid=pass-item]")
+        print(f"  page load to the pass list {_ms(time.perf_counter() - start)}")
+        steps = page.evaluate("() => [...document.querySelectorAll("
+                              "'[data-testid=pass-item]')].map((e) => e.dataset.step)")
+        for view_name in ("side", "graphs"):
+            page.click(f"[data-testid=view-{view_name}]")
+            times = []
+            for _ in range(repeat + 1):
+                for i in steps:
+                    _, painted = page.evaluate(
+                        _CLICK, f"[data-testid=pass-item][data-step='{i}']")
+                    times.append(painted)
+            print(f"  {view_name:6s} view step switch: first {times[0]:7.1f} ms, then median "
+                  f"{statistics.median(times[len(steps):]):7.1f} ms (max "
+                  f"{max(times[len(steps):]):7.1f})")
+        browser.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -285,8 +445,18 @@ def main():
     parser.add_argument("--unfolded", action="store_true",
                         help="also time the PassStepper with constants drawn as nodes (slow)")
     parser.add_argument("--out", help="keep the exported HTML files in this directory")
+    parser.add_argument("--scale-only", action="store_true",
+                        help="only the side-by-side figures at scale (BERT-base, flat5000)")
     args = parser.parse_args()
-    print(f"bench_explorer: {os.cpu_count()} CPUs")
+    print(f"bench_explorer: {os.cpu_count()} CPUs, load average "
+          f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    if args.scale_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(args.out) if args.out else Path(tmp)
+            out.mkdir(parents=True, exist_ok=True)
+            bench_scale(out, not args.no_browser, args.repeat)
+            bench_flat_stepper(out, not args.no_browser, args.repeat)
+        return
     bench_draw(args.repeat)
     mod, params = resnet.get_workload(num_layers=50)
     view = bench_graph(mod, params, args.repeat)

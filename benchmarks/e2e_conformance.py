@@ -25,7 +25,7 @@ def main():
     from test_models_end_to_end import check_model
     from test_onnx_end_to_end import MODELS as ONNX_MODELS, check_onnx_model
     from irlab.relay.frontend import onnx_models
-    from irlab.relay.testing import MODELS
+    from irlab.relay.testing import SMALL_MODELS
 
     ONNX_MODELS["resnet18_224px"] = lambda: onnx_models.resnet18()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,7 +34,7 @@ def main():
     args = parser.parse_args()
     wanted = set(filter(None, args.models.split(",")))
     levels = [int(x) for x in args.levels.split(",")]
-    cases = [("builder", n, lvl) for n in MODELS for lvl in levels]
+    cases = [("builder", n, lvl) for n in SMALL_MODELS for lvl in levels]
     cases += [("onnx", n, lvl) for n in ONNX_MODELS for lvl in levels]
     cases = [c for c in cases if not wanted or c[1] in wanted]
     failed = []

@@ -30,6 +30,7 @@ from irlab.widgets.assets import css, widget_module
 from irlab.viz.layer_groups import node_scopes, with_layer_groups
 from irlab.widgets.graph_ops import (all_groups, cluster_tree, collapse, fused_groups,
                                      neighbourhood, node_details, owners, search_nodes)
+from irlab.widgets.group_layout import GroupLayoutCache
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
 from irlab.widgets.picture import StaticPicture, graph_svg, titled
 from irlab.widgets.trace_data import interesting_steps
@@ -102,6 +103,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         self._trace = None  # the PassTrace whose steps the step control moves through
         self._at = None  # the step of ``_trace`` shown
         self._layouts = {}  # (id(full graph), collapsed ids) -> (graph, reduced, payload)
+        self._group_layouts = GroupLayoutCache()  # big graphs: groups laid out once each
         self._grouped = {}  # id(graph) -> (graph, graph with its layer groups)
         self._scopes = (None, {})  # (trace, node scopes of its input program)
         if trace is None and type(mod_or_expr).__name__ == "PassTrace":
@@ -122,7 +124,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         mod, problem = typed(as_module(mod_or_expr))
         graph = with_layer_groups(build_relay_graph(mod, params, fold_weights=not self.weights))
         self._provenance, self._names = {}, []
-        self._set_source(graph, str(mod), "program", problem, step=-1)
+        text = graph.graph.get("text") or str(mod)  # printed once, by the graph builder
+        self._set_source(graph, text, "program", problem, step=-1)
 
     def show_step(self, trace, index):
         """Show the program after step ``index`` of ``trace`` (a ``PassTrace``)."""
@@ -216,7 +219,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         key = (id(graph), shut)
         if key not in self._layouts:
             reduced = collapse(graph, shut)
-            payload = layout_payload(reduced, timeout=self.timeout)
+            payload = layout_payload(reduced, timeout=self.timeout, cache=self._group_layouts)
             payload["key"] = f"v{next(_keys)}"
             payload["top_clusters"] = all_groups(graph)  # what "Collapse groups" collapses
             for node in payload["nodes"]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from irlab.viz.graph_diff import graph_diff, union_graph
 from irlab.viz.layer_groups import node_scopes, with_layer_groups
 from irlab.viz.pass_trace import _module_key
+from irlab.widgets.group_layout import GroupLayoutCache
 from irlab.widgets.layout import LAYOUT_TIMEOUT, layout_payload
 import re
 
@@ -32,6 +33,8 @@ class TraceData:
         self._layout_keys: dict = {}  # (id(graph a), id(graph b)) -> (a, b, layout key)
         self._pairs: dict = {}
         self._scopes = None  # node id -> layer scope path, of the input program
+        self.group_layouts = GroupLayoutCache()  # big graphs: an unchanged group is not laid
+        # out again on the next step (group_layout.py)
 
     # -- the step list ----------------------------------------------------------------------------
     def step_rows(self) -> list:
@@ -120,7 +123,8 @@ class TraceData:
         if graph_a is not graph_b:
             ea, eb = set(graph_a.edges), set(graph_b.edges)
             edge_states = {**{e: "removed" for e in ea - eb}, **{e: "added" for e in eb - ea}}
-        payload = layout_payload(graph, states, edge_states, self.timeout)
+        payload = layout_payload(graph, states, edge_states, self.timeout,
+                                 cache=self.group_layouts)
         if graph_a is not graph_b:
             in_a = graph_a.graph.get("clusters", {})
             in_b = graph_b.graph.get("clusters", {})

@@ -309,11 +309,12 @@ def build_relay_graph(program, params=None, ids: NodeIds | None = None,
         kv[0].name_hint != "main", kv[0].name_hint)) if isinstance(f, Function)]
     node_ids = ids.assign(funcs)
     try:
-        _, locations = pretty_print_located(mod)
+        text, locations = pretty_print_located(mod)
     except Exception:  # a picture without line links is still a picture
-        locations = {}
+        text, locations = None, {}
     graph = nx.DiGraph()
     graph.graph["clusters"] = {}
+    graph.graph["text"] = text  # the printed module the lines refer to (str(mod))
     builder = RelayGraphBuilder(graph, node_ids, params=params or (), lines=locations,
                                 fold_weights=fold_weights, module=mod, names=names)
     for gv, func in sorted(mod.functions.items(), key=lambda kv: kv[0].name_hint != "main"):

@@ -9,7 +9,7 @@ import irlab as tvm
 from irlab import relax, relay
 from irlab.contrib import graph_executor
 from irlab.errors import IrlabError
-from irlab.relay.testing import MODELS
+from irlab.relay.testing import MODELS, SMALL_MODELS
 
 
 def _inputs(mod, params, seed=0):
@@ -36,7 +36,7 @@ def _relax_output(relax_mod, inputs):
     return (out if hasattr(out, "numpy") else out[0]).numpy()
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(SMALL_MODELS))
 def test_model_zoo_reaches_the_vm(name):
     mod, params = MODELS[name]()
     relax_mod = relax.testing.relay_translator.from_relay(mod["main"], "llvm", params)

@@ -7,7 +7,7 @@ import pytest
 import irlab as tvm
 from irlab import relay
 from irlab.instrument import IRSnapshot
-from irlab.relay.testing import MODELS
+from irlab.relay.testing import MODELS, SMALL_MODELS
 from irlab.testing.check import check_numerics
 
 
@@ -89,7 +89,7 @@ def test_disabled_pass_is_skipped():
     assert "Primitive" not in str(out)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(SMALL_MODELS))
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_optimized_models_compute_the_same(name, opt_level):
     mod, params = MODELS[name]()

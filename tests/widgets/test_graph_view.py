@@ -249,3 +249,47 @@ def test_folded_weight_names_are_escaped_in_the_picture():
 
     svg = viz.render_svg(view.networkx_graph)
     assert "<img" not in svg and "&lt;img" in svg
+
+
+def test_big_flat_graph_takes_the_layered_layout_by_choice():
+    """Above GRAPHVIZ_MAX_NODES drawn nodes the layered layout is the engine (no warning: not
+    a fallback); every node is placed, each rank below its inputs."""
+    from irlab.relay.testing import synthetic
+
+    mod, params = synthetic.get_workload(num_nodes=layout_mod.GRAPHVIZ_MAX_NODES + 100)
+    payload = GraphView(mod, params=params).graph
+    assert payload["engine"] == "layered" and payload["warning"] == ""
+    assert len(payload["nodes"]) > layout_mod.GRAPHVIZ_MAX_NODES
+    ys = {n["id"]: n["y"] for n in payload["nodes"]}
+    assert all(ys[e["s"]] < ys[e["t"]] and e["d"] for e in payload["edges"])
+
+
+def test_group_layout_lays_out_each_group_once_and_keeps_positions(monkeypatch):
+    """The layered layout of a grouped graph: each group is one block laid out on its own
+    (no stranger in its box); expanding one group reuses every other group's cached layout,
+    whose nodes keep their place relative to their box."""
+    from irlab.relay.testing import MODELS
+
+    monkeypatch.setattr(layout_mod, "GRAPHVIZ_MAX_NODES", 10)  # resnet18 is small: force it
+    mod, params = MODELS["resnet18"]()
+    view = GraphView(mod, params=params, big=50)
+    assert view.graph["engine"] == "layered" and view.graph["warning"] == ""
+    stages = [n["id"] for n in view.graph["nodes"] if n["kind"] == "cluster"]
+    view.expand(stages[0])
+    view.expand(stages[1])
+    first = {c["id"]: c for c in view.graph["clusters"]}
+    inner = {n["id"]: (n["x"] - first[n["cluster"]]["x"], n["y"] - first[n["cluster"]]["y"])
+             for n in view.graph["nodes"] if n.get("cluster") in first}
+    for n in view.graph["nodes"]:  # each node inside its own group's box, no other
+        for c in first.values():
+            inside = c["x"] < n["x"] < c["x"] + c["w"] and c["y"] < n["y"] < c["y"] + c["h"]
+            ours = n.get("cluster") == c["id"] or str(n.get("cluster")).startswith(c["id"])
+            assert inside == ours or n["kind"] == "cluster", (n["id"], c["id"])
+    misses = view._group_layouts.misses
+    view.expand(stages[2])
+    assert view._group_layouts.misses - misses <= 4  # stage 3 (its units) and the root
+    after = {c["id"]: c for c in view.graph["clusters"]}
+    for n in view.graph["nodes"]:
+        if n["id"] in inner and n["cluster"] in after:
+            box = after[n["cluster"]]
+            assert (n["x"] - box["x"], n["y"] - box["y"]) == pytest.approx(inner[n["id"]])

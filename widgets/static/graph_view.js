@@ -47,6 +47,7 @@ function renderGraphView({ model, el }) {
   const inspector = h("div", { class: "irlab-inspector", "data-testid": "inspector" });
   const irPane = h("div", { class: "irlab-ir", "data-testid": "ir-pane" });
   const canvas = new GraphCanvas({
+    bigAbove: IRLAB_CANVAS_ABOVE,  // thousands of nodes: culled near, painted on a canvas far
     onSelect: (id, dbl) => {
       const node = canvas.data.get(id);
       if (dbl && node && node.kind === "cluster" && !isStatic) {
@@ -174,6 +175,7 @@ function renderGraphView({ model, el }) {
     const lay = layout();
     const parts = [model.get("status") || ""];
     if (lay && lay.warning) parts.push(`simple layout: ${lay.warning}`);
+    else if (lay && lay.engine === "layered") parts.push("layered layout");
     if (lay) parts.push(`${lay.nodes.length} nodes`);
     status.textContent = parts.filter(Boolean).join(" · ");
     title.textContent = model.get("title") || "";

@@ -11,6 +11,8 @@
 const IRLAB_SVG_NS = ["http:", "", "www.w3.org", "2000", "svg"].join("/");
 let irlabUid = 0;
 const IRLAB_TEXT_ZOOM = 0.4;  // below this scale, node labels are not drawn
+// The smallest zoom: a deep 5,000-node graph (88,000 pt tall) still fits in a pane.
+const IRLAB_MIN_ZOOM = 0.005;
 
 /** An HTML element: props set attributes (`text` -> textContent, `on` -> listeners). */
 function h(tag, props, ...children) {
@@ -155,7 +157,7 @@ class PanZoom {
   }
 
   zoomAt(px, py, factor) {
-    const k = clamp(this.k * factor, 0.02, 8);
+    const k = clamp(this.k * factor, IRLAB_MIN_ZOOM, 8);
     const f = k / this.k;
     this.x = px - (px - this.x) * f;
     this.y = py - (py - this.y) * f;
@@ -167,7 +169,7 @@ class PanZoom {
     if (!box || width <= 0 || height <= 0) return false;
     const pad = 16;
     this.k = clamp(Math.min((width - pad) / Math.max(box.w, 1), (height - pad) / Math.max(box.h, 1),
-      1.5), 0.02, 8);
+      1.5), IRLAB_MIN_ZOOM, 8);
     this.x = (width - box.w * this.k) / 2 - box.x * this.k;
     this.y = (height - box.h * this.k) / 2 - box.y * this.k;
     this.apply();
@@ -220,9 +222,14 @@ class GraphCanvas {
     }
     this.viewport = s("g", { class: "irlab-viewport" });
     this.svg.append(defs, this.viewport);
-    this.el.append(this.svg);
+    // The far-out drawing of graphs above IRLAB_CANVAS_ABOVE nodes (over the SVG, which
+    // still takes the pointer: clicks are hit-tested against the layout).
+    this.paint = h("canvas", { class: "irlab-paint", "data-testid": "graph-paint" });
+    this.paint.style.display = "none";
+    this.minimap = new Minimap(this);
+    this.el.append(this.svg, this.paint, this.minimap.el);
     this.panzoom.attach(this.svg, this.viewport);
-    this.panzoom.listeners.push(() => this.queueRefresh());
+    this.panzoom.listeners.push(() => { this.queueRefresh(); this.minimap.queue(); });
     // Far out, a big drawing's nodes are parts of shared paths: its one tooltip follows the
     // pointer (the label of the node under it, as each node's own <title> says closer in).
     this.svg.addEventListener("pointermove", (e) => {
@@ -274,6 +281,8 @@ class GraphCanvas {
       this.layout = null;
       this.drawing = null;
       this.current = null;
+      this.paint.style.display = "none";
+      this.minimap.setLayout(null);
       return;
     }
     const key = layout.key || "";
@@ -296,6 +305,8 @@ class GraphCanvas {
     if (this.current !== drawing.root) {
       this.viewport.replaceChildren(drawing.root);
       this.current = drawing.root;
+      this.paint.style.display = "none";  // until the new drawing paints there itself
+      this.minimap.setLayout(layout);
       this.visible = null;
       if (drawing.big && drawing.visible) drawing.setVisible(null);
       // The union layout of a before/after pair keeps positions: keep the view as well,
@@ -529,6 +540,9 @@ function shapePath(n) {
 }
 
 const LITE_CELL = 600;  // layout units: the side of the regions BigDrawing's paths cover
+// Above this many nodes a BigDrawing far out is painted on a <canvas> (GraphCanvas.paint)
+// instead of SVG paths: the browser then keeps no element per node at all.
+const IRLAB_CANVAS_ABOVE = 2000;
 
 /** The drawing of a big graph in a GraphCanvas. Far out (labels not drawn anyway), each kind
  *  of node, edge and cluster is one <path> holding all of them: a step switch restyles and
@@ -571,6 +585,7 @@ class BigDrawing {
   setVisible(ids) {
     this.visible = ids;
     this.lite = null;  // rebuilt without the hidden nodes
+    this.batches = null;  // the same for the canvas's shapes
     if (this.mode === "far") this.mode = "";
     const out = (el, yes) => el && el.classList.toggle("out", yes);
     for (const it of this.nodes) out(it.el, !!ids && !ids.has(it.n.id));
@@ -591,6 +606,14 @@ class BigDrawing {
   /** Draw for zoom `k` and the visible part `view` (layout coordinates). */
   update(k, view, sized) {
     if (!sized) return;  // a pane without a size yet (hidden tab): drawn once it has one
+    const paint = this.canvas.paint;
+    if (k < IRLAB_TEXT_ZOOM && this.layout.nodes.length > IRLAB_CANVAS_ABOVE) {
+      if (this.mode !== "far") { this.root.replaceChildren(); this.mode = "far"; }
+      paint.style.display = "";
+      paintGraph(paint, this, this.canvas.panzoom, view);
+      return;
+    }
+    paint.style.display = "none";
     if (k < IRLAB_TEXT_ZOOM) {
       if (!this.lite) { this.lite = this.buildLite(); this.mode = ""; }
       if (this.mode !== "far") { this.root.replaceChildren(this.lite); this.mode = "far"; }
@@ -715,6 +738,158 @@ class BigDrawing {
     this.marks = marks;
     for (const [id, el] of this.byId) this.markNode(id, el, marks);
     this.markLite(marks);
+    if (this.mode === "far" && !this.lite) this.canvas.refresh();  // painted: paint again
+  }
+}
+
+/** Paint `drawing` (a BigDrawing, far out) on the <canvas> `paint`, which covers the pane:
+ *  cluster boxes, straight-from-the-layout edges and node shapes, coloured as the SVG's CSS
+ *  colours them; marked nodes (search hits, selection) drawn over the rest, at least a few
+ *  pixels wide, so they show even far out. The shapes are batched into one Path2D per
+ *  colour (paintBatches, kept until the visible set changes): a frame is a few strokes. */
+function paintGraph(paint, drawing, pz, view) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.round(paint.clientWidth * dpr), hgt = Math.round(paint.clientHeight * dpr);
+  if (paint.width !== w) paint.width = w;
+  if (paint.height !== hgt) paint.height = hgt;
+  const ctx = paint.getContext("2d");
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, w, hgt);
+  ctx.setTransform(pz.k * dpr, 0, 0, pz.k * dpr, pz.x * dpr, pz.y * dpr);
+  const css = getComputedStyle(paint);
+  const colour = (state, plain) => (state && css.getPropertyValue(`--irlab-${state}`).trim()) ||
+    plain;
+  const px = 1 / pz.k;  // one screen pixel in layout units
+  if (!drawing.batches) drawing.batches = paintBatches(drawing);
+  const b = drawing.batches;
+  ctx.lineWidth = px;
+  ctx.fillStyle = "rgba(148, 163, 184, 0.12)";
+  ctx.strokeStyle = "#94a3b8";
+  ctx.fill(b.clusters);
+  ctx.stroke(b.clusters);
+  for (const [state, path] of b.edges) {
+    ctx.strokeStyle = colour(state, "#6b7280");
+    ctx.stroke(path);
+  }
+  for (const [key, path] of b.nodes) {
+    const [kind, state] = key.split("|");
+    ctx.fillStyle = kind === "cluster" ? "#e0e7ff" : "#ffffff";
+    ctx.fill(path);
+    ctx.strokeStyle = colour(state, "#374151");
+    ctx.lineWidth = state ? 2.5 * px : px;
+    ctx.stroke(path);
+  }
+  const { selected, matches, current } = drawing.marks;
+  const marked = new Set(matches || []);
+  for (const id of [selected, current]) if (id) marked.add(id);
+  for (const id of marked) {
+    const n = drawing.data.get(id);
+    if (!n || !drawing.shows(n)) continue;
+    const r = Math.max(n.w / 2, 4 * px), q = Math.max(n.h / 2, 4 * px);
+    if (n.x + r < view.x0 || n.x - r > view.x1 || n.y + q < view.y0 || n.y - q > view.y1) {
+      continue;
+    }
+    ctx.fillStyle = id === current ? "#facc15" : "#fef08a";
+    ctx.fillRect(n.x - r, n.y - q, 2 * r, 2 * q);
+    ctx.lineWidth = (id === selected ? 3.5 : 1.5) * px;
+    ctx.strokeStyle = id === selected ? colour("accent", "#2563eb") : "#a16207";
+    ctx.strokeRect(n.x - r, n.y - q, 2 * r, 2 * q);
+  }
+}
+
+/** The shapes of a BigDrawing's shown nodes, edges and clusters, one Path2D per colour. */
+function paintBatches(drawing) {
+  const clusters = new Path2D(), edges = new Map(), nodes = new Map();
+  const add = (map, key, d) => {
+    if (!map.has(key)) map.set(key, new Path2D());
+    map.get(key).addPath(new Path2D(d));
+  };
+  for (const c of drawing.layout.clusters || []) clusters.rect(c.x, c.y, c.w, c.h);
+  const shows = (id) => { const n = drawing.data.get(id); return n && drawing.shows(n); };
+  for (const it of drawing.edges) {
+    if (shows(it.e.s) && shows(it.e.t)) add(edges, it.e.state || "", it.e.d);
+  }
+  for (const it of drawing.nodes) {
+    const n = it.n;
+    if (drawing.shows(n)) add(nodes, `${n.kind === "cluster" ? "cluster" : ""}|${n.state || ""}`,
+      shapePath(n));
+  }
+  return { clusters, edges, nodes };
+}
+
+/** The minimap of a GraphCanvas: every node as a dot in a small canvas (drawn once per
+ *  layout), the part of the graph in view as a rectangle over it; a click or drag there
+ *  moves the view to that point. Shown for graphs of MINIMAP_ABOVE nodes or more. */
+const MINIMAP_ABOVE = 60;
+
+class Minimap {
+  constructor(graphCanvas) {
+    this.gc = graphCanvas;
+    this.el = h("canvas", { class: "irlab-minimap", "data-testid": "minimap",
+      title: "overview: click or drag to move the view" });
+    this.el.style.display = "none";
+    this.base = null;
+    this.layout = null;
+    this.queued = false;
+    let dragging = false;
+    const go = (e) => this.moveTo(e.offsetX, e.offsetY);
+    this.el.addEventListener("pointerdown", (e) => {
+      dragging = true; this.el.setPointerCapture(e.pointerId); go(e); e.stopPropagation();
+    });
+    this.el.addEventListener("pointermove", (e) => { if (dragging) go(e); });
+    this.el.addEventListener("pointerup", () => { dragging = false; });
+    this.el.addEventListener("wheel", (e) => e.stopPropagation());
+  }
+
+  /** Fit `layout` into at most 160 x 160 CSS pixels and draw its nodes once. */
+  setLayout(layout) {
+    this.layout = layout && layout.nodes.length >= MINIMAP_ABOVE ? layout : null;
+    this.el.style.display = this.layout ? "" : "none";
+    if (!this.layout) return;
+    const lw = Math.max(layout.width, 1), lh = Math.max(layout.height, 1);
+    this.scale = Math.min(160 / lw, 160 / lh);
+    const w = Math.max(24, Math.ceil(lw * this.scale));
+    const hgt = Math.max(24, Math.ceil(lh * this.scale));
+    this.el.width = w; this.el.height = hgt;
+    this.el.style.width = `${w}px`; this.el.style.height = `${hgt}px`;
+    const base = document.createElement("canvas");
+    base.width = w; base.height = hgt;
+    const ctx = base.getContext("2d");
+    ctx.fillStyle = "rgba(255, 255, 255, 0.92)";
+    ctx.fillRect(0, 0, w, hgt);
+    ctx.fillStyle = "#64748b";
+    for (const n of layout.nodes) {
+      const nw = Math.max(1, n.w * this.scale), nh = Math.max(1, n.h * this.scale);
+      ctx.fillRect(n.x * this.scale - nw / 2, n.y * this.scale - nh / 2, nw, nh);
+    }
+    this.base = base;
+    this.draw();
+  }
+
+  queue() {
+    if (!this.layout || this.queued) return;
+    this.queued = true;
+    requestAnimationFrame(() => { this.queued = false; this.draw(); });
+  }
+
+  draw() {
+    if (!this.layout || !this.base) return;
+    const ctx = this.el.getContext("2d");
+    ctx.clearRect(0, 0, this.el.width, this.el.height);
+    ctx.drawImage(this.base, 0, 0);
+    const pz = this.gc.panzoom, [w, hgt] = this.gc.size(), f = this.scale;
+    ctx.strokeStyle = "#2563eb";
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(-pz.x / pz.k * f, -pz.y / pz.k * f, w / pz.k * f, hgt / pz.k * f);
+  }
+
+  /** Centre the view on the layout point under minimap pixel (mx, my). */
+  moveTo(mx, my) {
+    const [w, hgt] = this.gc.size();
+    const pz = this.gc.panzoom;
+    pz.x = w / 2 - (mx / this.scale) * pz.k;
+    pz.y = hgt / 2 - (my / this.scale) * pz.k;
+    pz.apply();
   }
 }
 
@@ -952,21 +1127,44 @@ function renderDiff(box, cur, mode, expanded, redraw) {
 }
 
 /** The printed program as numbered lines; `onLine(n)` when a line is clicked. */
+/** The printed IR in `box`, one clickable row per line. A long program (a 5,000-node graph
+ *  prints 5,000 lines) is drawn IR_FIRST_LINES at once and the rest in chunks after the next
+ *  frames, so the graph is drawn first; a row asked for earlier is drawn on demand. */
+const IR_FIRST_LINES = 400, IR_CHUNK = 1500;
+
 function renderIR(box, text, onLine) {
   box.replaceChildren();
-  const lines = (text || "").split("\n");
+  const job = { lines: (text || "").split("\n"), done: 0, onLine };
+  box.irJob = job;
+  irRowsUpTo(box, IR_FIRST_LINES);
+  const more = () => {
+    if (box.irJob !== job || job.done >= job.lines.length) return;
+    irRowsUpTo(box, job.done + IR_CHUNK);
+    setTimeout(more, 16);
+  };
+  if (job.done < job.lines.length) setTimeout(more, 50);
+}
+
+/** Draw the rows of `box`'s IR up to line `end` (exclusive). */
+function irRowsUpTo(box, end) {
+  const job = box.irJob;
+  if (!job) return;
+  const stop = Math.min(end, job.lines.length);
   const frag = document.createDocumentFragment();
-  lines.forEach((line, i) => {
+  for (let i = job.done; i < stop; i++) {
     frag.append(h("div", { class: "irlab-irline", "data-line": i, "data-testid": "ir-line",
-      on: { click: () => onLine && onLine(i) } },
-    h("span", { class: "no", text: i + 1 }), h("span", { class: "code" }, irHighlight(line, []))));
-  });
+      on: { click: () => job.onLine && job.onLine(i) } },
+    h("span", { class: "no", text: i + 1 }),
+    h("span", { class: "code" }, irHighlight(job.lines[i], []))));
+  }
+  job.done = Math.max(job.done, stop);
   box.append(frag);
 }
 
 function markIRLine(box, line, scroll = true) {
   for (const el of box.querySelectorAll(".irlab-irline.current")) el.classList.remove("current");
   if (line === null || line === undefined) return;
+  if (box.irJob && box.irJob.done <= Number(line)) irRowsUpTo(box, Number(line) + 1);
   const el = box.querySelector(`.irlab-irline[data-line="${Number(line)}"]`);
   if (!el) return;
   el.classList.add("current");

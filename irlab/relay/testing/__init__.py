@@ -9,7 +9,7 @@ Every model module has ``get_workload(batch_size=1, ..., dtype="float32") -> (mo
 from __future__ import annotations
 
 from irlab.relay.testing import (bert, chain, inception_v3, layers, mlp, mobilenet, resnet,
-                                simplenet)
+                                simplenet, synthetic)
 from irlab.relay.testing.init import Initializer, Xavier, create_workload
 
 
@@ -31,7 +31,8 @@ def run_infer_type(expr):
     return run_opt_pass(expr, InferType())
 
 
-# Small variants: each keeps its network's real layer plan, only the input and head shrink.
+# Small variants: each keeps its network's real layer plan, only the input and head shrink
+# (and BERT-base at full size).
 MODELS = {
     "simplenet": lambda: simplenet.get_workload(image_shape=(3, 32, 32)),
     "mlp": lambda: mlp.get_workload(batch_size=1),
@@ -45,7 +46,13 @@ MODELS = {
     "mobilenet_v2": lambda: mobilenet.get_workload(num_classes=10, image_shape=(3, 32, 32)),
     "bert": lambda: bert.get_workload(batch_size=1, seq_len=8, hidden_size=32, num_heads=4,
                                       intermediate_size=64),
+    # BERT-base at full size (12 layers, 768 hidden, 12 heads, seq 128): 85 M weights, for the
+    # explorer's figures at the scale of real models (issue 21); slow to run in the interpreter.
+    "bert_base": lambda: bert.get_workload(batch_size=1, seq_len=128, num_layers=12),
 }
+# The models small enough for tests that build and run every model.
+SMALL_MODELS = tuple(name for name in MODELS if name != "bert_base")
 
-__all__ = ["bert", "chain", "layers", "mlp", "mobilenet", "resnet", "simplenet", "Initializer", "Xavier",
-           "create_workload", "run_opt_pass", "run_infer_type", "MODELS"]
+__all__ = ["bert", "chain", "layers", "mlp", "mobilenet", "resnet", "simplenet", "synthetic",
+           "Initializer", "Xavier", "create_workload", "run_opt_pass", "run_infer_type", "MODELS",
+           "SMALL_MODELS"]

@@ -1,4 +1,4 @@
-"""One BERT encoder layer (post-LN Transformer block, as in BERT-base) on ``(batch, seq, hidden)``.
+"""BERT encoder layers (post-LN Transformer blocks, as in BERT-base) on ``(batch, seq, hidden)``.
 
     h = layer_norm(x + dense(attention(x)))      # multi-head self-attention, no mask
     y = layer_norm(h + dense(gelu(dense(h))))    # feed-forward, erf GELU
@@ -64,16 +64,23 @@ def encoder_layer(data, name, batch_size, seq_len, hidden_size, num_heads, inter
 
 
 def get_net(batch_size=1, seq_len=128, hidden_size=768, num_heads=12, intermediate_size=3072,
-            epsilon=1e-12, dtype="float32"):
-    """The encoder layer as a ``relay.Function`` of ``data`` and its 16 weights."""
+            epsilon=1e-12, dtype="float32", num_layers=1):
+    """``num_layers`` stacked encoder layers as a ``relay.Function`` of ``data`` and their
+    weights (16 per layer, named ``layer<i>_...``: the explorer groups them by layer)."""
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be at least 1, got {num_layers}")
     data = relay.var("data", shape=(batch_size, seq_len, hidden_size), dtype=dtype)
-    out = encoder_layer(data, "layer0", batch_size, seq_len, hidden_size, num_heads,
-                        intermediate_size, epsilon, dtype)
+    out = data
+    for index in range(num_layers):
+        out = encoder_layer(out, f"layer{index}", batch_size, seq_len, hidden_size, num_heads,
+                            intermediate_size, epsilon, dtype)
     return relay.Function(relay.analysis.free_vars(out), out)
 
 
 def get_workload(batch_size=1, seq_len=128, hidden_size=768, num_heads=12,
-                 intermediate_size=3072, epsilon=1e-12, dtype="float32", seed=0):
-    """``(mod, params)`` of one BERT-base-sized encoder layer (configurable down for tests)."""
-    net = get_net(batch_size, seq_len, hidden_size, num_heads, intermediate_size, epsilon, dtype)
+                 intermediate_size=3072, epsilon=1e-12, dtype="float32", seed=0, num_layers=1):
+    """``(mod, params)`` of ``num_layers`` BERT-base-sized encoder layers (BERT-base has 12;
+    the sizes are configurable down for tests)."""
+    net = get_net(batch_size, seq_len, hidden_size, num_heads, intermediate_size, epsilon, dtype,
+                  num_layers)
     return create_workload(net, seed=seed)

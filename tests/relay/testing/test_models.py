@@ -289,7 +289,8 @@ EXPECTED_OUT = {"simplenet": (1, 32, 16, 16), "mlp": (1, 10), "resnet18": (1, 10
 
 
 def test_models_registry_lists_every_builder():
-    assert set(testing.MODELS) == set(EXPECTED_OUT)
+    assert set(testing.MODELS) == set(EXPECTED_OUT) | {"bert_base"}
+    assert set(testing.SMALL_MODELS) == set(EXPECTED_OUT)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_OUT))
@@ -416,3 +417,37 @@ def test_bert_default_params_give_normalized_output():
     # gamma = 1, beta = 0 from the initializer: every token comes out normalized.
     np.testing.assert_allclose(out.mean(axis=-1), 0.0, atol=1e-4)
     np.testing.assert_allclose(out.std(axis=-1), 1.0, rtol=1e-3)
+
+
+def test_bert_stacks_layers():
+    """``num_layers`` encoder layers, each with its own 16 weights (BERT-base has 12)."""
+    from irlab.relay.testing import bert
+
+    net = bert.get_net(seq_len=128, num_layers=12)
+    names = {p.name_hint for p in net.params}
+    assert len(names) == 1 + 12 * 16 and "layer11_output_weight" in names
+    mod, params = bert.get_workload(batch_size=1, seq_len=4, hidden_size=8, num_heads=2,
+                                    intermediate_size=16, num_layers=2)
+    assert _ret_type(mod) == TensorType((1, 4, 8), "float32")
+    out = _run(mod, params, np.random.default_rng(3).uniform(-1, 1, (1, 4, 8)).astype("float32"))
+    assert out.shape == (1, 4, 8) and np.all(np.isfinite(out))
+    with pytest.raises(ValueError, match="num_layers"):
+        bert.get_net(num_layers=0)
+
+
+def test_synthetic_graph_has_the_asked_size_and_runs():
+    """The explorer's stress graph: about ``num_nodes`` nodes (calls and the input), no
+    weights, a finite output."""
+    from irlab.relay.testing import synthetic
+
+    func = synthetic.get_net(num_nodes=40, width=4)
+    calls = []
+    relay.analysis.post_order_visit(func.body, lambda e: calls.append(e)
+                                    if isinstance(e, relay.Call) else None)
+    assert 40 - 4 <= len(calls) + 1 <= 40 + 4
+    mod, params = synthetic.get_workload(num_nodes=40)
+    assert params == {}
+    out = _run(mod, params, np.random.default_rng(5).uniform(-1, 1, (1, 16)).astype("float32"))
+    assert out.shape == (1, 16) and np.all(np.isfinite(out))
+    with pytest.raises(ValueError, match="width"):
+        synthetic.get_net(num_nodes=2, width=4)

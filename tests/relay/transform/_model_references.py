@@ -10,11 +10,11 @@ import numpy as np
 
 import irlab
 from irlab.relay.build_module import bind_params_by_name
-from irlab.relay.testing import MODELS
+from irlab.relay.testing import MODELS, SMALL_MODELS
 from irlab.relay.transform import InferType
 from irlab.testing.check import random_inputs, run_module
 
-MODEL_NAMES = sorted(MODELS)
+MODEL_NAMES = sorted(SMALL_MODELS)
 
 
 def _realistic(name, value, rng):

@@ -15,7 +15,7 @@ from irlab.ir.structural import assert_structural_equal, structural_equal
 from irlab.relay import transform
 from irlab.relay.expr_functor import post_order
 from irlab.relay.function import Function
-from irlab.relay.testing import MODELS, resnet
+from irlab.relay.testing import MODELS, SMALL_MODELS, resnet
 from irlab.relay.transform.fuse_ops import fused_function_name, kernel_name
 from irlab.relay.transform.graph_partitioner import (FusionError, IndexedForwardGraph,
                                                      post_dominator_tree)
@@ -636,7 +636,7 @@ def test_resnet18_after_simplify_inference():
 
 
 # -- numerics and the inverse on every model builder -------------------------------------------
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(SMALL_MODELS))
 def test_models_numerics_and_defuse(name):
     mod, params = MODELS[name]()
     mod = transform.InferType()(mod)

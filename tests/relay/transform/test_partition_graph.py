@@ -20,7 +20,7 @@ from irlab.relay.interpreter import create_executor
 from irlab.relay.op.annotation import compiler_begin, compiler_end
 from irlab.relay.op.contrib import (get_pattern_table, partition_for_ccompiler, register_op_attr,
                                     register_pattern_table)
-from irlab.relay.testing import MODELS, run_opt_pass
+from irlab.relay.testing import MODELS, SMALL_MODELS, run_opt_pass
 from irlab.relay.transform.annotated_region_set import node_scopes
 from irlab.relay.transform.partition_graph import AnnotatedRegionSet
 from irlab.testing.check import check_numerics, random_value
@@ -303,7 +303,7 @@ def _composites(func):
     return found
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(SMALL_MODELS))
 def test_merge_composite_model_numerics(name):
     mod, params = MODELS[name]()
     mod = infer(mod)
@@ -926,7 +926,7 @@ def test_partition_rejects_cyclic_regions():
         transform.PartitionGraph()(mod)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(SMALL_MODELS))
 def test_partition_flow_model_numerics(name):
     """AnnotateTarget -> MergeCompilerRegions -> PartitionGraph keeps every model's results;
     the outlined functions are evaluated as ordinary Relay functions."""
