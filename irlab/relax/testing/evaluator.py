@@ -16,6 +16,7 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relax import expr as rx
+from irlab.relax.op.registry import call_packed_name
 from irlab.relax.struct_info import (PrimStructInfo, ShapeStructInfo, TensorStructInfo,
                                      TupleStructInfo)
 from irlab.runtime.ndarray import NDArray
@@ -136,6 +137,11 @@ class Evaluator:
                 func = get_global_func(call.args[0].global_symbol)
                 return _from_nd(func(*[_to_nd(self.eval(a, env, symbols))
                                        for a in call.args[1:]]))
+            if op.name == "relax.shape_of":  # not legalized when the rank is unknown
+                return tuple(np.asarray(self.eval(call.args[0], env, symbols)).shape)
+            if call_packed_name(op) is not None:  # runs as a packed function (FCallPacked)
+                func = get_global_func(call_packed_name(op))
+                return _from_nd(func(*[_to_nd(self.eval(a, env, symbols)) for a in call.args]))
             return self.call_op(call, env, symbols)
         if isinstance(op, rx.ExternFunc):
             func = get_global_func(op.global_symbol)
@@ -157,8 +163,12 @@ class Evaluator:
         for var, arg in zip(args, call.args):
             inner[var] = self.eval(arg, env, symbols)
         with bb.function("eval_op", args, private=True):
-            out = bb.emit(legalize_call(bb, bb.normalize(
-                rx.Call(call.op, args, call.attrs, call.sinfo_args))))
+            op_call = bb.normalize(rx.Call(call.op, args, call.attrs, call.sinfo_args))
+            lowered = legalize_call(bb, op_call)
+            if lowered is op_call:  # evaluating it would legalize it again, forever
+                raise IrlabError(f"the evaluator cannot evaluate {call.op.name} here: it has "
+                                 f"no legalization for arguments {[a.struct_info for a in args]}")
+            out = bb.emit(lowered)
             bb.emit_func_output(out)
         mod = bb.get()
         func = mod["eval_op"]
