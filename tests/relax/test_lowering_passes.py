@@ -276,3 +276,6 @@ def test_dps_output_of_a_shape_computed_at_run_time(twice_packed):
     vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
     x = np.arange(5, dtype="float32")
     np.testing.assert_allclose(vm["f"](tvm.nd.array(x)).numpy(), x * 2)
+    from irlab.relax.testing import evaluate  # the reference evaluator runs it too
+
+    np.testing.assert_allclose(evaluate(mod, [x], "main"), x * 2)
