@@ -151,6 +151,11 @@ class IRModule:
         """TVMScript text of the module (``irlab.script.printer``)."""
         return get_global_func("script.print_module")(self, **kwargs)
 
+    def show(self, style=None, black_format=False, **kwargs) -> None:
+        """Print the module's TVMScript (``IRModule.show`` as TVM; ``style`` and
+        ``black_format`` are accepted: the text is already formatted)."""
+        print(self.script(**kwargs))
+
     def astext(self, show_meta_data=True, annotate=None) -> str:
         return get_global_func("relay.ir.astext")(self, show_meta_data)
 

@@ -6,11 +6,11 @@ from irlab.errors import IrlabError
 from irlab.ir import IRModule
 
 
-def _tasks_of(mod):
+def _tasks_of(mod, task_name="main"):
     from irlab.tir import PrimFunc
 
     if isinstance(mod, PrimFunc):
-        return [("main", mod)]
+        return [(task_name, mod)]
     if not isinstance(mod, IRModule):
         raise IrlabError(f"tune_tir: expected an IRModule or a PrimFunc, got "
                          f"{type(mod).__name__}")
@@ -25,8 +25,11 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
              num_trials_per_iter=64, builder="local", runner="local", database="json",
              cost_model="xgb", measure_callbacks="default", task_scheduler="gradient",
              space="post-order-apply", strategy="evolutionary", num_tuning_cores="physical",
-             seed=None, module_equality="structural", special_space=None):
+             seed=None, module_equality="structural", special_space=None, task_name="main"):
     """Tune each PrimFunc of ``mod`` for ``target``; returns the database of records.
+
+    ``task_name`` names the task of a lone PrimFunc; the tasks of a module are named after its
+    functions (as TVM, which accepts ``task_name`` and names module tasks the same way).
 
     A second call with the same ``work_dir`` resumes: the database (and the cost model)
     already hold what the first call measured.
@@ -46,7 +49,7 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
     target = as_target(target)
     rand = RandomEngine(seed if seed is not None else -1)
     tasks = []
-    for name, func in _tasks_of(mod):
+    for name, func in _tasks_of(mod, task_name):
         tasks.append(TuneContext(func, target=target,
                                  space_generator=fresh_copy((special_space or {}).get(
                                      name, space)),

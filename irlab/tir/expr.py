@@ -163,7 +163,7 @@ class EqualOp:
         self.a, self.b = a, b
 
     def __bool__(self):
-        return self.a is self.b
+        return self.a is self.b or _same_constant(self.a, self.b)
 
     def asobject(self):
         return _op.equal(self.a, self.b)
@@ -178,10 +178,22 @@ class NotEqualOp(EqualOp):
     __slots__ = ()
 
     def __bool__(self):
-        return self.a is not self.b
+        return not (self.a is self.b or _same_constant(self.a, self.b))
 
     def asobject(self):
         return _op.not_equal(self.a, self.b)
+
+
+def _same_constant(a, b) -> bool:
+    """Both integer constants (IntImm or Python int) of the same value: ``A.shape[1] ==
+    B.shape[0]`` is True for two 128s, as TVM folds ``IntImm == IntImm`` to a constant."""
+    def value(x):
+        if isinstance(x, IntImm):
+            return x.value
+        return x if isinstance(x, int) else None
+
+    va, vb = value(a), value(b)
+    return va is not None and vb is not None and va == vb
 
 
 def convert(value, dtype=None) -> PrimExpr:

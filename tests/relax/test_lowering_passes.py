@@ -9,6 +9,8 @@ from irlab import relax, te, tir
 from irlab.ir.op import Op
 from irlab.relax import transform
 from irlab.relax.expr import Call, DataflowBlock, DataflowVar, Function
+from irlab.script import relax as R
+from irlab.script import tir as T
 
 
 def te_dense(x, w):
@@ -241,3 +243,39 @@ def test_remove_purity_checking_unwraps_pure_packed_calls():
     mod = transform.RemovePurityChecking()(transform.ToNonDataflow()(pure_packed()[0]))
     assert not calls_of(mod, "relax.call_pure_packed")
     assert mod["main"].attrs.get("relax.force_pure")
+
+
+@pytest.fixture
+def twice_packed():
+    tvm.register_func("test.shape_same", lambda shape: shape, override=True)
+    tvm.register_func("test.twice", lambda x, out: out.copyfrom(x.numpy() * 2), override=True)
+    yield
+    for name in ("test.shape_same", "test.twice"):
+        tvm.runtime.registry.remove_global_func(name)
+
+
+def test_dps_output_of_a_shape_computed_at_run_time(twice_packed):
+    """``out_sinfo=R.Tensor(lv, ...)`` with ``lv`` a dataflow shape variable: ToNonDataflow
+    substitutes it in struct info too, and CallTIRRewrite allocates with it (seed 001, D1)."""
+    @R.function
+    def f(x: R.Tensor(("n",), "float32")):
+        n = T.int64()
+        with R.dataflow():
+            s: R.Shape(ndim=1) = R.call_pure_packed("test.shape_same", R.shape([n]),
+                                                    sinfo_args=R.Shape(ndim=1))
+            y = R.call_dps_packed("test.twice", (x,), out_sinfo=R.Tensor(s, "float32"))
+            R.output(y)
+        return y
+
+    mod = tvm.IRModule({"main": f})
+    lowered = transform.CallTIRRewrite()(transform.ToNonDataflow()(mod))["main"]
+    bindings = lowered.body.blocks[0].bindings
+    alloc = next(b.value for b in bindings if getattr(b.value.op, "name", "") ==
+                 "relax.builtin.alloc_tensor")
+    assert alloc.args[0] is bindings[0].var  # the plain Var that replaced the DataflowVar
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
+    x = np.arange(5, dtype="float32")
+    np.testing.assert_allclose(vm["f"](tvm.nd.array(x)).numpy(), x * 2)
+    from irlab.relax.testing import evaluate  # the reference evaluator runs it too
+
+    np.testing.assert_allclose(evaluate(mod, [x], "main"), x * 2)

@@ -150,6 +150,25 @@ def test_failing_match_cast_at_run_time_names_the_dimension():
         vm["main"](np.zeros((3, 4), "float32"), np.zeros(5, "float32"))
 
 
+def test_shape_of_a_tensor_of_unknown_rank_in_vm_and_evaluator():
+    """``R.shape_of`` of an unknown-rank tensor stays an op (not legalized): the reference
+    evaluator computes it itself instead of legalizing it again and again."""
+    from irlab.relax.testing import evaluate
+
+    bb = relax.BlockBuilder()
+    n, m = tir.Var("n", "int64"), tir.Var("m", "int64")
+    x = relax.Var("x", relax.TensorStructInfo(dtype="float32"))
+    with bb.function("main", [x]):
+        shape = bb.emit(relax.op.shape_of(x))
+        out = bb.match_cast(shape, relax.ShapeStructInfo([n, m]))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    data = np.zeros((2, 5), "float32")
+    assert tuple(evaluate(mod, [data], "main")) == (2, 5)
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
+    assert tuple(vm["main"](data)) == (2, 5)
+
+
 def test_compound_dims_are_computed_on_the_shape_heap():
     def flatten(x, out):
         out.copyfrom(x.numpy().reshape(-1))

@@ -13,6 +13,7 @@ from irlab.errors import DiagnosticError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relax.exec_builder import ExecBuilder
+from irlab.relax.op.registry import call_packed_name
 from irlab.relax.expr import (Call, Constant, DataTypeImm, ExternFunc, Function, If, MatchCast,
                               PrimValue, SeqExpr, ShapeExpr, StringImm, Tuple, TupleGetItem,
                               Var)
@@ -157,6 +158,11 @@ class _FunctionCodeGen:
         emit = _OP_EMITTERS.get(name)
         if emit is not None:
             return emit(self, call)
+        packed = call_packed_name(call.op)
+        if packed is not None:  # an op that runs as a packed function (FCallPacked)
+            dst = self.fresh()
+            self.ib.emit_call(packed, [self.arg(a) for a in call.args], dst)
+            return dst
         if name in _LOWER_FIRST:
             raise DiagnosticError(f"{self.name}: {name} is left in the program: run "
                                   f"{_LOWER_FIRST[name]} first (relax.build does)", call)

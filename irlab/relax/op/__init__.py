@@ -17,6 +17,7 @@ from irlab.relax.op.statistical import (sum, mean, max, min, prod,  # noqa: A004
 from irlab.relax.op.create import (zeros, ones, full, zeros_like, ones_like, full_like, arange,
                                    tril, triu, one_hot)
 from irlab.relax.op.search import where, argmax, argmin
+from irlab.relax.op.set import unique
 from irlab.relax.op import builtin, memory, vm  # noqa: F401 (lowering to the VM: relax-vm)
 from irlab.relax.op.builtin import (call_builtin_with_ctx, null_value, make_closure,
                                     invoke_closure, invoke_pure_closure)

@@ -12,6 +12,7 @@ from irlab.ir.op import Op, OpPattern, register_op
 INFER_STRUCT_INFO = "FInferStructInfo"  # (call, block_builder) -> StructInfo
 PURITY = "FPurity"  # bool: False for ops with side effects
 LEGALIZE = "FLegalize"  # (block_builder, call) -> Expr (usually a call_tir via call_te)
+CALL_PACKED = "FCallPacked"  # str: the packed function the VM calls for the op (its args as is)
 
 
 def register_relax_op(name: str, infer: Callable, *, num_inputs: int = -1,
@@ -25,6 +26,12 @@ def register_relax_op(name: str, infer: Callable, *, num_inputs: int = -1,
     if legalize is not None:
         op.set_attr(LEGALIZE, legalize)
     return op
+
+
+def call_packed_name(op) -> str | None:
+    """The packed function an op runs as (TVM's ``FCallPacked``: ops without a TE compute,
+    e.g. of data-dependent output shape), or None."""
+    return op.get_attr(CALL_PACKED, None)
 
 
 def set_legalize(name: str, legalize: Callable) -> Op:

@@ -16,6 +16,7 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relax import expr as rx
+from irlab.relax.op.registry import call_packed_name
 from irlab.relax.struct_info import (PrimStructInfo, ShapeStructInfo, TensorStructInfo,
                                      TupleStructInfo)
 from irlab.runtime.ndarray import NDArray
@@ -136,6 +137,13 @@ class Evaluator:
                 func = get_global_func(call.args[0].global_symbol)
                 return _from_nd(func(*[_to_nd(self.eval(a, env, symbols))
                                        for a in call.args[1:]]))
+            if op.name == "relax.call_dps_packed":
+                return self.call_dps_packed(call, env, symbols)
+            if op.name == "relax.shape_of":  # not legalized when the rank is unknown
+                return tuple(np.asarray(self.eval(call.args[0], env, symbols)).shape)
+            if call_packed_name(op) is not None:  # runs as a packed function (FCallPacked)
+                func = get_global_func(call_packed_name(op))
+                return _from_nd(func(*[_to_nd(self.eval(a, env, symbols)) for a in call.args]))
             return self.call_op(call, env, symbols)
         if isinstance(op, rx.ExternFunc):
             func = get_global_func(op.global_symbol)
@@ -157,19 +165,40 @@ class Evaluator:
         for var, arg in zip(args, call.args):
             inner[var] = self.eval(arg, env, symbols)
         with bb.function("eval_op", args, private=True):
-            out = bb.emit(legalize_call(bb, bb.normalize(
-                rx.Call(call.op, args, call.attrs, call.sinfo_args))))
+            op_call = bb.normalize(rx.Call(call.op, args, call.attrs, call.sinfo_args))
+            lowered = legalize_call(bb, op_call)
+            if lowered is op_call:  # evaluating it would legalize it again, forever
+                raise IrlabError(f"the evaluator cannot evaluate {call.op.name} here: it has "
+                                 f"no legalization for arguments {[a.struct_info for a in args]}")
+            out = bb.emit(lowered)
             bb.emit_func_output(out)
         mod = bb.get()
         func = mod["eval_op"]
         return Evaluator(mod).eval(func.body, inner, dict(symbols))
 
+    def outputs(self, call, env, symbols):
+        """Zeroed arrays for the outputs of a destination-passing call (a shape held by a
+        variable, ``R.Tensor(lv3, ...)``, is that variable's value)."""
+        out_sinfo = call.sinfo_args[0]
+        outs = out_sinfo.fields if isinstance(out_sinfo, TupleStructInfo) else [out_sinfo]
+        return [np.zeros([self.dim(d, symbols) for d in s.dims] if s.dims is not None else
+                         [int(d) for d in self.eval(s.shape, env, symbols)], s.dtype)
+                for s in outs]
+
+    def call_dps_packed(self, call, env, symbols):
+        func = get_global_func(call.args[0].global_symbol)
+        inputs = [_to_nd(np.asarray(self.eval(a, env, symbols), order="C"))
+                  for a in call.args[1].fields]
+        nds = [nd_array(a) for a in self.outputs(call, env, symbols)]
+        func(*inputs, *nds)
+        results = [nd.numpy() for nd in nds]
+        return tuple(results) if isinstance(call.sinfo_args[0], TupleStructInfo) else results[0]
+
     def call_tir(self, call, env, symbols):
         gv = call.args[0]
         inputs = [self.eval(a, env, symbols) for a in call.args[1].fields]
         out_sinfo = call.sinfo_args[0]
-        outs = out_sinfo.fields if isinstance(out_sinfo, TupleStructInfo) else [out_sinfo]
-        arrays = [np.zeros([self.dim(d, symbols) for d in s.dims], s.dtype) for s in outs]
+        arrays = self.outputs(call, env, symbols)
         extra = list(self.eval(call.args[2], env, symbols)) if len(call.args) > 2 else []
         lib = _build(gv.name_hint, self.mod[gv])
         nds = [nd_array(np.asarray(a, order="C")) for a in inputs] + [nd_array(a) for a in arrays]

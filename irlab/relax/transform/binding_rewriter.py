@@ -19,8 +19,8 @@ from irlab.relax.expr import (BindingBlock, Call, Function, If, MatchCast,
                               SeqExpr, Tuple, TupleGetItem, Var, VarBinding)
 from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.op.registry import INFER_STRUCT_INFO
-from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, TupleStructInfo,
-                                     struct_info_lca)
+from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, TensorStructInfo,
+                                     TupleStructInfo, struct_info_lca)
 
 
 class BindingRewriter:
@@ -96,9 +96,11 @@ class BindingRewriter:
         if isinstance(expr, Call):
             args = [self.substitute(a) for a in expr.args]
             op = self.substitute(expr.op) if isinstance(expr.op, Var) else expr.op
-            if op is expr.op and all(a is b for a, b in zip(args, expr.args)):
+            sinfo_args = [self.substitute_sinfo(s) for s in expr.sinfo_args]
+            if op is expr.op and all(a is b for a, b in zip(args, expr.args)) and \
+                    all(a is b for a, b in zip(sinfo_args, expr.sinfo_args)):
                 return expr
-            return Call(op, args, expr.attrs, expr.sinfo_args, expr.span)
+            return Call(op, args, expr.attrs, sinfo_args, expr.span)
         if isinstance(expr, Tuple):
             fields = [self.substitute(f) for f in expr.fields]
             if all(a is b for a, b in zip(fields, expr.fields)):
@@ -118,6 +120,20 @@ class BindingRewriter:
             raise DiagnosticError("local functions (closures) are not supported by the "
                                   "lowering to the VM yet; lift them to the module", expr)
         return expr
+
+
+    def substitute_sinfo(self, sinfo):
+        """``sinfo`` with a replaced variable holding a tensor's shape substituted
+        (``R.Tensor(lv3, ...)`` where ``lv3`` is a shape computed at run time)."""
+        if isinstance(sinfo, TensorStructInfo) and isinstance(sinfo.shape, Var):
+            shape = self.var_map.get(sinfo.shape, sinfo.shape)
+            return sinfo if shape is sinfo.shape else \
+                TensorStructInfo(shape, sinfo.dtype, ndim=sinfo.ndim, span=sinfo.span)
+        if isinstance(sinfo, TupleStructInfo):
+            fields = [self.substitute_sinfo(f) for f in sinfo.fields]
+            return sinfo if all(a is b for a, b in zip(fields, sinfo.fields)) else \
+                TupleStructInfo(fields, sinfo.span)
+        return sinfo
 
 
 def fill_struct_info(expr, mod):

@@ -44,11 +44,14 @@ class _CallTIRRewrite(BindingRewriter):
 
     @staticmethod
     def _alloc(sinfo, call, out):
-        if not isinstance(sinfo, TensorStructInfo) or sinfo.dims is None:
+        if not isinstance(sinfo, TensorStructInfo) or sinfo.shape is None:
             raise DiagnosticError(f"{call.op.name}: every output needs a known shape to be "
                                   f"allocated, got {sinfo}", call)
-        var = Var("alloc", TensorStructInfo(list(sinfo.dims), sinfo.dtype))
-        out.append(VarBinding(var, alloc_tensor(ShapeExpr(list(sinfo.dims)), sinfo.dtype, 0)))
+        # a shape held by a variable (R.Tensor(lv3, ...): a shape computed at run time)
+        # is allocated as is, like a ShapeExpr of dims
+        shape = ShapeExpr(list(sinfo.dims)) if sinfo.dims is not None else sinfo.shape
+        var = Var("alloc", TensorStructInfo(shape, sinfo.dtype))
+        out.append(VarBinding(var, alloc_tensor(shape, sinfo.dtype, 0)))
         return var
 
     @staticmethod

@@ -19,7 +19,7 @@ class _ToNonDataflow(BindingRewriter):
         var = binding.var
         if not isinstance(var, DataflowVar):
             return [binding]
-        new_var = Var(var.name_hint, var.struct_info_, var.span)
+        new_var = Var(var.name_hint, self.substitute_sinfo(var.struct_info_), var.span)
         self.var_map[var] = new_var
         if isinstance(binding, MatchCast):
             return [MatchCast(new_var, binding.value, binding.struct_info, binding.span)]
