@@ -16,6 +16,7 @@ from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
 from irlab.tir.functor import post_order_below, post_order_visit
+from irlab.tir.functor import method_table
 from irlab.script.tir_builtins import UNARY_NAMES
 from irlab.runtime.registry import register_func
 from irlab.script import dialect
@@ -316,10 +317,10 @@ class _FuncPrinter:
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, s, ind, last):
-        m = getattr(self, "stmt_" + type(s).__name__, None)
+        m = method_table(type(self), "stmt_")[type(s)]
         if m is None:
             raise TypeError(f"the TVMScript printer cannot print {type(s).__name__}")
-        m(s, ind, last)
+        m(self, s, ind, last)
 
     def stmt_SeqStmt(self, s, ind, last):
         for k, x in enumerate(s.seq):
