@@ -1,7 +1,8 @@
 """Integer facts about expressions: constant bounds (``ConstIntBound``) and ``ModularSet``.
 
-Both analyses are small recursive rule tables over PrimExprs (one method per kind), parameterized by what the
-analyzer knows about variables (``bounds``: Var -> (lo, hi); ``values``: Var -> PrimExpr).
+Both analyses are small recursive rule tables over PrimExprs (one method per kind),
+parameterized by what the analyzer knows about variables (``bounds``: Var -> (lo, hi);
+``values``: Var -> PrimExpr).
 Bounds are exact Python ints: an unbound variable ranges over its dtype, so no infinities
 are needed (TVM uses ``+-inf`` sentinels instead; we clamp to the dtype, which is sound
 because a value of that dtype can never leave its range).

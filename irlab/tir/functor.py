@@ -10,8 +10,9 @@
 - Mutators return the very same node when no child changed.
 - The same table (``MethodTable``, ``method_table(cls, prefix)``) is the dispatch of every
   other TIR walker: the interpreter (``_e_Add``), both codegens (``e_Add``, ``s_For``), the
-  C vector scalarizer (``lane_Ramp``), the printers (``expr_Call``, ``stmt_For``) and the
-  arith analyses (``b_Add``, ``m_Mul``); none builds method names at each call.
+  C vector scalarizer (``lane_Ramp``), VectorizeLoop (``v_Add``), the printers
+  (``expr_Call``, ``stmt_For``) and the arith analyses (``b_Add``, ``m_Mul``); none builds
+  method names at each call.
 """
 
 from __future__ import annotations
