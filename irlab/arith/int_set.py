@@ -1,7 +1,8 @@
 """Integer facts about expressions: constant bounds (``ConstIntBound``) and ``ModularSet``.
 
-Both analyses are small recursive functions over PrimExprs, parameterized by what the
-analyzer knows about variables (``bounds``: Var -> (lo, hi); ``values``: Var -> PrimExpr).
+Both analyses are small recursive rule tables over PrimExprs (one method per kind),
+parameterized by what the analyzer knows about variables (``bounds``: Var -> (lo, hi);
+``values``: Var -> PrimExpr).
 Bounds are exact Python ints: an unbound variable ranges over its dtype, so no infinities
 are needed (TVM uses ``+-inf`` sentinels instead; we clamp to the dtype, which is sound
 because a value of that dtype can never leave its range).
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
+from irlab.tir.functor import method_table
 
 POS_INF = (1 << 63) - 1  # TVM's ConstIntBound.POS_INF (int64 max)
 NEG_INF = -POS_INF
@@ -79,94 +81,117 @@ def _clamp(lo, hi, dtype):
 
 def const_int_bound(e, bounds, values=None) -> ConstIntBound:
     """Bounds of an integer expression given variable bounds; see the module doc."""
-    lo, hi = _bound(e, bounds, values or {}, {})
+    lo, hi = _Bounds(bounds, values or {}).bound(e)
     return ConstIntBound(lo, hi)
 
 
-def _bound(e, bounds, values, memo):
-    key = id(e)
-    if key in memo:
-        return memo[key]
-    result = _bound_uncached(e, bounds, values, memo)
-    if hasattr(e, "dtype"):
-        result = _clamp(result[0], result[1], e.dtype)
-    memo[key] = result
-    return result
+class _Bounds:
+    """The interval of each expression, one ``b_<Class>`` rule per kind (found through
+    ``tir.functor.method_table``); a kind without a rule ranges over its dtype."""
 
+    def __init__(self, bounds, values):
+        self.bounds, self.values, self.memo = bounds, values, {}
 
-def _bound_uncached(e, bounds, values, memo):
-    def rec(x):
-        return _bound(x, bounds, values, memo)
+    def bound(self, e):
+        key = id(e)
+        memo = self.memo
+        if key in memo:
+            return memo[key]
+        result = self._uncached(e)
+        if hasattr(e, "dtype"):
+            result = _clamp(result[0], result[1], e.dtype)
+        memo[key] = result
+        return result
 
-    dt = getattr(e, "dtype", "int64")
-    if isinstance(e, E.IntImm):
+    def _uncached(self, e):
+        dt = getattr(e, "dtype", "int64")
+        if not isinstance(e, (E.IntImm, E.Var)) and not is_index_dtype(dt) and \
+                parse_dtype(dt).code != "bool":
+            return dtype_range(dt)
+        rule = method_table(_Bounds, "b_")[type(e)]
+        return dtype_range(dt) if rule is None else rule(self, e)
+
+    def b_IntImm(self, e):
         return e.value, e.value
-    if isinstance(e, E.Var):
-        lo, hi = dtype_range(dt)
+
+    def b_Var(self, e):
+        lo, hi = dtype_range(e.dtype)
         if isinstance(e, E.SizeVar):
             lo = max(lo, 0)
-        if e in values:
-            vlo, vhi = rec(values[e])
+        if e in self.values:
+            vlo, vhi = self.bound(self.values[e])
             lo, hi = max(lo, vlo), min(hi, vhi)
-        if e in bounds:
-            blo, bhi = bounds[e]
+        if e in self.bounds:
+            blo, bhi = self.bounds[e]
             lo, hi = max(lo, blo), min(hi, bhi)
         return lo, hi
-    if not is_index_dtype(dt) and parse_dtype(dt).code != "bool":
-        return dtype_range(dt)
-    if isinstance(e, E.Add):
-        (a0, a1), (b0, b1) = rec(e.a), rec(e.b)
+
+    b_SizeVar = b_Var
+
+    def b_Add(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return a0 + b0, a1 + b1
-    if isinstance(e, E.Sub):
-        (a0, a1), (b0, b1) = rec(e.a), rec(e.b)
+
+    def b_Sub(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return a0 - b1, a1 - b0
-    if isinstance(e, E.Mul):
-        return _corners(lambda x, y: x * y, rec(e.a), rec(e.b))
-    if isinstance(e, (E.FloorDiv, E.Div)):
-        (a0, a1), (b0, b1) = rec(e.a), rec(e.b)
+
+    def b_Mul(self, e):
+        return _corners(lambda x, y: x * y, self.bound(e.a), self.bound(e.b))
+
+    def b_FloorDiv(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         if b0 <= 0 <= b1:  # the divisor may be zero (or change sign): no information
-            return dtype_range(dt)
+            return dtype_range(e.dtype)
         f = _floordiv if isinstance(e, E.FloorDiv) else _truncdiv
         return _corners(f, (a0, a1), (b0, b1))
-    if isinstance(e, E.FloorMod):
-        (a0, a1), (b0, b1) = rec(e.a), rec(e.b)
+
+    b_Div = b_FloorDiv
+
+    def b_FloorMod(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         if b0 > 0:
             if a0 >= 0 and a1 < b0:  # the modulus never wraps
                 return a0, a1
             return 0, (b1 - 1 if a0 < 0 else min(a1, b1 - 1))
         if b1 < 0:
             return b0 + 1, 0
-        return dtype_range(dt)
-    if isinstance(e, E.Mod):
-        (a0, a1), (b0, b1) = rec(e.a), rec(e.b)
+        return dtype_range(e.dtype)
+
+    def b_Mod(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         if b0 <= 0 <= b1:
-            return dtype_range(dt)
+            return dtype_range(e.dtype)
         m = max(abs(b0), abs(b1)) - 1
         if a0 >= 0:
             return 0, min(a1, m)
         if a1 <= 0:
             return max(a0, -m), 0
         return max(a0, -m), min(a1, m)
-    if isinstance(e, E.Min):
-        (a0, a1), (b0, b1) = rec(e.a), rec(e.b)
+
+    def b_Min(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return min(a0, b0), min(a1, b1)
-    if isinstance(e, E.Max):
-        (a0, a1), (b0, b1) = rec(e.a), rec(e.b)
+
+    def b_Max(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return max(a0, b0), max(a1, b1)
-    if isinstance(e, E.Select):
-        (a0, a1), (b0, b1) = rec(e.true_value), rec(e.false_value)
+
+    def b_Select(self, e):
+        (a0, a1), (b0, b1) = self.bound(e.true_value), self.bound(e.false_value)
         return min(a0, b0), max(a1, b1)
-    if isinstance(e, E.Cast):
+
+    def b_Cast(self, e):
         if is_index_dtype(e.value.dtype) or parse_dtype(e.value.dtype).code == "bool":
-            return rec(e.value)  # clamped to the target dtype by the caller
+            return self.bound(e.value)  # clamped to the target dtype by the caller
         if parse_dtype(e.value.dtype).code in ("int", "uint"):
             return dtype_range(e.value.dtype)  # a narrow integer: anywhere in its range
-        return dtype_range(dt)
-    if isinstance(e, E.Let):
-        inner = dict(values)
+        return dtype_range(e.dtype)
+
+    def b_Let(self, e):
+        inner = dict(self.values)
         inner[e.var] = e.value
-        return _bound(e.body, bounds, inner, {})
-    return dtype_range(dt)
+        return _Bounds(self.bounds, inner).bound(e.body)
 
 
 # -- modular sets ------------------------------------------------------------------------
@@ -185,33 +210,47 @@ def _union(a, b):
 
 def modular_set(e, bounds, values=None) -> ModularSet:
     """The modular set of an integer expression; see the module doc."""
-    return _modular(e, bounds, values or {})
+    return _Modular(bounds, values or {}).of(e)
 
 
-def _modular(e, bounds, values):
-    def rec(x):
-        return _modular(x, bounds, values)
+class _Modular:
+    """The modular set of each expression, one ``m_<Class>`` rule per kind (found through
+    ``tir.functor.method_table``); a kind without a rule may take any value."""
 
-    if isinstance(e, E.IntImm):
-        return ModularSet(0, e.value)
-    if not hasattr(e, "dtype") or not is_index_dtype(e.dtype):
-        return _EVERYTHING
-    if isinstance(e, E.Var):
-        if e in values:
-            return rec(values[e])
-        lo, hi = bounds.get(e, (0, 1))
+    def __init__(self, bounds, values):
+        self.bounds, self.values = bounds, values
+
+    def of(self, e):
+        if isinstance(e, E.IntImm):
+            return ModularSet(0, e.value)
+        if not hasattr(e, "dtype") or not is_index_dtype(e.dtype):
+            return _EVERYTHING
+        rule = method_table(_Modular, "m_")[type(e)]
+        return _EVERYTHING if rule is None else rule(self, e)
+
+    def m_Var(self, e):
+        if e in self.values:
+            return self.of(self.values[e])
+        lo, hi = self.bounds.get(e, (0, 1))
         return ModularSet(0, lo) if lo == hi else _EVERYTHING
-    if isinstance(e, (E.Add, E.Sub)):
-        a, b = rec(e.a), rec(e.b)
+
+    m_SizeVar = m_Var
+
+    def m_Add(self, e):
+        a, b = self.of(e.a), self.of(e.b)
         base = a.base + b.base if isinstance(e, E.Add) else a.base - b.base
         return _norm(math.gcd(a.coeff, b.coeff), base)
-    if isinstance(e, E.Mul):
-        a, b = rec(e.a), rec(e.b)
+
+    m_Sub = m_Add
+
+    def m_Mul(self, e):
+        a, b = self.of(e.a), self.of(e.b)
         # (c1 k + b1)(c2 l + b2) = c1 c2 kl + c1 b2 k + c2 b1 l + b1 b2
         coeff = math.gcd(a.coeff * b.coeff, a.coeff * b.base, b.coeff * a.base)
         return _norm(coeff, a.base * b.base)
-    if isinstance(e, (E.FloorDiv, E.FloorMod)):
-        a, b = rec(e.a), rec(e.b)
+
+    def m_FloorDiv(self, e):
+        a, b = self.of(e.a), self.of(e.b)
         if b.coeff != 0 or b.base <= 0:
             return _EVERYTHING
         c = b.base
@@ -222,12 +261,18 @@ def _modular(e, bounds, values):
             return _EVERYTHING
         g = math.gcd(a.coeff, c)  # x mod c keeps x's residue modulo gcd(coeff, c)
         return _norm(g, a.base)
-    if isinstance(e, (E.Min, E.Max)):
-        return _union(rec(e.a), rec(e.b))
-    if isinstance(e, E.Select):
-        return _union(rec(e.true_value), rec(e.false_value))
-    if isinstance(e, E.Let):
-        inner = dict(values)
+
+    m_FloorMod = m_FloorDiv
+
+    def m_Min(self, e):
+        return _union(self.of(e.a), self.of(e.b))
+
+    m_Max = m_Min
+
+    def m_Select(self, e):
+        return _union(self.of(e.true_value), self.of(e.false_value))
+
+    def m_Let(self, e):
+        inner = dict(self.values)
         inner[e.var] = e.value
-        return _modular(e.body, bounds, inner)
-    return _EVERYTHING
+        return _Modular(self.bounds, inner).of(e.body)

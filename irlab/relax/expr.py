@@ -486,6 +486,14 @@ class Function(Expr):
         return bind_params(self, binding)
 
 
+def is_primitive(func) -> bool:
+    """A fused group (attr ``Primitive``, set by FuseOps): FuseTIR merges its call_tirs into one
+    PrimFunc and FuseOps does not fuse inside it again. (Relay's notion is
+    ``relay.function.is_primitive``.)"""
+    return isinstance(func, Function) and func.attrs is not None and \
+        "Primitive" in func.attrs.keys()
+
+
 def _copy_sinfo(old, new):
     if new is not old and old.struct_info_ is not None:
         new._set_struct_info(old.struct_info_)

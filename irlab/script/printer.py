@@ -16,6 +16,7 @@ from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
 from irlab.tir.functor import post_order_below, post_order_visit
+from irlab.tir.functor import method_table
 from irlab.script.tir_builtins import UNARY_NAMES
 from irlab.runtime.registry import register_func
 from irlab.script import dialect
@@ -28,6 +29,7 @@ _BIN = {E.Add: ("+", 6), E.Sub: ("-", 6), E.Mul: ("*", 7), E.FloorDiv: ("//", 7)
         E.FloorMod: ("%", 7), E.EQ: ("==", 4), E.NE: ("!=", 4), E.LT: ("<", 4),
         E.LE: ("<=", 4), E.GT: (">", 4), E.GE: (">=", 4), E.And: ("and", 2),
         E.Or: ("or", 1)}
+_LEFT_ASSOCIATIVE = (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod, E.And, E.Or)
 _KIND = {S.ForKind.PARALLEL: "T.parallel", S.ForKind.VECTORIZED: "T.vectorized",
          S.ForKind.UNROLLED: "T.unroll", S.ForKind.SERIAL: "T.serial"}
 
@@ -316,10 +318,10 @@ class _FuncPrinter:
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, s, ind, last):
-        m = getattr(self, "stmt_" + type(s).__name__, None)
+        m = method_table(type(self), "stmt_")[type(s)]
         if m is None:
             raise TypeError(f"the TVMScript printer cannot print {type(s).__name__}")
-        m(s, ind, last)
+        m(self, s, ind, last)
 
     def stmt_SeqStmt(self, s, ind, last):
         for k, x in enumerate(s.seq):
@@ -559,57 +561,80 @@ class _FuncPrinter:
         return f"({text})" if p < prec else text
 
     def _expr(self, e):
-        t = type(e)
-        if t in _BIN:
-            op, p = _BIN[t]
-            if t in (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod) or t in (E.And, E.Or):
-                # left-associative: the right operand needs a strictly tighter binding
-                return f"{self.expr(e.a, p)} {op} {self.expr(e.b, p + 1)}", p
-            return f"{self.expr(e.a, p + 1)} {op} {self.expr(e.b, p + 1)}", p
-        if isinstance(e, E.Var):
-            return self.name_of(e), 10
-        if isinstance(e, E.IntImm):
-            if e.dtype == "int32":
-                return str(e.value), (10 if e.value >= 0 else 8)
-            if e.dtype == "bool":
-                return f"T.bool({bool(e.value)})", 10
-            return f"T.{e.dtype}({e.value})", 10
-        if isinstance(e, E.FloatImm):
-            return f"T.{e.dtype}({_float_text(e.value)})", 10
-        if isinstance(e, E.StringImm):
-            return json.dumps(e.value), 10
-        if isinstance(e, E.Not):
-            return f"not {self.expr(e.a, 3)}", 3
-        if isinstance(e, E.Div):
-            if parse_dtype(e.dtype).is_float:
-                return f"{self.expr(e.a, 7)} / {self.expr(e.b, 8)}", 7
-            return f"T.Div({self.expr(e.a)}, {self.expr(e.b)})", 10
-        if isinstance(e, E.Mod):
-            return f"T.truncmod({self.expr(e.a)}, {self.expr(e.b)})", 10
-        if isinstance(e, (E.Min, E.Max)):
-            return f"T.{t.__name__.lower()}({self.expr(e.a)}, {self.expr(e.b)})", 10
-        if isinstance(e, E.Cast):
-            return f"T.Cast({json.dumps(e.dtype)}, {self.expr(e.value)})", 10
-        if isinstance(e, E.Select):
-            return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, "
-                    f"{self.expr(e.false_value)})"), 10
-        if isinstance(e, E.BufferLoad):
-            return self.load_text(e.buffer, e.indices), 10
-        if isinstance(e, E.Ramp):
-            return f"T.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {e.lanes})", 10
-        if isinstance(e, E.Broadcast):
-            return f"T.Broadcast({self.expr(e.value)}, {e.lanes})", 10
-        if isinstance(e, E.Shuffle):
-            vecs = ", ".join(self.expr(v) for v in e.vectors)
-            idx = ", ".join(self.expr(i) for i in e.indices)
-            return f"T.Shuffle([{vecs}], [{idx}])", 10
-        if isinstance(e, E.Let):
-            value = self.expr(e.value)
-            name = self.define(e.var, e.var.name_hint)
-            return f"T.Let({self.expr(e.body)}, where={{{name}: {value}}})", 10
-        if isinstance(e, E.Call):
-            return self.call_text(e), 10
-        raise TypeError(f"the TVMScript printer cannot print {t.__name__}")
+        """(text, precedence) of ``e`` through the ``expr_<Class>`` methods."""
+        method = method_table(type(self), "expr_")[type(e)]
+        if method is None:
+            raise TypeError(f"the TVMScript printer cannot print {type(e).__name__}")
+        return method(self, e)
+
+    def expr_binary(self, e):
+        op, p = _BIN[type(e)]
+        if type(e) in _LEFT_ASSOCIATIVE:  # the right operand needs a strictly tighter binding
+            return f"{self.expr(e.a, p)} {op} {self.expr(e.b, p + 1)}", p
+        return f"{self.expr(e.a, p + 1)} {op} {self.expr(e.b, p + 1)}", p
+
+    def expr_Var(self, e):
+        return self.name_of(e), 10
+
+    expr_SizeVar = expr_Var
+
+    def expr_IntImm(self, e):
+        if e.dtype == "int32":
+            return str(e.value), (10 if e.value >= 0 else 8)
+        if e.dtype == "bool":
+            return f"T.bool({bool(e.value)})", 10
+        return f"T.{e.dtype}({e.value})", 10
+
+    def expr_FloatImm(self, e):
+        return f"T.{e.dtype}({_float_text(e.value)})", 10
+
+    def expr_StringImm(self, e):
+        return json.dumps(e.value), 10
+
+    def expr_Not(self, e):
+        return f"not {self.expr(e.a, 3)}", 3
+
+    def expr_Div(self, e):
+        if parse_dtype(e.dtype).is_float:
+            return f"{self.expr(e.a, 7)} / {self.expr(e.b, 8)}", 7
+        return f"T.Div({self.expr(e.a)}, {self.expr(e.b)})", 10
+
+    def expr_Mod(self, e):
+        return f"T.truncmod({self.expr(e.a)}, {self.expr(e.b)})", 10
+
+    def expr_min_max(self, e):
+        return f"T.{type(e).__name__.lower()}({self.expr(e.a)}, {self.expr(e.b)})", 10
+
+    expr_Min = expr_Max = expr_min_max
+
+    def expr_Cast(self, e):
+        return f"T.Cast({json.dumps(e.dtype)}, {self.expr(e.value)})", 10
+
+    def expr_Select(self, e):
+        return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, "
+                f"{self.expr(e.false_value)})"), 10
+
+    def expr_BufferLoad(self, e):
+        return self.load_text(e.buffer, e.indices), 10
+
+    def expr_Ramp(self, e):
+        return f"T.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {e.lanes})", 10
+
+    def expr_Broadcast(self, e):
+        return f"T.Broadcast({self.expr(e.value)}, {e.lanes})", 10
+
+    def expr_Shuffle(self, e):
+        vecs = ", ".join(self.expr(v) for v in e.vectors)
+        idx = ", ".join(self.expr(i) for i in e.indices)
+        return f"T.Shuffle([{vecs}], [{idx}])", 10
+
+    def expr_Let(self, e):
+        value = self.expr(e.value)
+        name = self.define(e.var, e.var.name_hint)
+        return f"T.Let({self.expr(e.body)}, where={{{name}: {value}}})", 10
+
+    def expr_Call(self, e):
+        return self.call_text(e), 10
 
     def call_text(self, e) -> str:
         name = e.op[4:] if e.op.startswith("tir.") else e.op
@@ -628,6 +653,10 @@ class _FuncPrinter:
         if name == "call_extern" and args:
             return f"T.call_extern({json.dumps(e.dtype)}, {', '.join(args)})"
         return f"T.call_intrin({json.dumps(e.dtype)}, {json.dumps(e.op)}, {', '.join(args)})"
+
+
+for _binary in _BIN:
+    setattr(_FuncPrinter, "expr_" + _binary.__name__, _FuncPrinter.expr_binary)
 
 
 def _is_buffer(x):

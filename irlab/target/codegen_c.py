@@ -57,6 +57,7 @@ from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
 from irlab.tir.analysis import vars_used, written_buffer_data
+from irlab.tir.functor import method_table
 from irlab.target.c_syntax import (ALIGN, INDENT, P_ADD, P_ATOM, P_COND, P_EQ, P_LAND, P_LOR,
                                    P_MUL, P_REL, P_UNARY, STACK_LIMIT, _BINOPS, _C_KEYWORDS,
                                    _DOUBLE_TO_BITS, _c_string, _call_name, _comment, _elem,
@@ -290,11 +291,11 @@ class _FunctionWriter(VectorLanes, CallWriter):
 
     # -- statements ----------------------------------------------------------------------
     def emit_stmt(self, s):
-        method = getattr(self, "s_" + type(s).__name__, None)
+        method = method_table(type(self), "s_")[type(s)]
         if method is None:
             raise CodegenError(f"C codegen cannot translate {type(s).__name__} "
                                f"(lower the function first: irlab.lower)", s)
-        method(s)
+        method(self, s)
 
     def statement(self, text_fn):
         """Print one C statement; Lets it hoists and division checks go around it."""
@@ -519,14 +520,14 @@ class _FunctionWriter(VectorLanes, CallWriter):
             for node in deep_expr.evaluation_order(e, ahead):
                 ahead[id(node)] = (node, self.prec(node))
             self._depth = saved
-        method = getattr(self, "e_" + type(e).__name__, None)
+        method = method_table(type(self), "e_")[type(e)]
         if method is None:
             raise CodegenError(f"C codegen cannot translate {type(e).__name__}: {e}", e)
         if _lanes(e) != 1 and not isinstance(e, E.StringImm):
             raise CodegenError(f"C codegen: vector expression {e} was not scalarized", e)
         self._depth += 1
         try:
-            return method(e)
+            return method(self, e)
         finally:
             self._depth -= 1
 

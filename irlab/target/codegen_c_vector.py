@@ -9,7 +9,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir.buffer import Buffer
-from irlab.tir.functor import post_order_visit
+from irlab.tir.functor import method_table, post_order_visit
 from irlab.target.c_syntax import (_contains, _elem, _lanes, c_type)
 
 
@@ -75,66 +75,91 @@ class VectorLanes:
         self.close_block()
 
     def lane(self, e, lane, env=None):
-        """The scalar expression computing lane ``lane`` (a Var or IntImm) of ``e``."""
+        """The scalar expression computing lane ``lane`` (a Var or IntImm) of ``e``, by the
+        ``lane_<Class>`` rules (found through ``tir.functor.method_table``)."""
         env = env or {}
         if _lanes(e) == 1 and not isinstance(e, E.Var):
             return e
-        rec = lambda x: self.lane(x, lane, env)  # noqa: E731
-        elem = _elem(e.dtype)
-        if isinstance(e, E.Var):
-            if e in env:
-                return env[e]
-            if _lanes(e) == 1:
-                return e
-            buf = self.vec_vars.get(e)
-            if buf is None:
-                raise CodegenError(f"vector variable {e.name_hint} is used outside its scope", e)
-            return E.BufferLoad(buf, [lane])
-        if isinstance(e, E.Ramp):
-            base = e.base
-            if isinstance(lane, E.IntImm) and isinstance(e.stride, E.IntImm):
-                k = int(lane.value) * int(e.stride.value)
-                if isinstance(base, E.IntImm):
-                    return E.IntImm(base.dtype, int(base.value) + k)
-                if isinstance(base, E.Add) and isinstance(base.b, E.IntImm):
-                    k += int(base.b.value)
-                    base = base.a
-                return base if k == 0 else E.Add(base, E.IntImm(base.dtype, k))
-            if isinstance(lane, E.IntImm):
-                offset = E.IntImm(base.dtype, int(lane.value))
-            else:
-                offset = lane if lane.dtype == base.dtype else E.Cast(base.dtype, lane)
-            if not (isinstance(e.stride, E.IntImm) and e.stride.value == 1):
-                offset = E.Mul(e.stride, offset)
-            if isinstance(base, E.IntImm) and base.value == 0:
-                return offset
-            return E.Add(base, offset)
-        if isinstance(e, E.Broadcast):
-            return e.value
-        if isinstance(e, E.Shuffle):
-            if not isinstance(lane, E.IntImm):
-                raise CodegenError("Shuffle needs constant lanes", e)
-            flat = []
-            for v in e.vectors:
-                flat += [(v, k) for k in range(_lanes(v))]
-            v, k = flat[int(e.indices[int(lane.value)].value)]
-            return self.lane(v, E.IntImm("int32", k), env) if _lanes(v) > 1 else v
-        if isinstance(e, E.BufferLoad):
-            return E.BufferLoad(e.buffer, [rec(i) for i in e.indices])
-        if isinstance(e, E.Cast):
-            return E.Cast(elem, rec(e.value))
-        if isinstance(e, E.Not):
-            return E.Not(rec(e.a))
-        if isinstance(e, (E.BinaryOpExpr, E.And)):
-            return type(e)(rec(e.a), rec(e.b))
-        if isinstance(e, E.Select):
-            return E.Select(rec(e.condition), rec(e.true_value), rec(e.false_value))
-        if isinstance(e, E.Let):
-            var = E.Var(e.var.name_hint, _elem(e.var.dtype))
-            inner = dict(env)
-            inner[e.var] = var
-            return E.Let(var, rec(e.value), self.lane(e.body, lane, inner))
-        if isinstance(e, E.Call):
-            return E.Call(elem, e.op, [rec(a) if isinstance(a, E.PrimExpr) else a
-                                       for a in e.args])
-        raise CodegenError(f"C codegen cannot scalarize {type(e).__name__}: {e}", e)
+        rule = method_table(type(self), "lane_")[type(e)]
+        if rule is None:
+            raise CodegenError(f"C codegen cannot scalarize {type(e).__name__}: {e}", e)
+        return rule(self, e, lane, env)
+
+    def lane_Var(self, e, lane, env):
+        if e in env:
+            return env[e]
+        if _lanes(e) == 1:
+            return e
+        buf = self.vec_vars.get(e)
+        if buf is None:
+            raise CodegenError(f"vector variable {e.name_hint} is used outside its scope", e)
+        return E.BufferLoad(buf, [lane])
+
+    lane_SizeVar = lane_Var
+
+    def lane_Ramp(self, e, lane, env):
+        base = e.base
+        if isinstance(lane, E.IntImm) and isinstance(e.stride, E.IntImm):
+            k = int(lane.value) * int(e.stride.value)
+            if isinstance(base, E.IntImm):
+                return E.IntImm(base.dtype, int(base.value) + k)
+            if isinstance(base, E.Add) and isinstance(base.b, E.IntImm):
+                k += int(base.b.value)
+                base = base.a
+            return base if k == 0 else E.Add(base, E.IntImm(base.dtype, k))
+        if isinstance(lane, E.IntImm):
+            offset = E.IntImm(base.dtype, int(lane.value))
+        else:
+            offset = lane if lane.dtype == base.dtype else E.Cast(base.dtype, lane)
+        if not (isinstance(e.stride, E.IntImm) and e.stride.value == 1):
+            offset = E.Mul(e.stride, offset)
+        if isinstance(base, E.IntImm) and base.value == 0:
+            return offset
+        return E.Add(base, offset)
+
+    def lane_Broadcast(self, e, lane, env):
+        return e.value
+
+    def lane_Shuffle(self, e, lane, env):
+        if not isinstance(lane, E.IntImm):
+            raise CodegenError("Shuffle needs constant lanes", e)
+        flat = []
+        for v in e.vectors:
+            flat += [(v, k) for k in range(_lanes(v))]
+        v, k = flat[int(e.indices[int(lane.value)].value)]
+        return self.lane(v, E.IntImm("int32", k), env) if _lanes(v) > 1 else v
+
+    def lane_BufferLoad(self, e, lane, env):
+        return E.BufferLoad(e.buffer, [self.lane(i, lane, env) for i in e.indices])
+
+    def lane_Cast(self, e, lane, env):
+        return E.Cast(_elem(e.dtype), self.lane(e.value, lane, env))
+
+    def lane_Not(self, e, lane, env):
+        return E.Not(self.lane(e.a, lane, env))
+
+    def lane_binary(self, e, lane, env):
+        return type(e)(self.lane(e.a, lane, env), self.lane(e.b, lane, env))
+
+    def lane_Select(self, e, lane, env):
+        return E.Select(self.lane(e.condition, lane, env), self.lane(e.true_value, lane, env),
+                        self.lane(e.false_value, lane, env))
+
+    def lane_Let(self, e, lane, env):
+        var = E.Var(e.var.name_hint, _elem(e.var.dtype))
+        inner = dict(env)
+        inner[e.var] = var
+        return E.Let(var, self.lane(e.value, lane, env), self.lane(e.body, lane, inner))
+
+    def lane_Call(self, e, lane, env):
+        args = [self.lane(a, lane, env) if isinstance(a, E.PrimExpr) else a for a in e.args]
+        return E.Call(_elem(e.dtype), e.op, args)
+
+
+def _binary_kinds(cls):
+    """``cls`` and every class derived from it."""
+    return [cls] + [k for sub in cls.__subclasses__() for k in _binary_kinds(sub)]
+
+
+for _kind in _binary_kinds(E.BinaryOpExpr) + _binary_kinds(E.And):  # And, Or
+    setattr(VectorLanes, "lane_" + _kind.__name__, VectorLanes.lane_binary)

@@ -29,6 +29,7 @@ from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
 from irlab.tir.analysis import vars_used, written_buffer_data
+from irlab.tir.functor import method_table
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
@@ -197,11 +198,11 @@ class _FunctionBuilder(CallLowering):
 
     # -- dispatch ------------------------------------------------------------------------
     def stmt(self, s):
-        method = getattr(self, "s_" + type(s).__name__, None)
+        method = method_table(type(self), "s_")[type(s)]
         if method is None:
             raise CodegenError(f"LLVM codegen cannot translate {type(s).__name__} "
                                f"(lower the function first: irlab.lower)", s)
-        method(s)
+        method(self, s)
 
     def expr(self, e) -> ir.Value:
         ahead = self.__dict__.get("_ahead")
@@ -216,12 +217,12 @@ class _FunctionBuilder(CallLowering):
             return hit[1]
         if self._depth > deep_expr.DEEP:
             self._translate_below(e, ahead)
-        method = getattr(self, "e_" + type(e).__name__, None)
+        method = method_table(type(self), "e_")[type(e)]
         if method is None:
             raise CodegenError(f"LLVM codegen cannot translate {type(e).__name__}: {e}", e)
         self._depth += 1
         try:
-            return method(e)
+            return method(self, e)
         finally:
             self._depth -= 1
 

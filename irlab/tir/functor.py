@@ -8,6 +8,11 @@
 - Long expression chains (a 10,000-term sum) do not overflow the stack: past a depth, the
   sub-expression is first visited iteratively in post-order so recursive calls hit the memo.
 - Mutators return the very same node when no child changed.
+- The same table (``MethodTable``, ``method_table(cls, prefix)``) is the dispatch of every
+  other TIR walker: the interpreter (``_e_Add``), both codegens (``e_Add``, ``s_For``), the
+  C vector scalarizer (``lane_Ramp``), VectorizeLoop (``v_Add``), the printers
+  (``expr_Call``, ``stmt_For``) and the arith analyses (``b_Add``, ``m_Mul``); none builds
+  method names at each call.
 """
 
 from __future__ import annotations
@@ -92,22 +97,50 @@ def post_order_below(root, done=()):
     return order[:-1] if order and order[-1] is root else order
 
 
-class _Dispatch:
-    _table: dict
+class MethodTable(dict):
+    """Node class -> the functor class's method for it (None when it has none), each entry
+    looked up by name once, on the first node of that class: the one dispatch idiom of every
+    TIR walker (functors, interpreter, codegens, printer)."""
 
+    __slots__ = ("functor_cls", "name_of")
+
+    def __init__(self, functor_cls, name_of):
+        super().__init__()
+        self.functor_cls = functor_cls
+        self.name_of = name_of  # node class -> method name (None: not visitable)
+
+    def __missing__(self, node_cls):
+        name = self.name_of(node_cls)
+        method = getattr(self.functor_cls, name, None) if name is not None else None
+        self[node_cls] = method
+        return method
+
+    def __repr__(self):
+        known = sorted(k.__name__ for k, v in self.items() if v is not None)
+        return f"MethodTable({self.functor_cls.__name__}: {', '.join(known)})"
+
+
+def method_table(functor_cls, prefix) -> MethodTable:
+    """The table of ``functor_cls`` for methods named ``prefix`` + node class name
+    (``e_Add``, ``s_For``), built once per (class, prefix); a subclass gets its own."""
+    key = "_method_table_" + prefix
+    table = functor_cls.__dict__.get(key)
+    if table is None:
+        table = MethodTable(functor_cls, lambda node_cls: prefix + node_cls.__name__)
+        setattr(functor_cls, key, table)
+    return table
+
+
+class _Dispatch:
     @classmethod
     def _method_for(cls, node_cls):
         table = cls.__dict__.get("_dispatch_table")
         if table is None:
-            table = {}
+            table = MethodTable(cls, _method_name)
             setattr(cls, "_dispatch_table", table)
-        method = table.get(node_cls)
+        method = table[node_cls]
         if method is None:
-            name = _method_name(node_cls)
-            if name is None or not hasattr(cls, name):
-                raise TIRError(f"{cls.__name__} cannot visit a {node_cls.__name__}")
-            method = getattr(cls, name)
-            table[node_cls] = method
+            raise TIRError(f"{cls.__name__} cannot visit a {node_cls.__name__}")
         return method
 
 

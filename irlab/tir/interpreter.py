@@ -25,6 +25,7 @@ from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.function import PrimFunc
+from irlab.tir.functor import method_table
 
 
 def run(func: PrimFunc, *args):
@@ -207,10 +208,10 @@ class TIRInterpreter:
 
     # -- expressions ---------------------------------------------------------------------
     def _expr(self, e):
-        method = getattr(self, "_e_" + type(e).__name__, None)
+        method = method_table(type(self), "_e_")[type(e)]
         if method is None:
             raise TIRError(f"the TIR interpreter cannot evaluate {type(e).__name__}", e)
-        return method(e)
+        return method(self, e)
 
     def _e_Var(self, e):
         slot = self._slot(e)
@@ -430,10 +431,10 @@ class TIRInterpreter:
 
     # -- statements ----------------------------------------------------------------------
     def _stmt(self, s):
-        method = getattr(self, "_s_" + type(s).__name__, None)
+        method = method_table(type(self), "_s_")[type(s)]
         if method is None:
             raise TIRError(f"the TIR interpreter cannot run {type(s).__name__}", s)
-        return method(s)
+        return method(self, s)
 
     def _s_BufferStore(self, s):
         locate, fv = self._locator(s.buffer, s.indices), self._expr(s.value)

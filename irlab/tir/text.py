@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
+from irlab.tir.functor import method_table
 
 _BINARY = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/", E.FloorDiv: "//",
            E.FloorMod: "%", E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">",
@@ -28,42 +29,8 @@ def expr_to_text(e) -> str:
 
 
 def _leaf_text(x) -> str:
-    t = expr_to_text
-    if isinstance(x, E.Var):
-        return x.name_hint
-    if isinstance(x, E.IntImm):
-        if x.dtype == "int32":
-            return str(x.value)
-        if x.dtype == "bool":
-            return "True" if x.value else "False"
-        return f"{x.dtype}({x.value})"
-    if isinstance(x, E.FloatImm):
-        return f"{x.dtype}({x.value!r})"
-    if isinstance(x, E.StringImm):
-        return repr(x.value)
-    if isinstance(x, E.Cast):
-        return f"{x.dtype}({t(x.value)})"
-    if isinstance(x, E.Mod):
-        return f"truncmod({t(x.a)}, {t(x.b)})"
-    if isinstance(x, (E.Min, E.Max)):
-        return f"{type(x).__name__.lower()}({t(x.a)}, {t(x.b)})"
-    if isinstance(x, E.Not):
-        return f"not {t(x.a)}"
-    if isinstance(x, E.Select):
-        return f"select({t(x.condition)}, {t(x.true_value)}, {t(x.false_value)})"
-    if isinstance(x, E.BufferLoad):
-        return f"{x.buffer.name}[{', '.join(t(i) for i in x.indices)}]"
-    if isinstance(x, E.Ramp):
-        return f"ramp({t(x.base)}, {t(x.stride)}, {x.lanes})"
-    if isinstance(x, E.Broadcast):
-        return f"broadcast({t(x.value)}, {x.lanes})"
-    if isinstance(x, E.Shuffle):
-        return f"shuffle({[t(v) for v in x.vectors]}, {[t(i) for i in x.indices]})"
-    if isinstance(x, E.Let):
-        return f"(let {x.var.name_hint} = {t(x.value)} in {t(x.body)})"
-    if isinstance(x, E.Call):
-        return f"{x.op}({', '.join(t(a) for a in x.args)})"
-    return repr(x)
+    method = method_table(_TextForm, "expr_")[type(x)]
+    return repr(x) if method is None else method(x)
 
 
 def stmt_to_text(s, indent=0) -> str:
@@ -77,54 +44,158 @@ def _region(r) -> str:
 
 
 def _stmt(s, ind, lines):
-    pad = "    " * ind
-    t = expr_to_text
     if s is None:
         return
-    if isinstance(s, S.SeqStmt):
+    method = method_table(_TextForm, "stmt_")[type(s)]
+    if method is None:
+        lines.append(f"{'    ' * ind}{type(s).__name__}")
+    else:
+        method(s, "    " * ind, ind, lines)
+
+
+class _TextForm:
+    """The ``expr_<Class>`` (non-binary expressions) and ``stmt_<Class>`` methods of the text
+    form, found through ``tir.functor.method_table``; they need no state, hence static."""
+
+    @staticmethod
+    def expr_Var(x):
+        return x.name_hint
+
+    expr_SizeVar = expr_Var
+
+    @staticmethod
+    def expr_IntImm(x):
+        if x.dtype == "int32":
+            return str(x.value)
+        if x.dtype == "bool":
+            return "True" if x.value else "False"
+        return f"{x.dtype}({x.value})"
+
+    @staticmethod
+    def expr_FloatImm(x):
+        return f"{x.dtype}({x.value!r})"
+
+    @staticmethod
+    def expr_StringImm(x):
+        return repr(x.value)
+
+    @staticmethod
+    def expr_Cast(x):
+        return f"{x.dtype}({expr_to_text(x.value)})"
+
+    @staticmethod
+    def expr_Mod(x):
+        return f"truncmod({expr_to_text(x.a)}, {expr_to_text(x.b)})"
+
+    @staticmethod
+    def expr_Min(x):
+        return f"{type(x).__name__.lower()}({expr_to_text(x.a)}, {expr_to_text(x.b)})"
+
+    expr_Max = expr_Min
+
+    @staticmethod
+    def expr_Not(x):
+        return f"not {expr_to_text(x.a)}"
+
+    @staticmethod
+    def expr_Select(x):
+        t = expr_to_text
+        return f"select({t(x.condition)}, {t(x.true_value)}, {t(x.false_value)})"
+
+    @staticmethod
+    def expr_BufferLoad(x):
+        return f"{x.buffer.name}[{', '.join(expr_to_text(i) for i in x.indices)}]"
+
+    @staticmethod
+    def expr_Ramp(x):
+        return f"ramp({expr_to_text(x.base)}, {expr_to_text(x.stride)}, {x.lanes})"
+
+    @staticmethod
+    def expr_Broadcast(x):
+        return f"broadcast({expr_to_text(x.value)}, {x.lanes})"
+
+    @staticmethod
+    def expr_Shuffle(x):
+        t = expr_to_text
+        return f"shuffle({[t(v) for v in x.vectors]}, {[t(i) for i in x.indices]})"
+
+    @staticmethod
+    def expr_Let(x):
+        t = expr_to_text
+        return f"(let {x.var.name_hint} = {t(x.value)} in {t(x.body)})"
+
+    @staticmethod
+    def expr_Call(x):
+        return f"{x.op}({', '.join(expr_to_text(a) for a in x.args)})"
+
+    @staticmethod
+    def stmt_SeqStmt(s, pad, ind, lines):
         for x in s.seq:
             _stmt(x, ind, lines)
-    elif isinstance(s, S.BufferStore):
-        idx = ", ".join(t(i) for i in s.indices)
-        lines.append(f"{pad}{s.buffer.name}[{idx}] = {t(s.value)}")
-    elif isinstance(s, S.For):
+
+    @staticmethod
+    def stmt_BufferStore(s, pad, ind, lines):
+        idx = ", ".join(expr_to_text(i) for i in s.indices)
+        lines.append(f"{pad}{s.buffer.name}[{idx}] = {expr_to_text(s.value)}")
+
+    @staticmethod
+    def stmt_For(s, pad, ind, lines):
+        t = expr_to_text
         kind = "" if s.kind == S.ForKind.SERIAL else f" ({s.kind.name.lower()})"
         lines.append(f"{pad}for {s.loop_var.name_hint} in range({t(s.min)}, "
                      f"{t(s.min + s.extent)}){kind}:")
         _stmt(s.body, ind + 1, lines)
-    elif isinstance(s, S.While):
-        lines.append(f"{pad}while {t(s.condition)}:")
+
+    @staticmethod
+    def stmt_While(s, pad, ind, lines):
+        lines.append(f"{pad}while {expr_to_text(s.condition)}:")
         _stmt(s.body, ind + 1, lines)
-    elif isinstance(s, S.IfThenElse):
-        lines.append(f"{pad}if {t(s.condition)}:")
+
+    @staticmethod
+    def stmt_IfThenElse(s, pad, ind, lines):
+        lines.append(f"{pad}if {expr_to_text(s.condition)}:")
         _stmt(s.then_case, ind + 1, lines)
         if s.else_case is not None:
             lines.append(f"{pad}else:")
             _stmt(s.else_case, ind + 1, lines)
-    elif isinstance(s, S.LetStmt):
-        lines.append(f"{pad}{s.var.name_hint} = {t(s.value)}")
+
+    @staticmethod
+    def stmt_LetStmt(s, pad, ind, lines):
+        lines.append(f"{pad}{s.var.name_hint} = {expr_to_text(s.value)}")
         _stmt(s.body, ind, lines)
-    elif isinstance(s, S.Allocate):
-        ext = ", ".join(t(e) for e in s.extents)
+
+    @staticmethod
+    def stmt_Allocate(s, pad, ind, lines):
+        ext = ", ".join(expr_to_text(e) for e in s.extents)
         lines.append(f"{pad}{s.buffer_var.name_hint} = allocate(({ext}), {s.dtype})")
         _stmt(s.body, ind, lines)
-    elif isinstance(s, S.DeclBuffer):
+
+    @staticmethod
+    def stmt_DeclBuffer(s, pad, ind, lines):
         lines.append(f"{pad}{s.buffer.name} = decl_buffer({s.buffer.astext()})")
         _stmt(s.body, ind, lines)
-    elif isinstance(s, S.AttrStmt):
-        lines.append(f"{pad}attr [{s.attr_key}] = {t(s.value)}")
+
+    @staticmethod
+    def stmt_AttrStmt(s, pad, ind, lines):
+        lines.append(f"{pad}attr [{s.attr_key}] = {expr_to_text(s.value)}")
         _stmt(s.body, ind, lines)
-    elif isinstance(s, S.AssertStmt):
-        lines.append(f"{pad}assert {t(s.condition)}, {t(s.message)}")
+
+    @staticmethod
+    def stmt_AssertStmt(s, pad, ind, lines):
+        lines.append(f"{pad}assert {expr_to_text(s.condition)}, {expr_to_text(s.message)}")
         _stmt(s.body, ind, lines)
-    elif isinstance(s, S.Evaluate):
-        lines.append(f"{pad}{t(s.value)}")
-    elif isinstance(s, S.BlockRealize):
+
+    @staticmethod
+    def stmt_Evaluate(s, pad, ind, lines):
+        lines.append(f"{pad}{expr_to_text(s.value)}")
+
+    @staticmethod
+    def stmt_BlockRealize(s, pad, ind, lines):
         _block(s, ind, lines)
-    elif isinstance(s, S.Block):
+
+    @staticmethod
+    def stmt_Block(s, pad, ind, lines):
         _block(S.BlockRealize([], True, s), ind, lines)
-    else:
-        lines.append(f"{pad}{type(s).__name__}")
 
 
 def _block(realize, ind, lines):

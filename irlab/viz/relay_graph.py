@@ -33,7 +33,7 @@ from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.relay.expr import Call, Let, Var
 from irlab.relay.expr_functor import ExprVisitor
-from irlab.relay.function import Function
+from irlab.relay.function import Function, is_primitive
 from irlab.viz.identity import NodeIds
 
 _ATTRS_SHOWN = 3  # non-default attrs written into a node's label; the inspector shows all
@@ -252,7 +252,7 @@ class RelayGraphBuilder(ExprVisitor):
         # from one pass to the next.
         cluster_id = f"cluster_{self.ids[call]}"
         attrs = dict(fn.attrs.items) if fn.attrs is not None else {}
-        kind = "primitive" if attrs.get("Primitive") else (
+        kind = "primitive" if is_primitive(fn) else (
             "composite" if "Composite" in attrs else "function")
         label = attrs.get("Composite") or _fused_name(fn)
         info = {"kind": kind, "label": label, "parent": outer,

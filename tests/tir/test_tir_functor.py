@@ -84,3 +84,49 @@ def test_stmt_visitor_sees_blocks():
     visited = []
     tir.post_order_visit(mm_relu(2).body, lambda n: visited.append(type(n).__name__))
     assert visited[-1] == "BlockRealize" and "BufferStore" in visited
+
+
+def test_method_table_built_once_per_class():
+    from irlab.tir.functor import method_table
+
+    class Base:
+        def e_Add(self, e):
+            return "base add"
+
+    class Derived(Base):
+        def e_Add(self, e):
+            return "derived add"
+
+    i = tir.Var("i")
+    base, derived = method_table(Base, "e_"), method_table(Derived, "e_")
+    assert method_table(Base, "e_") is base and base is not derived
+    assert base[type(i + 1)](None, i + 1) == "base add"
+    assert derived[type(i + 1)](None, i + 1) == "derived add"
+    assert base[type(i)] is None  # no e_Var: the caller raises its own error
+    assert "Add" in repr(base)
+
+
+def test_walkers_report_unknown_nodes():
+    import pytest
+
+    from irlab.errors import CodegenError, TIRError
+    from irlab.target.codegen_c import _FunctionWriter
+    from irlab.target.codegen_llvm import _FunctionBuilder
+    from irlab.tir import stmt as S
+    from irlab.tir.interpreter import TIRInterpreter
+
+    class OddImm(tir.IntImm):  # node kinds no walker knows
+        pass
+
+    class OddStmt(S.Evaluate):
+        pass
+
+    odd = OddStmt(tir.IntImm("int32", 0))
+    with pytest.raises(TIRError, match="cannot evaluate OddImm"):
+        TIRInterpreter.__new__(TIRInterpreter)._expr(OddImm("int32", 1))
+    with pytest.raises(TIRError, match="cannot run OddStmt"):
+        TIRInterpreter.__new__(TIRInterpreter)._stmt(odd)
+    with pytest.raises(CodegenError, match="C codegen cannot translate OddStmt"):
+        _FunctionWriter.__new__(_FunctionWriter).emit_stmt(odd)
+    with pytest.raises(CodegenError, match="LLVM codegen cannot translate OddStmt"):
+        _FunctionBuilder.__new__(_FunctionBuilder).stmt(odd)

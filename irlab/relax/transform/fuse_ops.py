@@ -245,10 +245,6 @@ def _fuse_function(func, bb, mod, opt_level):
     return bb.normalize(new)
 
 
-def _is_primitive(func) -> bool:
-    return func.attrs is not None and "Primitive" in func.attrs.keys()
-
-
 def FuseOps(fuse_opt_level=-1):  # noqa: N802 (TVM's name)
     """The pass grouping fusable call_tirs into Primitive functions (``fuse_opt_level``
     -1: the PassContext's opt_level; 0: no fusion)."""
@@ -257,7 +253,7 @@ def FuseOps(fuse_opt_level=-1):  # noqa: N802 (TVM's name)
         opt_level = ctx.opt_level if fuse_opt_level == -1 else fuse_opt_level
         bb = BlockBuilder(mod)
         for gv, func in mod.items():
-            if isinstance(func, rx.Function) and not _is_primitive(func):
+            if isinstance(func, rx.Function) and not rx.is_primitive(func):
                 bb.update_func(gv, _fuse_function(func, bb, mod, opt_level))
         return bb.get()
 

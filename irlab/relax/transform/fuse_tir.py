@@ -207,11 +207,6 @@ class _Fuser:
         return _Rename().visit_stmt(stmt)
 
 
-def _is_primitive(func) -> bool:
-    return isinstance(func, rx.Function) and func.attrs is not None and \
-        "Primitive" in func.attrs.keys()
-
-
 class _Rewriter(ExprMutator):
     def __init__(self, mod, primitives, fused):
         super().__init__(mod)
@@ -247,7 +242,7 @@ def FuseTIR():  # noqa: N802 (TVM's name)
     """The pass turning calls of Primitive functions into call_tirs of fused PrimFuncs."""
 
     def transform(mod, ctx):
-        primitives = {gv.name_hint: f for gv, f in mod.items() if _is_primitive(f)}
+        primitives = {gv.name_hint: f for gv, f in mod.items() if rx.is_primitive(f)}
         if not primitives:
             return mod
         base = mod.copy()

@@ -22,7 +22,8 @@ from __future__ import annotations
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import DEEP, StmtExprMutator, post_order_below, substitute
+from irlab.tir.functor import (DEEP, StmtExprMutator, method_table, post_order_below,
+                               substitute)
 from irlab.tir.transform.common import const_int, is_no_op
 
 # elementwise intrinsics: a vector call computes each lane as the scalar call would
@@ -97,52 +98,21 @@ class _Vectorizer:
         return out
 
     def _expr(self, e):
+        """By the ``v_<Class>`` rules (``tir.functor.method_table``); a kind without one
+        (Let, Shuffle, vectors already there) is not vectorized."""
         if e is self.var:
             return self.ramp
-        if isinstance(e, (E.Var, E.IntImm, E.FloatImm, E.StringImm)):
-            return e
-        if isinstance(e, _BINARY):
-            return self._binary(e)
-        if isinstance(e, (E.And, E.Or)):
-            a, b = self.expr(e.a), self.expr(e.b)
-            if a is e.a and b is e.b:
-                return e
-            n = max(_lanes(a), _lanes(b))
-            return type(e)(_widen(a, n), _widen(b, n))
-        if isinstance(e, E.Not):
-            a = self.expr(e.a)
-            return e if a is e.a else E.Not(a)
-        if isinstance(e, E.Cast):
-            v = self.expr(e.value)
-            if v is e.value:
-                return e
-            return E.Cast(str(parse_dtype(e.dtype).with_lanes(_lanes(v))), v)
-        if isinstance(e, E.Select):
-            parts = [self.expr(x) for x in (e.condition, e.true_value, e.false_value)]
-            if all(a is b for a, b in zip(parts, (e.condition, e.true_value, e.false_value))):
-                return e
-            n = max(_lanes(p) for p in parts)
-            return E.Select(*[_widen(p, n) for p in parts])
-        if isinstance(e, E.BufferLoad):
-            indices = [self.expr(i) for i in e.indices]
-            if all(a is b for a, b in zip(indices, e.indices)):
-                return e
-            n = max(_lanes(i) for i in indices)
-            return E.BufferLoad(e.buffer, [_widen(i, n) for i in indices])
-        if isinstance(e, E.Call) and e.op in _ELEMENTWISE:
-            args = [self.expr(a) for a in e.args]
-            if e.op == "tir.if_then_else" and _lanes(args[0]) != 1:
-                raise _NotVectorizable
-            if all(a is b for a, b in zip(args, e.args)):
-                return e
-            n = max(_lanes(a) for a in args)
-            dtype = str(parse_dtype(e.dtype).with_lanes(n))
-            if e.op == "tir.if_then_else":  # the condition stays scalar (one branch taken)
-                return E.Call(dtype, e.op, [args[0]] + [_widen(a, n) for a in args[1:]])
-            return E.Call(dtype, e.op, [_widen(a, n) for a in args])
-        raise _NotVectorizable  # Let, Shuffle, other calls, vectors already there
+        rule = method_table(_Vectorizer, "v_")[type(e)]
+        if rule is None:
+            raise _NotVectorizable
+        return rule(self, e)
 
-    def _binary(self, e):
+    def v_leaf(self, e):
+        return e
+
+    v_Var = v_SizeVar = v_IntImm = v_FloatImm = v_StringImm = v_leaf
+
+    def v_binary(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
         if a is e.a and b is e.b:
             return e
@@ -158,29 +128,90 @@ class _Vectorizer:
         n = max(_lanes(a), _lanes(b))
         return type(e)(_widen(a, n), _widen(b, n))
 
+    def v_logical(self, e):
+        a, b = self.expr(e.a), self.expr(e.b)
+        if a is e.a and b is e.b:
+            return e
+        n = max(_lanes(a), _lanes(b))
+        return type(e)(_widen(a, n), _widen(b, n))
+
+    v_And = v_Or = v_logical
+
+    def v_Not(self, e):
+        a = self.expr(e.a)
+        return e if a is e.a else E.Not(a)
+
+    def v_Cast(self, e):
+        v = self.expr(e.value)
+        if v is e.value:
+            return e
+        return E.Cast(str(parse_dtype(e.dtype).with_lanes(_lanes(v))), v)
+
+    def v_Select(self, e):
+        parts = [self.expr(x) for x in (e.condition, e.true_value, e.false_value)]
+        if all(a is b for a, b in zip(parts, (e.condition, e.true_value, e.false_value))):
+            return e
+        n = max(_lanes(p) for p in parts)
+        return E.Select(*[_widen(p, n) for p in parts])
+
+    def v_BufferLoad(self, e):
+        indices = [self.expr(i) for i in e.indices]
+        if all(a is b for a, b in zip(indices, e.indices)):
+            return e
+        n = max(_lanes(i) for i in indices)
+        return E.BufferLoad(e.buffer, [_widen(i, n) for i in indices])
+
+    def v_Call(self, e):
+        if e.op not in _ELEMENTWISE:
+            raise _NotVectorizable
+        args = [self.expr(a) for a in e.args]
+        if e.op == "tir.if_then_else" and _lanes(args[0]) != 1:
+            raise _NotVectorizable
+        if all(a is b for a, b in zip(args, e.args)):
+            return e
+        n = max(_lanes(a) for a in args)
+        dtype = str(parse_dtype(e.dtype).with_lanes(n))
+        if e.op == "tir.if_then_else":  # the condition stays scalar (one branch taken)
+            return E.Call(dtype, e.op, [args[0]] + [_widen(a, n) for a in args[1:]])
+        return E.Call(dtype, e.op, [_widen(a, n) for a in args])
+
     # -- statements ----------------------------------------------------------------------
     def stmt(self, s):
-        if isinstance(s, S.BufferStore):
-            indices = [self.expr(i) for i in s.indices]
-            if all(_lanes(i) == 1 for i in indices):
-                # the same location every lane: sequential semantics differ from one store
-                raise _NotVectorizable
-            value = self.expr(s.value)
-            n = max(_lanes(i) for i in indices)
-            return S.BufferStore(s.buffer, _widen(value, n), [_widen(i, n) for i in indices])
-        if isinstance(s, S.SeqStmt):
-            return S.SeqStmt([self.stmt(x) for x in s.seq])
-        if isinstance(s, S.IfThenElse):
-            cond = self.expr(s.condition)
-            if _lanes(cond) != 1:
-                raise _NotVectorizable  # a per-lane branch
-            else_case = self.stmt(s.else_case) if s.else_case is not None else None
-            return S.IfThenElse(cond, self.stmt(s.then_case), else_case)
-        if isinstance(s, (S.AttrStmt, S.DeclBuffer)):
-            return s.with_fields(body=self.stmt(s.body))
+        """By the ``s_<Class>`` rules; any other statement must be a no-op."""
+        rule = method_table(_Vectorizer, "s_")[type(s)]
+        if rule is not None:
+            return rule(self, s)
         if is_no_op(s):
             return s
         raise _NotVectorizable
+
+    def s_BufferStore(self, s):
+        indices = [self.expr(i) for i in s.indices]
+        if all(_lanes(i) == 1 for i in indices):
+            # the same location every lane: sequential semantics differ from one store
+            raise _NotVectorizable
+        value = self.expr(s.value)
+        n = max(_lanes(i) for i in indices)
+        return S.BufferStore(s.buffer, _widen(value, n), [_widen(i, n) for i in indices])
+
+    def s_SeqStmt(self, s):
+        return S.SeqStmt([self.stmt(x) for x in s.seq])
+
+    def s_IfThenElse(self, s):
+        cond = self.expr(s.condition)
+        if _lanes(cond) != 1:
+            raise _NotVectorizable  # a per-lane branch
+        else_case = self.stmt(s.else_case) if s.else_case is not None else None
+        return S.IfThenElse(cond, self.stmt(s.then_case), else_case)
+
+    def s_AttrStmt(self, s):
+        return s.with_fields(body=self.stmt(s.body))
+
+    s_DeclBuffer = s_AttrStmt
+
+
+for _kind in _BINARY:
+    setattr(_Vectorizer, "v_" + _kind.__name__, _Vectorizer.v_binary)
 
 
 class _LoopVectorizer(StmtExprMutator):
