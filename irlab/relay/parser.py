@@ -835,8 +835,15 @@ _UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, OverflowError, ZeroD
 
 def parse(text, source_name="from_string", init_module=None, init_meta_table=None) -> IRModule:
     """Parse a module (``def @name(...) {...}`` definitions, as printed by ``print(mod)`` or
-    ``mod.astext()``). A bare expression is wrapped as ``@main`` (``IRModule.from_expr``)."""
-    return _run(text, source_name, init_module, init_meta_table, want_module=True)
+    ``mod.astext()``). A bare expression is wrapped as ``@main`` (``IRModule.from_expr``).
+
+    The module is type-checked, as TVM's parser does: its functions come back with ``ret_type``
+    and annotated variables, so it compares equal to a module built and run through
+    ``InferType``; an ill-typed program raises here, at parse time."""
+    from irlab.relay.transform import InferType  # the passes import this module
+
+    mod = _run(text, source_name, init_module, init_meta_table, want_module=True)
+    return InferType()(mod)
 
 
 def parse_expr(text, source_name="from_string", init_meta_table=None):

@@ -5,7 +5,7 @@ import pytest
 
 import irlab.relay as relay
 from irlab import parser as irlab_parser
-from irlab.errors import ParseError
+from irlab.errors import IrlabError, ParseError
 from irlab.ir import (FuncType, GlobalVar, IncompleteType, IRModule, TensorType, TupleType,
                       structural_equal)
 from irlab.relay.parser import parse, parse_expr
@@ -174,8 +174,23 @@ def test_init_module_provides_globals():
     p = relay.var("p", "float32")
     base[helper] = relay.Function([p], relay.negative(p))
     mod = parse("def @main(%x: float32) { @helper(%x) }", init_module=base)
-    assert mod["main"].body.op is helper and mod["helper"] is base["helper"]
+    assert mod["main"].body.op is helper
+    # parse type-checks the result (as TVM's parser does): @helper comes back typed
+    assert mod["helper"].ret_type == TensorType((), "float32")
+    assert base["helper"].ret_type is None
     assert "main" not in base  # the initial module is not changed
+
+
+def test_parse_type_checks_the_module():
+    mod = parse("def @main(%z: int32) { let %x = 1; add(%x, %x) }")
+    func = mod["main"]
+    assert func.ret_type == TensorType((), "int32")
+    assert func.body.var.type_annotation == TensorType((), "int32")
+    built = relay.Function([relay.var("z", "int32")], relay.const(1))
+    expected = relay.transform.InferType()(IRModule.from_expr(built))["main"]
+    assert parse("def @main(%z: int32) { 1 }")["main"].ret_type == expected.ret_type
+    with pytest.raises(IrlabError):
+        parse("def @main(%x: float32, %y: int32) { add(%x, %y) }")
 
 
 def test_bare_expression_becomes_main():
