@@ -108,15 +108,17 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
             ax = E.Var(f"ax{len(loops)}", iv.var.dtype)
             loops.append((ax, extent))
             analyzer.bind(ax, Range.from_min_extent(0, extent))
-            value = analyzer.simplify(lo + ax)
+            value = ax if _is_zero(lo) else lo + ax  # TVM leaves min + ax unsimplified
         if d is not None:
             if not analyzer.can_prove(E.GE(lo, dom_lo)):
-                preds.append(E.GE(value, dom_lo))
+                preds.append(E.LE(dom_lo, value))  # TVM's simplifier writes ``a >= b`` so
             if not analyzer.can_prove(E.LE(hi, dom_hi)):
-                preds.append(E.LE(value, dom_hi))
+                # TVM's form: an exclusive upper bound, ``value < max + 1``
+                preds.append(E.LT(value, analyzer.simplify(dom_hi + 1)))
         values.append(value)
     pred = E.IntImm("bool", 1)
     for p in preds:
+        p = _lower_bound_form(analyzer.simplify(p))
         pred = p if isinstance(pred, E.IntImm) else E.And(pred, p)
     stmt = S.BlockRealize(values, pred, block)
     for ax, extent in reversed(loops):
@@ -264,3 +266,17 @@ def compute_at(func, realize, loop, preserve_unit_loops=False, index=-1):
 def reverse_compute_at(func, realize, loop, preserve_unit_loops=False, index=-1):
     """Move the consumer ``realize`` under ``loop``, consuming what the producers there write."""
     return _move(func, realize, loop, preserve_unit_loops, index, reverse=True)
+
+
+def _is_zero(expr) -> bool:
+    return isinstance(expr, E.IntImm) and expr.value == 0
+
+
+def _lower_bound_form(pred):
+    """``x > c`` / ``x >= y`` as ``c + 1 <= x`` / ``y <= x``: how TVM's simplifier writes a
+    lower bound, so predicates print (and compare) as TVM's compute_at writes them."""
+    if isinstance(pred, E.GT) and isinstance(pred.b, E.IntImm):
+        return E.LE(E.IntImm(pred.b.dtype, pred.b.value + 1), pred.a)
+    if isinstance(pred, E.GE):
+        return E.LE(pred.b, pred.a)
+    return pred

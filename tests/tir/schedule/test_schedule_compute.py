@@ -509,3 +509,28 @@ def test_compute_inline_of_a_long_chain_stage_by_stage():
         sch.compute_inline(sch.get_block(f"s{k}"))
     assert sch.mod.script().count("T.block(") == 2  # root and the last stage
     check_same(func, sch)
+
+
+@T.prim_func
+def _shifted_window(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * 2.0
+    for j in range(16):
+        with T.block("C"):
+            vj = T.axis.spatial(16, j)
+            T.reads(B[vj - 1:vj + 2])
+            C[vj] = T.if_then_else(1 <= vj and vj < 15, B[vj - 1] + B[vj + 1], B[vj])
+
+
+def test_compute_at_predicate_has_tvms_form():
+    """The clipped window is predicated as TVM writes it: ``lo <= v`` and ``v < hi + 1``, the
+    iter value left as ``min + ax``; the program computes the same."""
+    sch = Schedule(_shifted_window)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    text = sch.mod["main"].script()
+    assert "vi = T.axis.spatial(16, j - 1 + ax0)" in text, text
+    assert "T.where(1 <= j + ax0 and j + ax0 < 17)" in text, text
+    check_same(_shifted_window, sch)
