@@ -85,19 +85,13 @@ def _order(func):
 
 def _new_nest(block, access, region, preserve_unit_loops, analyzer):
     """Loops and a realize running ``block`` over ``region`` of its access ``access``."""
-    dim_of = {}
-    for d, r in enumerate(access.region):
-        if isinstance(r.min, E.Var) and isinstance(r.extent, E.IntImm) and r.extent.value == 1:
-            dim_of[id(r.min)] = d
-    if len(dim_of) != len(access.region):
-        raise ScheduleError(f"block {block.name_hint} must access {access.buffer.name} at "
-                            "distinct iter vars to be moved")
+    ranges = _iter_var_ranges(block, access, region, analyzer)
     loops, values, preds = [], [], []
     for iv in block.iter_vars:
         dom_lo = iv.dom.min
         dom_hi = analyzer.simplify(iv.dom.min + iv.dom.extent - 1)
-        d = dim_of.get(id(iv.var))
-        lo, hi = (dom_lo, dom_hi) if d is None else region[d]
+        covered = ranges.get(id(iv.var))
+        lo, hi = (dom_lo, dom_hi) if covered is None else covered
         extent = analyzer.simplify(hi - lo + 1)
         if not isinstance(extent, E.IntImm):
             raise ScheduleError(f"the region of {iv.var.name_hint} in block {block.name_hint} "
@@ -109,7 +103,7 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
             loops.append((ax, extent))
             analyzer.bind(ax, Range.from_min_extent(0, extent))
             value = ax if _is_zero(lo) else lo + ax  # TVM leaves min + ax unsimplified
-        if d is not None:
+        if covered is not None:
             if not analyzer.can_prove(E.GE(lo, dom_lo)):
                 preds.append(E.LE(dom_lo, value))  # TVM's simplifier writes ``a >= b`` so
             if not analyzer.can_prove(E.LE(hi, dom_hi)):
@@ -124,6 +118,48 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
     for ax, extent in reversed(loops):
         stmt = S.For(ax, 0, extent, S.ForKind.SERIAL, stmt)
     return stmt
+
+
+def _iter_var_ranges(block, access, region, analyzer):
+    """{id(iter var): (lo, hi)} that makes ``access`` cover ``region`` (per dimension [lo, hi]).
+
+    A dimension indexed by a constant needs no iter var; one indexed ``c * v + b`` is inverted
+    when it is a unit access with ``c = +-1`` or a tile of ``c`` elements (``v*16 : v*16+16``).
+    """
+    iter_ids = {id(iv.var) for iv in block.iter_vars}
+    ranges = {}
+    for r, (lo, hi) in zip(access.region, region):
+        free = {id(v): v for v in _free_vars(r.min)}
+        if not free and isinstance(r.extent, E.IntImm):
+            continue
+        var = next(iter(free.values())) if len(free) == 1 else None
+        inverted = None if var is None or id(var) not in iter_ids or id(var) in ranges \
+            else _invert(r, var, lo, hi, analyzer)
+        if inverted is None:
+            raise ScheduleError(f"block {block.name_hint} must access {access.buffer.name} at "
+                                f"distinct iter vars (c * v + b) to be moved, not "
+                                f"{access.region}")
+        ranges[id(var)] = inverted
+    return ranges
+
+
+def _invert(rng, var, lo, hi, analyzer):
+    """(v_lo, v_hi) with ``rng`` (``c * var + b``, extent e) covering [lo, hi], or None."""
+    base = analyzer.simplify(substitute(rng.min, {var: 0}))
+    coef = analyzer.simplify(substitute(rng.min, {var: 1}) - base)
+    coef2 = analyzer.simplify(substitute(rng.min, {var: 2}) - base)
+    if not (isinstance(coef, E.IntImm) and isinstance(coef2, E.IntImm)
+            and coef2.value == 2 * coef.value and isinstance(rng.extent, E.IntImm)):
+        return None
+    c, extent = coef.value, rng.extent.value
+    if c == -1 and extent == 1:
+        return analyzer.simplify(base - hi), analyzer.simplify(base - lo)
+    if c >= 1 and extent in (1, c):
+        if c == 1:
+            return analyzer.simplify(lo - base), analyzer.simplify(hi - base)
+        return (analyzer.simplify(E.FloorDiv(lo - base, E.IntImm(lo.dtype, c))),
+                analyzer.simplify(E.FloorDiv(hi - base, E.IntImm(hi.dtype, c))))
+    return None
 
 
 def _move(func, realize, loop, preserve_unit_loops, index, reverse):

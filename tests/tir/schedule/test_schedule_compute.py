@@ -534,3 +534,29 @@ def test_compute_at_predicate_has_tvms_form():
     assert "vi = T.axis.spatial(16, j - 1 + ax0)" in text, text
     assert "T.where(1 <= j + ax0 and j + ax0 < 17)" in text, text
     check_same(_shifted_window, sch)
+
+
+@T.prim_func
+def _reversed_and_tiled(A: T.Buffer((4, 8), "float32"), C: T.Buffer((1, 4, 8), "float32")):
+    B = T.alloc_buffer((1, 4, 8), "float32")
+    for i, j in T.grid(4, 2):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[3 - vi, vj * 4:vj * 4 + 4])
+            T.writes(B[0, 3 - vi, vj * 4:vj * 4 + 4])
+            for k in range(4):
+                B[0, 3 - vi, vj * 4 + k] = A[3 - vi, vj * 4 + k] + 1.0
+    for i, j in T.grid(4, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[0, vi, vj] = B[0, vi, vj] * 2.0
+
+
+def test_compute_at_inverts_reversed_tiled_and_constant_indices():
+    """The moved block writes ``B[0, 3 - vi, vj*4 : vj*4 + 4]``: a constant dimension, a
+    reversed index and a tile; each is inverted to the iter var range the consumer needs."""
+    sch = Schedule(_reversed_and_tiled)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    text = sch.mod["main"].script()
+    assert "for ax0 in range(2)" in text and "vj = T.axis.spatial(2, ax0)" in text, text
+    check_same(_reversed_and_tiled, sch)
