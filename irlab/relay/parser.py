@@ -462,8 +462,8 @@ class _Parser:
         return body
 
     def parse_seq(self):
-        """Bindings then one expression: ``free_var``s, ``%N = e;`` and ``let %x = e;``, in a
-        loop (constant stack depth), then the body; lets are assembled from the inside out."""
+        """Bindings then one expression: ``free_var``s, ``%N = e;``, ``let %x = e;`` and
+        ``e;`` (a let of ``%_``), in a loop (constant stack depth), then the body; lets are assembled from the inside out."""
         lets = []
         while True:
             token = self.peek()
@@ -498,8 +498,12 @@ class _Parser:
                 self.expect("punct", ";")
                 lets.append((var, value))
             else:
-                break
-        body = self.parse_expr()
+                body = self.parse_expr()
+                if not self.accept("punct", ";"):
+                    break
+                # ``e; rest`` evaluates e for its effect: ``let %_ = e; rest`` (as TVM's parser)
+                self.push_scope()
+                lets.append((Var("_"), body))
         for var, value in reversed(lets):
             self.pop_scope()
             body = Let(var, value, body)

@@ -9,6 +9,7 @@ from irlab.errors import IrlabError, ParseError
 from irlab.ir import (FuncType, GlobalVar, IncompleteType, IRModule, TensorType, TupleType,
                       structural_equal)
 from irlab.relay.parser import parse, parse_expr
+from irlab.ir import structural_equal as irlab_structural_equal
 
 
 def body_of(text):
@@ -313,3 +314,21 @@ def test_unary_minus_and_parse_errors_are_diagnostics():
     assert neg.op.name == "negative"
     with pytest.raises(DiagnosticError, match="does not fit in int32"):
         parse_expr("2147483648i32")
+
+
+def test_sequence_is_a_let_of_underscore_and_empty_tuples_are_not_shared():
+    """``e; rest`` parses as ``let %_ = e; rest`` (TVM's text format), and the empty tuple is
+    a constant for structural equality: one ``()`` used twice equals two ``()``s."""
+    from irlab.ir import assert_structural_equal
+
+    parsed = parse_expr("(); ()")
+    assert isinstance(parsed, relay.Let) and parsed.var.name_hint == "_"
+    unit = relay.Tuple([])
+    assert_structural_equal(parsed, relay.Let(relay.var("_"), unit, unit), map_free_vars=True)
+    x = relay.var("x")
+    pair = relay.Tuple([x])
+    shared = relay.Let(relay.var("_"), pair, pair)
+    unshared = relay.Let(relay.var("_"), relay.Tuple([x]), relay.Tuple([x]))
+    assert not irlab_structural_equal(shared, unshared, map_free_vars=True)
+    nested = parse_expr("fn (%a) { %a; (%a, %a) }")
+    assert isinstance(nested.body, relay.Let) and isinstance(nested.body.body, relay.Tuple)
