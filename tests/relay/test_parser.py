@@ -332,3 +332,9 @@ def test_sequence_is_a_let_of_underscore_and_empty_tuples_are_not_shared():
     assert not irlab_structural_equal(shared, unshared, map_free_vars=True)
     nested = parse_expr("fn (%a) { %a; (%a, %a) }")
     assert isinstance(nested.body, relay.Let) and isinstance(nested.body.body, relay.Tuple)
+
+
+def test_global_var_prints_and_parses_back():
+    gv = GlobalVar("foo")
+    parsed = parse_expr(gv.astext())
+    assert isinstance(parsed, GlobalVar) and parsed.name_hint == "foo"
