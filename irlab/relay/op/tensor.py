@@ -172,7 +172,7 @@ _ARITHMETIC = {
     "floor_divide": _floor_divide, "floor_mod": _floor_mod, "trunc_divide": _trunc_divide,
     "trunc_mod": _trunc_mod, "logical_and": np.logical_and, "logical_or": np.logical_or,
     "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor,
+    "bitwise_xor": np.bitwise_xor, "left_shift": np.left_shift, "right_shift": np.right_shift,
 }
 _COMPARISON = {
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
@@ -242,6 +242,7 @@ floor_divide, floor_mod, trunc_divide, trunc_mod = (
 logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor = (
     _binary_maker(n) for n in ("logical_and", "logical_or", "logical_xor", "bitwise_and",
                                "bitwise_or", "bitwise_xor"))
+left_shift, right_shift = (_binary_maker(n) for n in ("left_shift", "right_shift"))
 equal, not_equal, less, less_equal, greater, greater_equal = (
     _binary_maker(n) for n in ("equal", "not_equal", "less", "less_equal", "greater",
                                "greater_equal"))
