@@ -30,11 +30,13 @@ def _bound(expr, inner, analyzer):
         v = lp.loop_var
         if id(v) not in free:
             continue
-        c1 = analyzer.simplify(substitute(expr, {v: 1}) - substitute(expr, {v: 0}))
-        c2 = analyzer.simplify(substitute(expr, {v: 2}) - substitute(expr, {v: 1}))
+        at = [substitute(expr, {v: E.IntImm(v.dtype, k)}) for k in range(3)]  # v's own dtype
+        c1 = analyzer.simplify(at[1] - at[0])
+        c2 = analyzer.simplify(at[2] - at[1])
         if not (isinstance(c1, E.IntImm) and isinstance(c2, E.IntImm) and c1.value == c2.value):
             break
-        first, last = lp.min, analyzer.simplify(lp.min + lp.extent - 1)
+        first = _in_dtype(lp.min, v.dtype)  # a loop may start at an int32 0 for an int64 var
+        last = analyzer.simplify(first + _in_dtype(lp.extent, v.dtype) - 1)
         lo = substitute(lo, {v: first if c1.value >= 0 else last})
         hi = substitute(hi, {v: last if c1.value >= 0 else first})
     else:
@@ -88,8 +90,8 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
     ranges = _iter_var_ranges(block, access, region, analyzer)
     loops, values, preds = [], [], []
     for iv in block.iter_vars:
-        dom_lo = iv.dom.min
-        dom_hi = analyzer.simplify(iv.dom.min + iv.dom.extent - 1)
+        dom_lo = _in_dtype(iv.dom.min, iv.var.dtype)
+        dom_hi = analyzer.simplify(dom_lo + _in_dtype(iv.dom.extent, iv.var.dtype) - 1)
         covered = ranges.get(id(iv.var))
         lo, hi = (dom_lo, dom_hi) if covered is None else covered
         extent = analyzer.simplify(hi - lo + 1)
@@ -145,9 +147,10 @@ def _iter_var_ranges(block, access, region, analyzer):
 
 def _invert(rng, var, lo, hi, analyzer):
     """(v_lo, v_hi) with ``rng`` (``c * var + b``, extent e) covering [lo, hi], or None."""
-    base = analyzer.simplify(substitute(rng.min, {var: 0}))
-    coef = analyzer.simplify(substitute(rng.min, {var: 1}) - base)
-    coef2 = analyzer.simplify(substitute(rng.min, {var: 2}) - base)
+    at = [substitute(rng.min, {var: E.IntImm(var.dtype, k)}) for k in range(3)]
+    base = analyzer.simplify(at[0])
+    coef = analyzer.simplify(at[1] - base)
+    coef2 = analyzer.simplify(at[2] - base)
     if not (isinstance(coef, E.IntImm) and isinstance(coef2, E.IntImm)
             and coef2.value == 2 * coef.value and isinstance(rng.extent, E.IntImm)):
         return None
@@ -316,3 +319,9 @@ def _lower_bound_form(pred):
     if isinstance(pred, E.GE):
         return E.LE(pred.b, pred.a)
     return pred
+
+
+def _in_dtype(expr, dtype):
+    if expr.dtype == dtype:
+        return expr
+    return E.IntImm(dtype, expr.value) if isinstance(expr, E.IntImm) else E.Cast(dtype, expr)

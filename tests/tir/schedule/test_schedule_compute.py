@@ -560,3 +560,25 @@ def test_compute_at_inverts_reversed_tiled_and_constant_indices():
     text = sch.mod["main"].script()
     assert "for ax0 in range(2)" in text and "vj = T.axis.spatial(2, ax0)" in text, text
     check_same(_reversed_and_tiled, sch)
+
+
+@T.prim_func
+def _int64_chain(A: T.Buffer((T.int64(8),), "float32"), C: T.Buffer((T.int64(8),), "float32")):
+    B = T.alloc_buffer((T.int64(8),), "float32")
+    for i in range(T.int64(8)):
+        with T.block("B"):
+            vi = T.axis.spatial(T.int64(8), i)
+            B[vi] = A[vi] + 1.0
+    for i in range(T.int64(8)):
+        with T.block("C"):
+            vi = T.axis.spatial(T.int64(8), i)
+            C[vi] = B[vi] * 2.0
+
+
+def test_compute_at_under_int64_loops():
+    """Loops and iter vars of int64 (the loop min an int32 0): bounds are taken in the
+    variable's own dtype, so nothing mixes int32 and int64."""
+    sch = Schedule(_int64_chain)
+    i0, i1 = sch.split(sch.get_loops(sch.get_block("C"))[0], factors=[None, 4])
+    sch.compute_at(sch.get_block("B"), i0)
+    check_same(_int64_chain, sch)
