@@ -119,8 +119,11 @@ def _number(text, source, start):
         value = float(literal)
         with np.errstate(over="ignore"):
             rounded = np.array(value, dtype=dtype)
-        if np.isinf(rounded):  # 1e39f32 would silently be inf
-            largest = np.finfo(dtype).max
+        # beyond the largest finite value (1e39f32 would silently be inf, 65505f16 65504);
+        # the printer's shortest spelling of that value (3.4028235e38f32) is the value itself
+        largest = np.finfo(dtype).max
+        if np.isinf(rounded) or (abs(value) > float(largest) and abs(value) != float(
+                np.format_float_scientific(largest, unique=True))):
             raise source.error(start, f"{literal} is out of the range of {dtype} (largest "
                                       f"finite value {largest:g}); write inff{dtype[5:]} "
                                       f"for infinity")
