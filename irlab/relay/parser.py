@@ -466,7 +466,8 @@ class _Parser:
 
     def parse_seq(self):
         """Bindings then one expression: ``free_var``s, ``%N = e;``, ``let %x = e;`` and
-        ``e;`` (a let of ``%_``), in a loop (constant stack depth), then the body; lets are assembled from the inside out."""
+        ``e;`` (a let of ``%_``), in a loop (constant stack depth), then the body; lets are
+        assembled from the inside out."""
         lets = []
         while True:
             token = self.peek()

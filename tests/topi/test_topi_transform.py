@@ -360,7 +360,8 @@ def test_large_injective_parallel():
 
 
 def test_transform_and_reduction_ops_at_topi_top_level():
-    """As in TVM: ``topi.reshape`` / ``topi.sum`` are the ``topi.transform`` / ``reduction`` ones."""
+    """As in TVM: ``topi.reshape`` / ``topi.sum`` are those of ``topi.transform`` /
+    ``topi.reduction``."""
     import irlab.topi as topi
 
     assert topi.reshape is topi.transform.reshape and topi.sum is topi.reduction.sum

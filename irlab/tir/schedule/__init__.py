@@ -7,5 +7,5 @@ from irlab.tir.schedule.random_engine import RandomEngine
 from irlab.tir.schedule.schedule import Schedule
 from irlab.tir.schedule.trace import Instruction, Trace
 
-__all__ = ["Schedule", "ScheduleError", "BlockRV", "LoopRV", "ExprRV", "StmtSRef", "Trace", "Instruction",
-           "InstructionKind", "RandomEngine"]
+__all__ = ["Schedule", "ScheduleError", "BlockRV", "LoopRV", "ExprRV", "StmtSRef", "Trace",
+           "Instruction", "InstructionKind", "RandomEngine"]
