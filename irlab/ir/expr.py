@@ -50,3 +50,7 @@ class GlobalVar(RelayExpr):
 
     def __call__(self, *args):
         return get_global_func("relay.ir.Call")(self, args)
+
+    def astext(self, show_meta_data=True, annotate=None) -> str:
+        """The Relay text of this reference (``@name``), as any Relay expression prints."""
+        return get_global_func("relay.ir.astext")(self, show_meta_data)

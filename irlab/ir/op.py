@@ -206,8 +206,17 @@ class Op(RelayExpr):
             self._entry.type_rel = TYPE_RELATIONS[rel_name]
             return self
 
+        op_name = self.name
+
         def relation(ctx):
-            return type_rel_func([ctx.arg(i) for i in range(ctx.num_args)], ctx.attrs)
+            try:
+                return type_rel_func([ctx.arg(i) for i in range(ctx.num_args)], ctx.attrs)
+            except IrlabError:
+                raise
+            except Exception as err:  # a user's relation failed: a type error, as in TVM
+                ctx.expect(False, f"the type relation {rel_name!r} of operator {op_name} "
+                                  f"raised {type(err).__name__}: {err}")
+                raise
 
         relation.__name__ = rel_name
         self._entry.type_rel = relation

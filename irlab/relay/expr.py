@@ -176,6 +176,12 @@ class Tuple(ExprWithOp):
     def astype(self, dtype):
         raise IrlabError("astype cannot be applied to a tuple")
 
+    @property
+    def _structural_tree(self):
+        """The empty tuple is a constant, not a graph node (as in TVM): ``let %_ = (); ()``
+        equals a Let that uses one ``()`` object twice."""
+        return not self.fields
+
 
 class TupleGetItem(ExprWithOp):
     """Field ``index`` of a tuple-valued expression (printed ``%t.0``)."""

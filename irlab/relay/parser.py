@@ -119,8 +119,11 @@ def _number(text, source, start):
         value = float(literal)
         with np.errstate(over="ignore"):
             rounded = np.array(value, dtype=dtype)
-        if np.isinf(rounded):  # 1e39f32 would silently be inf
-            largest = np.finfo(dtype).max
+        # beyond the largest finite value (1e39f32 would silently be inf, 65505f16 65504);
+        # the printer's shortest spelling of that value (3.4028235e38f32) is the value itself
+        largest = np.finfo(dtype).max
+        if np.isinf(rounded) or (abs(value) > float(largest) and abs(value) != float(
+                np.format_float_scientific(largest, unique=True))):
             raise source.error(start, f"{literal} is out of the range of {dtype} (largest "
                                       f"finite value {largest:g}); write inff{dtype[5:]} "
                                       f"for infinity")
@@ -462,8 +465,9 @@ class _Parser:
         return body
 
     def parse_seq(self):
-        """Bindings then one expression: ``free_var``s, ``%N = e;`` and ``let %x = e;``, in a
-        loop (constant stack depth), then the body; lets are assembled from the inside out."""
+        """Bindings then one expression: ``free_var``s, ``%N = e;``, ``let %x = e;`` and
+        ``e;`` (a let of ``%_``), in a loop (constant stack depth), then the body; lets are
+        assembled from the inside out."""
         lets = []
         while True:
             token = self.peek()
@@ -498,8 +502,12 @@ class _Parser:
                 self.expect("punct", ";")
                 lets.append((var, value))
             else:
-                break
-        body = self.parse_expr()
+                body = self.parse_expr()
+                if not self.accept("punct", ";"):
+                    break
+                # ``e; rest`` evaluates e for its effect: ``let %_ = e; rest`` (as TVM's parser)
+                self.push_scope()
+                lets.append((Var("_"), body))
         for var, value in reversed(lets):
             self.pop_scope()
             body = Let(var, value, body)
@@ -835,8 +843,15 @@ _UNEXPECTED = (ValueError, TypeError, KeyError, IndexError, OverflowError, ZeroD
 
 def parse(text, source_name="from_string", init_module=None, init_meta_table=None) -> IRModule:
     """Parse a module (``def @name(...) {...}`` definitions, as printed by ``print(mod)`` or
-    ``mod.astext()``). A bare expression is wrapped as ``@main`` (``IRModule.from_expr``)."""
-    return _run(text, source_name, init_module, init_meta_table, want_module=True)
+    ``mod.astext()``). A bare expression is wrapped as ``@main`` (``IRModule.from_expr``).
+
+    The module is type-checked, as TVM's parser does: its functions come back with ``ret_type``
+    and annotated variables, so it compares equal to a module built and run through
+    ``InferType``; an ill-typed program raises here, at parse time."""
+    from irlab.relay.transform import InferType  # the passes import this module
+
+    mod = _run(text, source_name, init_module, init_meta_table, want_module=True)
+    return InferType()(mod)
 
 
 def parse_expr(text, source_name="from_string", init_meta_table=None):

@@ -140,12 +140,30 @@ for _name in ("int32", "int64", "float16", "float32", "float64"):
     for _lanes in (2, 4, 8, 16):
         DTYPES[f"{_name}x{_lanes}"] = _DType(f"{_name}x{_lanes}")
         globals()[f"{_name}x{_lanes}"] = DTYPES[f"{_name}x{_lanes}"]
+DTYPES["boolean"] = boolean = DTYPES["bool"]  # TVMScript's other spelling of T.bool
 
 
 # -- expression builders ----------------------------------------------------------------
 def Cast(dtype, value):  # noqa: N802  (TVMScript's name)
     """``T.Cast("float32", x)``: always a Cast node (no folding), as printed."""
     return _e.Cast(dtype, value)
+
+
+def cast(value, dtype):
+    """``T.cast(x, "int32")``: ``x`` as ``dtype`` (``x`` itself when it already is)."""
+    value = _e.convert(value)
+    return value if value.dtype == str(dtype) else _e.Cast(str(dtype), value)
+
+
+def assume(cond=None):
+    """``T.assume(cond)``: a fact the simplifier may use; evaluates to nothing."""
+    return _e.Call("bool", "tir.assume", (_e.convert(True if cond is None else cond),))
+
+
+def ret(value):
+    """``T.ret(x)``: return ``x`` from the function."""
+    value = _e.convert(value)
+    return _e.Call(value.dtype, "tir.ret", (value,))
 
 
 def Select(cond, t, f):  # noqa: N802
@@ -156,8 +174,14 @@ def Ramp(base, stride, lanes):  # noqa: N802
     return _e.Ramp(base, stride, lanes)
 
 
+ramp = Ramp  # TVMScript's lower-case spellings
+
+
 def Broadcast(value, lanes):  # noqa: N802
     return _e.Broadcast(value, lanes)
+
+
+broadcast = Broadcast
 
 
 def Shuffle(vectors, indices):  # noqa: N802

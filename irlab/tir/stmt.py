@@ -291,6 +291,8 @@ class Block(Stmt):
     span: object
 
     _bind_fields = ("defined_vars",)
+    # As in TVM, a block's name is a label, not structure: renamed blocks compare equal.
+    _non_structural = ("name_hint", "span")
 
     def __init__(self, iter_vars, reads, writes, name_hint, body, init=None, alloc_buffers=(),
                  match_buffers=(), annotations=None, span=None):

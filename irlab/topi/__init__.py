@@ -11,3 +11,6 @@ from irlab.topi.broadcast import *  # noqa: F401,F403
 from irlab.topi import math, broadcast, x86, utils  # noqa: F401
 from irlab.topi import nn  # noqa: F401,E402
 from irlab.topi import transform, image, reduction  # noqa: F401,E402
+# TVM's topi has its transform and reduction ops at top level too (``topi.reshape``, ``topi.sum``)
+from irlab.topi.transform import *  # noqa: F401,F403,E402
+from irlab.topi.reduction import *  # noqa: F401,F403,E402

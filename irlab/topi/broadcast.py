@@ -100,6 +100,8 @@ logical_xor = _binary("logical_xor", lambda a, b: E.NE(a, b))
 bitwise_and = _binary("bitwise_and", lambda a, b: a & b)
 bitwise_or = _binary("bitwise_or", lambda a, b: a | b)
 bitwise_xor = _binary("bitwise_xor", lambda a, b: a ^ b)
+left_shift = _binary("left_shift", lambda a, b: a << b)
+right_shift = _binary("right_shift", lambda a, b: a >> b)
 equal = _binary("equal", lambda a, b: E.EQ(a, b))
 not_equal = _binary("not_equal", lambda a, b: E.NE(a, b))
 less = _binary("less", lambda a, b: E.LT(a, b))
@@ -111,5 +113,5 @@ greater_equal = _binary("greater_equal", lambda a, b: E.GE(a, b))
 __all__ = ["broadcast_shape", "add", "subtract", "multiply", "divide", "mod", "trunc_divide",
            "trunc_mod", "floor_divide", "floor_mod", "power", "maximum", "minimum",
            "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "equal", "not_equal", "less", "less_equal", "greater",
-           "greater_equal"]
+           "bitwise_xor", "left_shift", "right_shift", "equal", "not_equal", "less",
+           "less_equal", "greater", "greater_equal"]

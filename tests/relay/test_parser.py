@@ -5,10 +5,11 @@ import pytest
 
 import irlab.relay as relay
 from irlab import parser as irlab_parser
-from irlab.errors import ParseError
+from irlab.errors import IrlabError, ParseError
 from irlab.ir import (FuncType, GlobalVar, IncompleteType, IRModule, TensorType, TupleType,
                       structural_equal)
 from irlab.relay.parser import parse, parse_expr
+from irlab.ir import structural_equal as irlab_structural_equal
 
 
 def body_of(text):
@@ -174,8 +175,23 @@ def test_init_module_provides_globals():
     p = relay.var("p", "float32")
     base[helper] = relay.Function([p], relay.negative(p))
     mod = parse("def @main(%x: float32) { @helper(%x) }", init_module=base)
-    assert mod["main"].body.op is helper and mod["helper"] is base["helper"]
+    assert mod["main"].body.op is helper
+    # parse type-checks the result (as TVM's parser does): @helper comes back typed
+    assert mod["helper"].ret_type == TensorType((), "float32")
+    assert base["helper"].ret_type is None
     assert "main" not in base  # the initial module is not changed
+
+
+def test_parse_type_checks_the_module():
+    mod = parse("def @main(%z: int32) { let %x = 1; add(%x, %x) }")
+    func = mod["main"]
+    assert func.ret_type == TensorType((), "int32")
+    assert func.body.var.type_annotation == TensorType((), "int32")
+    built = relay.Function([relay.var("z", "int32")], relay.const(1))
+    expected = relay.transform.InferType()(IRModule.from_expr(built))["main"]
+    assert parse("def @main(%z: int32) { 1 }")["main"].ret_type == expected.ret_type
+    with pytest.raises(IrlabError):
+        parse("def @main(%x: float32, %y: int32) { add(%x, %y) }")
 
 
 def test_bare_expression_becomes_main():
@@ -298,3 +314,27 @@ def test_unary_minus_and_parse_errors_are_diagnostics():
     assert neg.op.name == "negative"
     with pytest.raises(DiagnosticError, match="does not fit in int32"):
         parse_expr("2147483648i32")
+
+
+def test_sequence_is_a_let_of_underscore_and_empty_tuples_are_not_shared():
+    """``e; rest`` parses as ``let %_ = e; rest`` (TVM's text format), and the empty tuple is
+    a constant for structural equality: one ``()`` used twice equals two ``()``s."""
+    from irlab.ir import assert_structural_equal
+
+    parsed = parse_expr("(); ()")
+    assert isinstance(parsed, relay.Let) and parsed.var.name_hint == "_"
+    unit = relay.Tuple([])
+    assert_structural_equal(parsed, relay.Let(relay.var("_"), unit, unit), map_free_vars=True)
+    x = relay.var("x")
+    pair = relay.Tuple([x])
+    shared = relay.Let(relay.var("_"), pair, pair)
+    unshared = relay.Let(relay.var("_"), relay.Tuple([x]), relay.Tuple([x]))
+    assert not irlab_structural_equal(shared, unshared, map_free_vars=True)
+    nested = parse_expr("fn (%a) { %a; (%a, %a) }")
+    assert isinstance(nested.body, relay.Let) and isinstance(nested.body.body, relay.Tuple)
+
+
+def test_global_var_prints_and_parses_back():
+    gv = GlobalVar("foo")
+    parsed = parse_expr(gv.astext())
+    assert isinstance(parsed, GlobalVar) and parsed.name_hint == "foo"

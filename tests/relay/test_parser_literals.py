@@ -44,3 +44,18 @@ def test_an_unexpected_python_error_still_gets_a_location(monkeypatch):
     monkeypatch.setattr(parser._Parser, "parse_type", broken)
     with pytest.raises(ParseError, match=r"from_string:1:\d+: ValueError: a check the parser"):
         parse("fn (%x: Tensor[(2,), float32]) { %x }")
+
+
+def test_floats_beyond_the_largest_finite_value_are_refused():
+    """As TVM: a literal past the dtype's largest finite value is an error, even when rounding
+    would bring it back to that value (65505f16 rounds to 65504)."""
+    import pytest as _pytest
+
+    from irlab.errors import DiagnosticError
+    from irlab.relay.parser import parse_expr as _parse_expr
+
+    for text in ("3.40283e+38f32", "65505f16", "1e39f32"):
+        with _pytest.raises(DiagnosticError, match="out of the range"):
+            _parse_expr(text)
+    assert float(_parse_expr("65504f16").data.numpy()) == 65504.0
+    assert float(_parse_expr("3.4028234e+38f32").data.numpy()) > 3.4e38

@@ -62,3 +62,31 @@ def test_rank0_buffers_print_as_python_and_roundtrip():
     text = rank0.script()
     assert "A[()]" in text and "[]" not in text
     assert_structural_equal(rank0, from_source(text), map_free_vars=True)
+
+
+def test_lower_case_builtins_cast_ramp_broadcast_assume_ret_boolean():
+    """TVM's lower-case TVMScript spellings parse to the nodes their capitalised forms make,
+    and the functions print back to equal ones."""
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+
+    @T.prim_func
+    def cast_and_vectors(A: T.Buffer((8,), "int8"), B: T.Buffer((8,), "int32")):
+        T.evaluate(T.assume(A[0] == T.int8(5)))
+        for i in range(8):
+            B[i] = T.cast(A[i], "int32") + T.cast(B[i], "int32")
+        B[T.ramp(0, 1, 4)] = T.broadcast(7, 4)
+
+    @T.prim_func
+    def takes_boolean(a: T.boolean):
+        T.evaluate(T.ret(a))
+
+    body = cast_and_vectors.body
+    text = cast_and_vectors.script()
+    assert "B[i] = T.Cast(\"int32\", A[i]) + B[i]" in text, text  # no cast of an int32
+    assert "T.Ramp(0, 1, 4)" in text and "T.Broadcast(7, 4)" in text, text
+    assert "tir.assume" in text or "T.assume" in text, text
+    assert takes_boolean.params[0].dtype == "bool"
+    for func in (cast_and_vectors, takes_boolean):
+        assert structural_equal(from_source(func.script()), func)
+    assert body is not None

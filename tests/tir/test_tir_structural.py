@@ -46,3 +46,19 @@ def test_loop_var_mapping_must_be_consistent():
 
     assert structural_equal(nest(i, j), nest(i, j))
     assert not structural_equal(nest(i, j), nest(j, i))
+
+
+def test_renamed_blocks_are_equal():
+    """As in TVM, a block's name is a label: renaming it keeps the structure (and hash)."""
+    from irlab.tir import Schedule
+    from irlab import te
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] * 2.0, name="B")
+    func = te.create_prim_func([A, B])
+    renamed = te.create_prim_func([A, te.compute((4,), lambda i: A[i] * 2.0, name="other")])
+    assert Schedule(func).get_block("B") is not None
+    assert structural_equal(func, renamed)
+    assert structural_hash(func) == structural_hash(renamed)
+    doubled = te.create_prim_func([A, te.compute((4,), lambda i: A[i] * 3.0, name="B")])
+    assert not structural_equal(func, doubled)

@@ -357,3 +357,11 @@ def test_large_injective_parallel():
     rng = np.random.default_rng(9)
     check_op(lambda x: relay.transpose(x, (1, 0)), [((160, 130), F32)], values=[
         rand(rng, (160, 130), F32)])
+
+
+def test_transform_and_reduction_ops_at_topi_top_level():
+    """As in TVM: ``topi.reshape`` / ``topi.sum`` are those of ``topi.transform`` /
+    ``topi.reduction``."""
+    import irlab.topi as topi
+
+    assert topi.reshape is topi.transform.reshape and topi.sum is topi.reduction.sum

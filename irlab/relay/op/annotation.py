@@ -1,4 +1,5 @@
-"""Annotation operators of the BYOC flow: ``annotation.compiler_begin`` / ``compiler_end``.
+"""Annotation operators: the BYOC flow's ``annotation.compiler_begin`` / ``compiler_end``, and
+``annotation.stop_fusion`` (FuseOps ends a fused group at it).
 
 They mark the edges of a region of the graph that an external compiler handles::
 
@@ -44,6 +45,20 @@ for _name, _what in (("annotation.compiler_begin", "the start"),
                             FInferCorrectLayout=NOT_APPLICABLE)
 
 
+register_op("annotation.stop_fusion", num_inputs=1,
+            arguments=[("data", "Tensor", "The input data.")], type_rel=_identity_rel,
+            pattern=OpPattern.OPAQUE, reference=_identity_reference, support_level=10,
+            description="Keep FuseOps from fusing the producer of its input with its consumers.",
+            # FuseOps drops it (after cutting the group there): nothing to compute
+            ).set_attrs(FTVMCompute=NOT_APPLICABLE, FTVMStrategy=NOT_APPLICABLE,
+                        FInferCorrectLayout=NOT_APPLICABLE)
+
+
+def stop_fusion(data):
+    """``data``, marked so that FuseOps does not fuse its producer with its consumers."""
+    return make_call("annotation.stop_fusion", [data])
+
+
 def compiler_begin(data, compiler: str):
     """Annotate ``data`` as an input of a region offloaded to ``compiler``."""
     return make_call("annotation.compiler_begin", [data], CompilerAttrs(compiler=str(compiler)))
@@ -54,4 +69,4 @@ def compiler_end(data, compiler: str):
     return make_call("annotation.compiler_end", [data], CompilerAttrs(compiler=str(compiler)))
 
 
-__all__ = ["CompilerAttrs", "compiler_begin", "compiler_end"]
+__all__ = ["CompilerAttrs", "compiler_begin", "compiler_end", "stop_fusion"]

@@ -172,7 +172,7 @@ _ARITHMETIC = {
     "floor_divide": _floor_divide, "floor_mod": _floor_mod, "trunc_divide": _trunc_divide,
     "trunc_mod": _trunc_mod, "logical_and": np.logical_and, "logical_or": np.logical_or,
     "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor,
+    "bitwise_xor": np.bitwise_xor, "left_shift": np.left_shift, "right_shift": np.right_shift,
 }
 _COMPARISON = {
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
@@ -242,6 +242,7 @@ floor_divide, floor_mod, trunc_divide, trunc_mod = (
 logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor = (
     _binary_maker(n) for n in ("logical_and", "logical_or", "logical_xor", "bitwise_and",
                                "bitwise_or", "bitwise_xor"))
+left_shift, right_shift = (_binary_maker(n) for n in ("left_shift", "right_shift"))
 equal, not_equal, less, less_equal, greater, greater_equal = (
     _binary_maker(n) for n in ("equal", "not_equal", "less", "less_equal", "greater",
                                "greater_equal"))
@@ -471,8 +472,87 @@ def _register_computes():
 
 _register_computes()
 
+# ---------------------------------------------------------------------------------------------
+# shape_of and ndarray_size: what a tensor's static shape says, as a tensor
+class ShapeOfAttrs(Attrs):
+    _type_key = "relay.attrs.ShapeOfAttrs"
+    dtype: str = "int32"
+
+
+class NdarraySizeAttrs(Attrs):
+    _type_key = "relay.attrs.NdarraySizeAttrs"
+    dtype: str = "int32"
+
+
+def _shape_of_rel(ctx):
+    return TensorType((len(ctx.tensor(0).shape),), ctx.attrs.dtype)
+
+
+def _ndarray_size_rel(ctx):
+    ctx.tensor(0)
+    return TensorType((), ctx.attrs.dtype)
+
+
+def _shape_value(shape, attrs):
+    return np.array(shape, dtype=to_numpy_dtype(attrs.dtype)).reshape(len(shape))
+
+
+def _size_value(shape, attrs):
+    return np.array(math.prod(int(d) for d in shape), dtype=to_numpy_dtype(attrs.dtype))
+
+
+register_op("shape_of", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
+            attrs_type=ShapeOfAttrs, type_rel=_shape_of_rel, pattern=OpPattern.OPAQUE,
+            support_level=10, description="The shape of a tensor, as a 1-D tensor.",
+            reference=lambda inputs, attrs, out_type: _shape_value(inputs[0].shape, attrs),
+            ).set_attrs(FFoldFromShape=_shape_value)
+register_op("ndarray_size", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
+            attrs_type=NdarraySizeAttrs, type_rel=_ndarray_size_rel, pattern=OpPattern.OPAQUE,
+            support_level=10, description="The number of elements of a tensor, as a scalar.",
+            reference=lambda inputs, attrs, out_type: _size_value(inputs[0].shape, attrs),
+            ).set_attrs(FFoldFromShape=_size_value)
+
+
+def _register_shape_computes():
+    from irlab import te, tir
+    from irlab.relay.op.strategy.generic import register_injective
+
+    def shape_compute(attrs, inputs, out_type):
+        dims = [tir.const(int(d), attrs.dtype) for d in inputs[0].shape]
+
+        def element(i):
+            value = dims[-1]
+            for k in range(len(dims) - 2, -1, -1):  # a select chain over the static dims
+                value = tir.Select(i == k, dims[k], value)
+            return value
+        return [te.compute(out_type.shape, element, name="T_shape_of")]
+
+    def size_compute(attrs, inputs, out_type):
+        size = math.prod(int(d) for d in inputs[0].shape)
+        return [te.compute((), lambda: tir.const(size, attrs.dtype), name="T_ndarray_size")]
+
+    register_injective("shape_of", shape_compute)
+    register_injective("ndarray_size", size_compute)
+
+
+_register_shape_computes()
+for _name in ("shape_of", "ndarray_size"):
+    Op.get(_name).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
+
+
+def shape_of(data, dtype="int32"):
+    """The shape of ``data`` as a 1-D tensor of ``dtype``."""
+    return make_call("shape_of", [data], ShapeOfAttrs(dtype=normalize_dtype(dtype)))
+
+
+def ndarray_size(data, dtype="int32"):
+    """The number of elements of ``data`` as a scalar of ``dtype``."""
+    return make_call("ndarray_size", [data], NdarraySizeAttrs(dtype=normalize_dtype(dtype)))
+
+
 __all__ = [
-    "CastAttrs", "ClipAttrs", "InitOpAttrs",
+    "CastAttrs", "ClipAttrs", "InitOpAttrs", "ShapeOfAttrs", "NdarraySizeAttrs",
+    "shape_of", "ndarray_size",
     *_UNARY, *_PREDICATES, *_ARITHMETIC, *_COMPARISON,
     "cast", "clip", "where", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
     "broadcast_to",

@@ -54,6 +54,7 @@ class _CommonSubexprEliminator(ExprMutator):
         self.fskip = fskip
         self.seen_calls: dict = {}
         self.seen_items: dict = {}
+        self.seen_tuples: dict = {}
         # Keys hold ids of argument nodes: keep the nodes alive so an id is never reused.
         self.keep_alive: list = []
 
@@ -72,6 +73,19 @@ class _CommonSubexprEliminator(ExprMutator):
         if first is not None:
             return first
         self.seen_calls[key] = new
+        self.keep_alive.append(new)
+        return new
+
+    def visit_tuple(self, tup):
+        # Two tuples of the same fields are one (``concatenate([y, c])`` built twice).
+        new = super().visit_tuple(tup)
+        if not new.fields or self._skip(new):
+            return new
+        key = tuple(_arg_key(f) for f in new.fields)
+        first = self.seen_tuples.get(key)
+        if first is not None:
+            return first
+        self.seen_tuples[key] = new
         self.keep_alive.append(new)
         return new
 

@@ -140,7 +140,7 @@ class _ConstantFolder(ExprMutator):
             return new
         # the value from the argument's static shape, then cast to attrs.dtype
         value = np.asarray(call.op.get_attr("FFoldFromShape")(shape, call.attrs))
-        return const(value.astype(call.attrs.dtype))
+        return const(value.astype(call.attrs.dtype), dtype=call.attrs.dtype)
 
 
 def FoldConstant(fold_qnn=False):

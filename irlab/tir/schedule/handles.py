@@ -71,3 +71,18 @@ def rv_prefix(rv) -> str:
     """The letter TVM names a random variable with in traces: b, l or v (an ExprRV, or a
     ``tir.Var`` standing for one in a trace built by hand, as TVM's tests do)."""
     return {BlockRV: "b", LoopRV: "l"}.get(type(rv), "v")
+
+
+class StmtSRef:
+    """What ``Schedule.get_sref`` returns (TVM's StmtSRef): a reference to the block or loop a
+    handle points at in the schedule's current IR, as ``stmt``."""
+
+    __slots__ = ("stmt",)
+
+    def __init__(self, stmt):
+        self.stmt = stmt
+
+    def __repr__(self):
+        name = getattr(self.stmt, "name_hint", None) or getattr(
+            getattr(self.stmt, "loop_var", None), "name_hint", "?")
+        return f"StmtSRef({type(self.stmt).__name__} {name})"

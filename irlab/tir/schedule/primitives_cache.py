@@ -85,8 +85,20 @@ def _scope(func, realize):
     return scope
 
 
+# Storage scope ranks a cache buffer may live in (a rank may carry a ``.tag``).
+_SCOPE_RANKS = ("global", "shared", "warp", "local", "wmma", "metal", "amx", "texture")
+
+
+def _check_storage_scope(storage_scope):
+    rank = str(storage_scope).split(".", 1)[0]
+    if rank not in _SCOPE_RANKS:
+        raise ScheduleError(f"unknown storage scope {storage_scope!r}: expected one of "
+                            f"{', '.join(_SCOPE_RANKS)} (optionally with a '.tag')")
+
+
 def cache_read(func, realize, index, storage_scope, consumer_names=None):
     """Read ``realize``'s ``index``-th read buffer through a cache; returns (func, name)."""
+    _check_storage_scope(storage_scope)
     block = realize.block
     if not 0 <= index < len(block.reads):
         raise ScheduleError(f"block {block.name_hint} has {len(block.reads)} read buffers, "
@@ -106,6 +118,9 @@ def cache_read(func, realize, index, storage_scope, consumer_names=None):
     if writers & reader_names:
         raise ScheduleError(f"buffer {buf.name} is also written by "
                             f"{sorted(writers & reader_names)}: cannot cache its reads")
+    if len(writers) > 1:
+        raise ScheduleError(f"buffer {buf.name} has several producers {sorted(writers)}: "
+                            "a read cache needs a single one to follow")
     name = _unique_name(func, f"{buf.name}_{storage_scope}")
     cache = decl_buffer(buf.shape, buf.dtype, f"{buf.name}_{storage_scope}",
                         scope=storage_scope)
@@ -128,6 +143,7 @@ def cache_read(func, realize, index, storage_scope, consumer_names=None):
 def cache_write(func, realize, index, storage_scope, consumer_names=None):
     """Write ``realize``'s ``index``-th write buffer through a cache copied back after it;
     returns (func, name of the copy block)."""
+    _check_storage_scope(storage_scope)
     block = realize.block
     if not 0 <= index < len(block.writes):
         raise ScheduleError(f"block {block.name_hint} has {len(block.writes)} write buffers, "

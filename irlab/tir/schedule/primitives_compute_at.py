@@ -30,11 +30,13 @@ def _bound(expr, inner, analyzer):
         v = lp.loop_var
         if id(v) not in free:
             continue
-        c1 = analyzer.simplify(substitute(expr, {v: 1}) - substitute(expr, {v: 0}))
-        c2 = analyzer.simplify(substitute(expr, {v: 2}) - substitute(expr, {v: 1}))
+        at = [substitute(expr, {v: E.IntImm(v.dtype, k)}) for k in range(3)]  # v's own dtype
+        c1 = analyzer.simplify(at[1] - at[0])
+        c2 = analyzer.simplify(at[2] - at[1])
         if not (isinstance(c1, E.IntImm) and isinstance(c2, E.IntImm) and c1.value == c2.value):
             break
-        first, last = lp.min, analyzer.simplify(lp.min + lp.extent - 1)
+        first = _in_dtype(lp.min, v.dtype)  # a loop may start at an int32 0 for an int64 var
+        last = analyzer.simplify(first + _in_dtype(lp.extent, v.dtype) - 1)
         lo = substitute(lo, {v: first if c1.value >= 0 else last})
         hi = substitute(hi, {v: last if c1.value >= 0 else first})
     else:
@@ -85,19 +87,13 @@ def _order(func):
 
 def _new_nest(block, access, region, preserve_unit_loops, analyzer):
     """Loops and a realize running ``block`` over ``region`` of its access ``access``."""
-    dim_of = {}
-    for d, r in enumerate(access.region):
-        if isinstance(r.min, E.Var) and isinstance(r.extent, E.IntImm) and r.extent.value == 1:
-            dim_of[id(r.min)] = d
-    if len(dim_of) != len(access.region):
-        raise ScheduleError(f"block {block.name_hint} must access {access.buffer.name} at "
-                            "distinct iter vars to be moved")
+    ranges = _iter_var_ranges(block, access, region, analyzer)
     loops, values, preds = [], [], []
     for iv in block.iter_vars:
-        dom_lo = iv.dom.min
-        dom_hi = analyzer.simplify(iv.dom.min + iv.dom.extent - 1)
-        d = dim_of.get(id(iv.var))
-        lo, hi = (dom_lo, dom_hi) if d is None else region[d]
+        dom_lo = _in_dtype(iv.dom.min, iv.var.dtype)
+        dom_hi = analyzer.simplify(dom_lo + _in_dtype(iv.dom.extent, iv.var.dtype) - 1)
+        covered = ranges.get(id(iv.var))
+        lo, hi = (dom_lo, dom_hi) if covered is None else covered
         extent = analyzer.simplify(hi - lo + 1)
         if not isinstance(extent, E.IntImm):
             raise ScheduleError(f"the region of {iv.var.name_hint} in block {block.name_hint} "
@@ -108,20 +104,65 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
             ax = E.Var(f"ax{len(loops)}", iv.var.dtype)
             loops.append((ax, extent))
             analyzer.bind(ax, Range.from_min_extent(0, extent))
-            value = analyzer.simplify(lo + ax)
-        if d is not None:
+            value = ax if _is_zero(lo) else lo + ax  # TVM leaves min + ax unsimplified
+        if covered is not None:
             if not analyzer.can_prove(E.GE(lo, dom_lo)):
-                preds.append(E.GE(value, dom_lo))
+                preds.append(E.LE(dom_lo, value))  # TVM's simplifier writes ``a >= b`` so
             if not analyzer.can_prove(E.LE(hi, dom_hi)):
-                preds.append(E.LE(value, dom_hi))
+                # TVM's form: an exclusive upper bound, ``value < max + 1``
+                preds.append(E.LT(value, analyzer.simplify(dom_hi + 1)))
         values.append(value)
     pred = E.IntImm("bool", 1)
     for p in preds:
+        p = _lower_bound_form(analyzer.simplify(p))
         pred = p if isinstance(pred, E.IntImm) else E.And(pred, p)
     stmt = S.BlockRealize(values, pred, block)
     for ax, extent in reversed(loops):
         stmt = S.For(ax, 0, extent, S.ForKind.SERIAL, stmt)
     return stmt
+
+
+def _iter_var_ranges(block, access, region, analyzer):
+    """{id(iter var): (lo, hi)} that makes ``access`` cover ``region`` (per dimension [lo, hi]).
+
+    A dimension indexed by a constant needs no iter var; one indexed ``c * v + b`` is inverted
+    when it is a unit access with ``c = +-1`` or a tile of ``c`` elements (``v*16 : v*16+16``).
+    """
+    iter_ids = {id(iv.var) for iv in block.iter_vars}
+    ranges = {}
+    for r, (lo, hi) in zip(access.region, region):
+        free = {id(v): v for v in _free_vars(r.min)}
+        if not free and isinstance(r.extent, E.IntImm):
+            continue
+        var = next(iter(free.values())) if len(free) == 1 else None
+        inverted = None if var is None or id(var) not in iter_ids or id(var) in ranges \
+            else _invert(r, var, lo, hi, analyzer)
+        if inverted is None:
+            raise ScheduleError(f"block {block.name_hint} must access {access.buffer.name} at "
+                                f"distinct iter vars (c * v + b) to be moved, not "
+                                f"{access.region}")
+        ranges[id(var)] = inverted
+    return ranges
+
+
+def _invert(rng, var, lo, hi, analyzer):
+    """(v_lo, v_hi) with ``rng`` (``c * var + b``, extent e) covering [lo, hi], or None."""
+    at = [substitute(rng.min, {var: E.IntImm(var.dtype, k)}) for k in range(3)]
+    base = analyzer.simplify(at[0])
+    coef = analyzer.simplify(at[1] - base)
+    coef2 = analyzer.simplify(at[2] - base)
+    if not (isinstance(coef, E.IntImm) and isinstance(coef2, E.IntImm)
+            and coef2.value == 2 * coef.value and isinstance(rng.extent, E.IntImm)):
+        return None
+    c, extent = coef.value, rng.extent.value
+    if c == -1 and extent == 1:
+        return analyzer.simplify(base - hi), analyzer.simplify(base - lo)
+    if c >= 1 and extent in (1, c):
+        if c == 1:
+            return analyzer.simplify(lo - base), analyzer.simplify(hi - base)
+        return (analyzer.simplify(E.FloorDiv(lo - base, E.IntImm(lo.dtype, c))),
+                analyzer.simplify(E.FloorDiv(hi - base, E.IntImm(hi.dtype, c))))
+    return None
 
 
 def _move(func, realize, loop, preserve_unit_loops, index, reverse):
@@ -264,3 +305,23 @@ def compute_at(func, realize, loop, preserve_unit_loops=False, index=-1):
 def reverse_compute_at(func, realize, loop, preserve_unit_loops=False, index=-1):
     """Move the consumer ``realize`` under ``loop``, consuming what the producers there write."""
     return _move(func, realize, loop, preserve_unit_loops, index, reverse=True)
+
+
+def _is_zero(expr) -> bool:
+    return isinstance(expr, E.IntImm) and expr.value == 0
+
+
+def _lower_bound_form(pred):
+    """``x > c`` / ``x >= y`` as ``c + 1 <= x`` / ``y <= x``: how TVM's simplifier writes a
+    lower bound, so predicates print (and compare) as TVM's compute_at writes them."""
+    if isinstance(pred, E.GT) and isinstance(pred.b, E.IntImm):
+        return E.LE(E.IntImm(pred.b.dtype, pred.b.value + 1), pred.a)
+    if isinstance(pred, E.GE):
+        return E.LE(pred.b, pred.a)
+    return pred
+
+
+def _in_dtype(expr, dtype):
+    if expr.dtype == dtype:
+        return expr
+    return E.IntImm(dtype, expr.value) if isinstance(expr, E.IntImm) else E.Cast(dtype, expr)

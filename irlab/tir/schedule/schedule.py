@@ -30,7 +30,8 @@ from irlab.tir.schedule import primitives_reduction as PR
 from irlab.tir.schedule import primitives_loops as PL
 from irlab.tir.schedule import sampling as SM
 from irlab.tir.schedule.errors import ScheduleError
-from irlab.tir.schedule.handles import INLINE_MARK, BlockRV, Decision, ExprRV, LoopRV
+from irlab.tir.schedule.handles import (INLINE_MARK, BlockRV, Decision, ExprRV, LoopRV,
+                                       StmtSRef)
 from irlab.tir.schedule.random_engine import RandomEngine
 from irlab.tir.schedule.trace import Instruction, Trace
 
@@ -178,8 +179,9 @@ class Schedule:
             return rv.mark
         return self._realize(rv).block if isinstance(rv, BlockRV) else self._loop(rv)
 
-    def get_sref(self, rv):
-        return self.get(rv)
+    def get_sref(self, rv) -> StmtSRef:
+        """A reference to the block or loop ``rv`` points at (its statement as ``.stmt``)."""
+        return StmtSRef(self.get(rv))
 
     # -- getters ----------------------------------------------------------------------------
     def get_block(self, name, func_name=None) -> BlockRV:

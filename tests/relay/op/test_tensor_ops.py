@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from irlab import relay
+from irlab import IRModule, relay
 from irlab.errors import IrlabError
 from irlab.ir.op import Op, OpPattern
 from irlab.ir.type import TensorType
@@ -337,3 +337,16 @@ def test_elementwise_chain_end_to_end():
     got = relay.create_executor("debug", mod=func).evaluate()(a, b).numpy()
     want = np.trunc(np.where(a > b, np.clip(a * b, -1, 1), -a) + np.float32(0.5))
     np.testing.assert_array_equal(got, want.astype("int32"))
+
+
+@pytest.mark.parametrize("name, expect", [("left_shift", lambda x, y: x << y),
+                                          ("right_shift", lambda x, y: x >> y)])
+def test_shifts_interpreted_and_compiled(name, expect):
+    a = RNG.integers(-100, 100, size=(3, 4)).astype("int32")
+    b = RNG.integers(0, 8, size=(4,)).astype("int32")
+    x, y = var(a.shape, "int32"), var(b.shape, "int32", "y")
+    func = relay.Function([x, y], getattr(relay, name)(x, y))
+    for kind in ("debug", "graph"):
+        out = relay.create_executor(kind, mod=IRModule.from_expr(func),
+                                    target="llvm").evaluate()(a, b)
+        np.testing.assert_array_equal(out.numpy(), expect(a, b))

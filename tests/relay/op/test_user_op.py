@@ -106,3 +106,21 @@ def test_user_op_between_layout_changes_is_left_alone():
     want, _ = _run(mod, 0, **inputs)
     got, _ = _run(converted, 0, **inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_relation_that_raises_is_a_type_error_naming_the_op():
+    """A Python relation failing with any exception (an ``assert`` in TVM's tests) is reported
+    as an irlab type error naming the relation and the op, as TVM turns it into a TVMError."""
+    _op.register("test.assert_rel", "relation that asserts")
+    op = _op.get("test.assert_rel").set_num_inputs(1)
+    op.add_argument("data", "Tensor", "input")
+
+    def rel(arg_types, attrs):
+        assert len(arg_types) == 2, "arg number mismatch"
+
+    op.add_type_rel("AssertRel", rel)
+    x = relay.var("x", shape=(2,))
+    mod = irlab.IRModule.from_expr(relay.Function([x], relay.Call(op, [x])))
+    with pytest.raises(IrlabError, match="'AssertRel' of operator test.assert_rel raised "
+                                         "AssertionError: arg number mismatch"):
+        relay.transform.InferType()(mod)

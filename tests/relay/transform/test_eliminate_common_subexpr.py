@@ -239,3 +239,18 @@ def test_random_graphs(mod):
     assert structural_equal(transform.EliminateCommonSubexpr()(after), after)
     with np.errstate(all="ignore"):
         check_numerics(_by_position(mod), _by_position(after))
+
+
+def test_equal_tuples_merge_so_their_consumers_do():
+    """``concatenate([y, c])`` built twice: the two tuples are one, so the two concatenates
+    are too; the program computes the same."""
+    x = relay.var("x", shape=(1, 4))
+    c = relay.const(np.ones((1, 4), "float32"))
+    y = relay.exp(x)
+    before = relay.Function([x], relay.add(relay.concatenate([y, c], axis=0),
+                                           relay.concatenate([y, c], axis=0)))
+    after = run_opt_pass(before, transform.EliminateCommonSubexpr())
+    assert after.body.args[0] is after.body.args[1]
+    cat = relay.concatenate([y, c], axis=0)
+    assert structural_equal(after, _expected(relay.Function([x], relay.add(cat, cat))))
+    check_numerics(tvm.IRModule.from_expr(before), tvm.IRModule.from_expr(after))

@@ -254,3 +254,24 @@ def _foldable_calls(func):
             left.append(node)
         stack.extend(c for c in expr_children(node) if not isinstance(c, relay.Op))
     return left
+
+
+def test_shape_of_and_ndarray_size_fold_and_run():
+    """``shape_of``/``ndarray_size`` of a static shape fold to constants; unfolded, the
+    interpreter and the compiled graph give the same values."""
+    import numpy as np
+
+    import irlab
+    from irlab import relay
+
+    x = relay.var("x", shape=(2, 3, 4))
+    for make, want in ((lambda v: relay.shape_of(v + v, "int64"), np.array([2, 3, 4])),
+                       (lambda v: relay.ndarray_size(v, "float32"), np.array(24.0))):
+        mod = irlab.IRModule.from_expr(relay.Function([x], make(x)))
+        folded = relay.transform.FoldConstant()(relay.transform.InferType()(mod))
+        assert isinstance(folded["main"].body, relay.Constant)
+        np.testing.assert_array_equal(folded["main"].body.data.numpy(), want)
+        data = np.ones((2, 3, 4), "float32")
+        for kind in ("debug", "graph"):
+            out = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(data)
+            np.testing.assert_array_equal(out.numpy(), want)

@@ -814,3 +814,30 @@ def test_reshape_only_is_an_op_trait():
     for name in reshapes:
         assert Op.get(name).get_attr("TReshapeOp") is True, name
     assert not Op.get("transpose").get_attr("TReshapeOp", False)
+
+
+def test_stop_fusion_cuts_the_group():
+    """``annotation.stop_fusion`` ends a fused group: add and exp become two primitive
+    functions (fused into one without it), the annotation itself is gone, and the program
+    computes the same."""
+    import numpy as np
+
+    import irlab
+    from irlab import relay
+
+    def build(stop):
+        x = relay.var("x", shape=(2, 3))
+        y = relay.add(x, relay.const(1.0))
+        y = relay.annotation.stop_fusion(y) if stop else y
+        return irlab.IRModule.from_expr(relay.Function([x], relay.exp(y)))
+
+    def primitives(mod):
+        fused = relay.transform.FuseOps(fuse_opt_level=2)(relay.transform.InferType()(mod))
+        assert "stop_fusion" not in fused.astext()
+        return fused.astext().count("Primitive=1")
+
+    assert primitives(build(True)) == 2 and primitives(build(False)) == 1
+    data = np.random.default_rng(0).standard_normal((2, 3)).astype("float32")
+    for kind in ("debug", "graph"):
+        out = relay.create_executor(kind, mod=build(True), target="llvm").evaluate()(data)
+        np.testing.assert_allclose(out.numpy(), np.exp(data + 1), rtol=1e-5)

@@ -1,5 +1,6 @@
 """cache_read and cache_write."""
 
+from irlab.script import tir as T
 from irlab.tir import Schedule
 
 from test_schedule_compute import softmax_like
@@ -64,3 +65,30 @@ def test_cache_errors():
     i, j = sch.get_loops(c)
     sch.reverse_compute_at(c, sch.get_loops(y)[1])
     check_fails(sch, lambda: sch.cache_write(y, 0, "local"), "shares a loop nest")
+
+
+@T.prim_func
+def _two_producers(C: T.Buffer((8,), "float32")):
+    A = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("A0"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = 1.0
+    for i in range(8):
+        with T.block("A1"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = 2.0
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+
+
+def test_cache_refuses_unknown_scopes_and_several_producers():
+    sch = Schedule(matmul())
+    block = sch.get_block("C")
+    check_fails(sch, lambda: sch.cache_read(block, 0, "test_scope"), "unknown storage scope")
+    check_fails(sch, lambda: sch.cache_write(block, 0, "test_scope"), "unknown storage scope")
+    sch.cache_read(block, 0, "local.tag")  # a rank with a tag is a valid scope
+    two = Schedule(_two_producers)
+    check_fails(two, lambda: two.cache_read(two.get_block("C"), 0, "local"), "several producers")

@@ -509,3 +509,76 @@ def test_compute_inline_of_a_long_chain_stage_by_stage():
         sch.compute_inline(sch.get_block(f"s{k}"))
     assert sch.mod.script().count("T.block(") == 2  # root and the last stage
     check_same(func, sch)
+
+
+@T.prim_func
+def _shifted_window(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,), "float32")
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = A[vi] * 2.0
+    for j in range(16):
+        with T.block("C"):
+            vj = T.axis.spatial(16, j)
+            T.reads(B[vj - 1:vj + 2])
+            C[vj] = T.if_then_else(1 <= vj and vj < 15, B[vj - 1] + B[vj + 1], B[vj])
+
+
+def test_compute_at_predicate_has_tvms_form():
+    """The clipped window is predicated as TVM writes it: ``lo <= v`` and ``v < hi + 1``, the
+    iter value left as ``min + ax``; the program computes the same."""
+    sch = Schedule(_shifted_window)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    text = sch.mod["main"].script()
+    assert "vi = T.axis.spatial(16, j - 1 + ax0)" in text, text
+    assert "T.where(1 <= j + ax0 and j + ax0 < 17)" in text, text
+    check_same(_shifted_window, sch)
+
+
+@T.prim_func
+def _reversed_and_tiled(A: T.Buffer((4, 8), "float32"), C: T.Buffer((1, 4, 8), "float32")):
+    B = T.alloc_buffer((1, 4, 8), "float32")
+    for i, j in T.grid(4, 2):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[3 - vi, vj * 4:vj * 4 + 4])
+            T.writes(B[0, 3 - vi, vj * 4:vj * 4 + 4])
+            for k in range(4):
+                B[0, 3 - vi, vj * 4 + k] = A[3 - vi, vj * 4 + k] + 1.0
+    for i, j in T.grid(4, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[0, vi, vj] = B[0, vi, vj] * 2.0
+
+
+def test_compute_at_inverts_reversed_tiled_and_constant_indices():
+    """The moved block writes ``B[0, 3 - vi, vj*4 : vj*4 + 4]``: a constant dimension, a
+    reversed index and a tile; each is inverted to the iter var range the consumer needs."""
+    sch = Schedule(_reversed_and_tiled)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    text = sch.mod["main"].script()
+    assert "for ax0 in range(2)" in text and "vj = T.axis.spatial(2, ax0)" in text, text
+    check_same(_reversed_and_tiled, sch)
+
+
+@T.prim_func
+def _int64_chain(A: T.Buffer((T.int64(8),), "float32"), C: T.Buffer((T.int64(8),), "float32")):
+    B = T.alloc_buffer((T.int64(8),), "float32")
+    for i in range(T.int64(8)):
+        with T.block("B"):
+            vi = T.axis.spatial(T.int64(8), i)
+            B[vi] = A[vi] + 1.0
+    for i in range(T.int64(8)):
+        with T.block("C"):
+            vi = T.axis.spatial(T.int64(8), i)
+            C[vi] = B[vi] * 2.0
+
+
+def test_compute_at_under_int64_loops():
+    """Loops and iter vars of int64 (the loop min an int32 0): bounds are taken in the
+    variable's own dtype, so nothing mixes int32 and int64."""
+    sch = Schedule(_int64_chain)
+    i0, i1 = sch.split(sch.get_loops(sch.get_block("C"))[0], factors=[None, 4])
+    sch.compute_at(sch.get_block("B"), i0)
+    check_same(_int64_chain, sch)

@@ -241,3 +241,13 @@ def test_random_split_fuse_reorder_sequences():
             loops = sch.get_loops(sch.get_block("C"))
         check_same(func, sch)
         check_replay(func, sch)
+
+
+def test_get_sref_wraps_the_statement():
+    from irlab.tir.schedule import StmtSRef
+
+    sch = Schedule(mm_relu())
+    sref = sch.get_sref(sch.get_block("Y"))
+    assert isinstance(sref, StmtSRef) and sref.stmt.name_hint == "Y"
+    assert isinstance(sch.get_sref(sch.get_loops(sch.get_block("Y"))[0]).stmt, tir.For)
+    assert "Y" in repr(sref)
