@@ -8,6 +8,8 @@
   (Relay, TIR from TE, scheduled and lowered TIR, LLVM IR, assembly), a loop linked across them.
 - ``RunPanel(factory_or_mod, params=None, inputs=None)``: run the built module, check it
   against the interpreter, latency and time per kernel node.
+- ``TuningMonitor()``: a MetaSchedule tuning run, live (``ms.tune_tir(..., monitor=m)``):
+  per-task table, best-so-far curves, the cost model's rank correlation per round.
 - ``explore(mod_or_expr, params=None, ...)``: all of them as one app (``Explorer``).
 - ``Row([...])``, ``Column([...])``: widgets side by side / stacked (``HBox`` / ``VBox``)
   whose static picture holds their pictures.
@@ -29,6 +31,7 @@ _LAZY = {
     "explore": "irlab.widgets.explorer",
     "LoweringExplorer": "irlab.widgets.lowering_explorer",
     "RunPanel": "irlab.widgets.run_panel",
+    "TuningMonitor": "irlab.widgets.tuning_monitor",
     "Row": "irlab.widgets.boxes",
     "Column": "irlab.widgets.boxes",
 }
@@ -56,5 +59,5 @@ def _register_reprs():
 
 _register_reprs()
 
-__all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "Explorer", "explore",
-           "Row", "Column", "export_html"]
+__all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "TuningMonitor",
+           "Explorer", "explore", "Row", "Column", "export_html"]
