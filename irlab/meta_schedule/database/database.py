@@ -153,13 +153,13 @@ class MemoryDatabase(Database):
 
 
 def _query_tuned_prim_func(prim_func, target):
-    """relay's LowerTE hook: the best tuned PrimFunc of ``prim_func`` from the database in
-    scope, None when there is none (TOPI's schedule is used then)."""
+    """relay's LowerTE hook: the best tuned ``tir.Schedule`` of ``prim_func`` from the
+    database in scope (its trace, with the sampled decisions, is what the lowering explorer
+    shows), None when there is none (TOPI's schedule is used then)."""
     database = Database.current()
     if database is None:
         return None
-    mod = database.query_ir_module(prim_func, target)
-    return None if mod is None else mod["main"]
+    return database.query_schedule(prim_func, target)
 
 
 def _database_in_scope():
