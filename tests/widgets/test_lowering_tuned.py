@@ -70,3 +70,21 @@ def test_the_tuned_kernel_shows_its_trace_beside_topi():
     explorer.select(next(n for n in rows if n not in tuned))
     assert not explorer.tuned and explorer.default_trace == "" and not explorer.decision_lines
     assert "TOPI default" not in explorer.to_html()
+
+
+def test_explore_with_a_database_builds_with_its_records():
+    from irlab.widgets import explore
+
+    mod, params = mlp()
+    tasks = ms.relay_integration.extract_tasks(mod, "llvm", params)
+    last = next(t for t in tasks if "relu" not in t.task_name)
+    sch = sampled_schedule(last)
+    db = ms.database.MemoryDatabase()
+    db.commit_tuning_record(ms.database.TuningRecord(
+        sch.trace, db.commit_workload(last.mod), [1e-6], "llvm",
+        ArgInfo.from_entry_func(last.mod)))
+    app = explore(mod, params, database=db, tab="Lowering")
+    tuned = [k["name"] for k in app.lowering.kernels if k["tuned"]]
+    assert len(tuned) == 1
+    app.lowering.select(tuned[0])
+    assert app.lowering.decision_lines and app.lowering.default_trace
