@@ -131,8 +131,9 @@ def bench_network(name, model, trials, work_dir):
     mod, params = from_onnx(model, freeze_params=True)
     target = "llvm -num-cores=2"
     start = time.perf_counter()
+    per_iter = max(4, min(32, trials // 16))  # small rounds: every task gets several
     db = ms.relay_integration.tune_relay(mod, params, target, work_dir, trials,
-                                         num_trials_per_iter=32, **builder_and_runner())
+                                         num_trials_per_iter=per_iter, **builder_and_runner())
     wall = time.perf_counter() - start
     tasks = db.task_scheduler.tasks
     print(f"\n{name}: {len(tasks)} tasks, {trials} trials tuned in {wall:.0f} s")

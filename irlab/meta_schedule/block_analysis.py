@@ -4,8 +4,11 @@ multi-level tiling or rfactor. These read the IR only; they add nothing to the t
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
+from irlab.tir.functor import post_order_visit
 from irlab.tir.schedule import ScheduleError
 from irlab.tir.schedule import primitives_getters as G
 
@@ -80,15 +83,24 @@ def is_trivial_binding(realize, loops) -> bool:
     return all(isinstance(v, E.Var) and id(v) in loop_vars for v in realize.iter_values)
 
 
+@lru_cache(maxsize=65536)
+def var_ids(expr) -> frozenset:
+    """The ids of the variables in ``expr`` (memoized: expressions are immutable and hash
+    by identity, and the rules ask about the same bindings many times)."""
+    found = set()
+    _free_vars(expr, found)
+    return frozenset(found)
+
+
 def loop_iter_type(loop) -> str:
     """S when ``loop`` feeds only data-parallel iterators of the blocks under it, R when
     only reduction ones, O otherwise (both, another kind, or no block)."""
-    kinds = set()
+    kinds, var = set(), id(loop.loop_var)
     for node, _ in G.walk(loop.body):
         if not isinstance(node, S.BlockRealize):
             continue
         for iv, value in zip(node.block.iter_vars, node.iter_values):
-            if G.uses_var(value, loop.loop_var):
+            if var in var_ids(value):
                 kinds.add(iv.iter_type)
     if kinds == {S.IterVar.DataPar}:
         return DATA_PAR
@@ -102,8 +114,6 @@ def const_extent(loop):
 
 
 def _free_vars(expr, out):
-    from irlab.tir.functor import post_order_visit
-
     post_order_visit(expr, lambda n: out.add(id(n)) if isinstance(n, E.Var) else None)
 
 
@@ -153,8 +163,6 @@ def space_and_reduce_lengths(realize, loops):
 
 def contains_call(node, op_names) -> bool:
     """Whether an expression under ``node`` calls one of ``op_names`` ("tir.exp"...)."""
-    from irlab.tir.functor import post_order_visit
-
     found = []
 
     def check(n):

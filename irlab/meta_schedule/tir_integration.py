@@ -33,11 +33,17 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
     ``irlab.widgets.TuningMonitor()``) that follows the run.
     """
     from irlab.meta_schedule.tune import tune_tasks
-    from irlab.meta_schedule.tune import fresh_copy
+    from irlab.meta_schedule.tune import TuneConfig, fresh_copy
     from irlab.meta_schedule.tune_context import TuneContext
     from irlab.target import as_target
     from irlab.tir.schedule import RandomEngine
 
+    if isinstance(work_dir, TuneConfig):  # TVM v0.10: tune_tir(mod, target, config, work_dir)
+        config, work_dir = work_dir, max_trials_global
+        max_trials_global, num_trials_per_iter = (config.max_trials_global,
+                                                  config.num_trials_per_iter)
+        max_trials_per_task = config.max_trials_per_task
+        task_scheduler, strategy = config.task_scheduler, config.search_strategy()
     target = as_target(target)
     rand = RandomEngine(seed if seed is not None else -1)
     tasks = []

@@ -110,3 +110,30 @@ def tune_tasks(*, tasks, task_weights, work_dir, max_trials_global, max_trials_p
         if model_path and hasattr(model, "features"):
             model.save(model_path)
     return database
+
+
+class TuneConfig:
+    """TVM v0.10's tuning configuration (``ms.TuneConfig``), still accepted by ``tune_tir``
+    as ``tune_tir(mod, target, config, work_dir)``; newer code passes these as keywords."""
+
+    def __init__(self, max_trials_global, num_trials_per_iter=64, max_trials_per_task=None,
+                 task_scheduler="gradient", strategy="evolutionary",
+                 search_strategy_config=None):
+        self.max_trials_global = int(max_trials_global)
+        self.num_trials_per_iter = int(num_trials_per_iter)
+        self.max_trials_per_task = max_trials_per_task
+        self.task_scheduler = task_scheduler
+        self.strategy = strategy
+        self.search_strategy_config = dict(search_strategy_config or {})
+
+    def search_strategy(self):
+        """The strategy, made from its name and ``search_strategy_config`` when needed."""
+        from irlab.meta_schedule.search_strategy import SearchStrategy
+
+        if not isinstance(self.strategy, str):
+            return self.strategy
+        return SearchStrategy.create(self.strategy, **self.search_strategy_config)
+
+    def __repr__(self):
+        return (f"TuneConfig(max_trials_global={self.max_trials_global}, "
+                f"num_trials_per_iter={self.num_trials_per_iter}, strategy={self.strategy!r})")

@@ -7,6 +7,7 @@ import logging
 import os
 
 from irlab.ir.module import IRModule
+from irlab.meta_schedule.space_generator import SpaceGenerator
 from irlab.target import Target
 from irlab.tir.function import PrimFunc
 from irlab.tir.schedule import RandomEngine
@@ -52,8 +53,6 @@ class TuneContext:
 
     def __init__(self, mod=None, *, target=None, space_generator=None, search_strategy=None,
                  task_name="main", rand_state=-1, num_threads="physical", logger=None):
-        from irlab.meta_schedule.space_generator import SpaceGenerator
-
         self.mod = None if mod is None else normalize_mod(mod)
         self.target = None if target is None else (
             target if isinstance(target, Target) else Target(target))

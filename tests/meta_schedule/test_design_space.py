@@ -1,6 +1,6 @@
 """Design spaces of TE workloads (GEMM, conv2d + ReLU, softmax) under the default CPU rules:
-the spaces generate; random samples, postprocessed, and their mutations compute what the
-unscheduled PrimFunc computes (TIR interpreter)."""
+the spaces generate; random samples, postprocessed, and their mutations compute what numpy
+computes (run by the TIR interpreter)."""
 
 import json
 
@@ -12,7 +12,7 @@ from irlab import te, tir
 from irlab.ir.structural import assert_structural_equal
 from irlab.tir.analysis import verify_well_formed
 from irlab.tir.interpreter import run
-from irlab.tir.schedule import RandomEngine, Schedule, Trace
+from irlab.tir.schedule import RandomEngine, Schedule, ScheduleError, Trace
 
 TARGET = "llvm -num-cores=2"
 
@@ -55,11 +55,35 @@ def softmax(n=4, m=8):
 WORKLOADS = {"gemm": gemm, "conv2d_relu": conv2d_relu, "softmax": softmax}
 
 
-def outputs(func, seed=0):
+def _np_conv2d_relu(data, weight):
+    padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((1, weight.shape[0], 4, 4), "float64")
+    for y in range(4):
+        for x in range(4):
+            window = padded[0, :, y:y + 3, x:x + 3]
+            out[0, :, y, x] = np.tensordot(weight, window, axes=([1, 2, 3], [0, 1, 2]))
+    return np.maximum(out, 0)
+
+
+def _np_softmax(a):
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+NUMPY = {"gemm": lambda a, b: a @ b, "conv2d_relu": _np_conv2d_relu, "softmax": _np_softmax}
+
+
+def inputs(func, seed=0):
+    """Random inputs and a zeroed output array, in parameter order."""
     rng = np.random.default_rng(seed)
     arrays = [rng.standard_normal(tuple(int(s.value) for s in func.buffer_map[p].shape))
               .astype("float32") for p in func.params]
     arrays[-1][...] = 0
+    return arrays
+
+
+def outputs(func, seed=0):
+    arrays = inputs(func, seed)
     run(func, *arrays)
     return arrays[-1]
 
@@ -91,7 +115,8 @@ def pick_mutator(ctx, rand):
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_samples_and_mutations_compute_the_same(name):
     func = WORKLOADS[name]()
-    expected = outputs(func)
+    expected = NUMPY[name](*[a.astype("float64") for a in inputs(func)[:-1]])
+    np.testing.assert_allclose(outputs(func), expected, rtol=1e-4, atol=1e-5)
     ctx = context(func)
     spaces = ctx.generate_design_space()
     rand = RandomEngine(1)
@@ -134,6 +159,10 @@ def test_rules_on_conv2d_and_softmax():
     conv_spaces = context(conv2d_relu()).generate_design_space()
     conv_text = conv_spaces[0].mod.script()
     assert 'T.block("pad")' not in conv_text  # AutoInline: the padding went into conv
+    # MultiLevelTiling: the elementwise ReLU is the write cache, computed at tile level 1 or 2
+    kinds = sorted(tuple(i.kind for i in s.trace.insts) for s in conv_spaces)
+    assert [k.count("reverse_compute_at") for k in kinds] == [0, 1, 1]
+    assert not any("cache_write" in k for k in kinds)
     soft_spaces = context(softmax()).generate_design_space()
     # AddRFactor: both reductions (max and sum) get an rfactor variant per split tile
     rfactored = [s for s in soft_spaces if "rfactor" in [i.kind for i in s.trace.insts]]
@@ -190,3 +219,28 @@ def test_tune_context():
         "RandomComputeLocation"]
     spaces = ms.space_generator.PostOrderApply(sch_rules="llvm").generate_design_space(gemm())
     assert len(spaces) == 3
+
+
+@pytest.mark.parametrize("target,parallel,vector", [
+    ("llvm -mcpu=haswell -num-cores=4", 64, 32),        # AVX2: 8 float32 lanes
+    ("llvm -mcpu=skylake-avx512 -num-cores=2", 32, 64),  # AVX-512: 16 lanes
+])
+def test_rules_read_the_target(target, parallel, vector):
+    ctx = ms.TuneContext(gemm(), target=target, space_generator="post-order-apply")
+    marks = {i.value("ann_key"): i.value("ann_val")
+             for i in ctx.generate_design_space()[0].trace.insts if i.kind == "annotate"}
+    assert marks["meta_schedule.parallel"] == parallel  # 16 jobs per core
+    assert marks["meta_schedule.vectorize"] == vector  # 4 vector registers
+
+
+def test_a_failing_rule_is_skipped_with_a_warning(caplog):
+    class Broken(ms.schedule_rule.PyScheduleRule):
+        def apply(self, sch, block):
+            sch.annotate(block, "touched", 1)
+            raise ScheduleError("no way")
+
+    generator = ms.space_generator.PostOrderApply(sch_rules=[Broken()])
+    with caplog.at_level("WARNING", logger="irlab.meta_schedule"):
+        (space,) = generator.generate_design_space(gemm())
+    assert "Broken did not apply to block 'C': no way" in caplog.text
+    assert "touched" not in space.mod.script()  # the half-applied rule was rolled back

@@ -97,3 +97,11 @@ def test_interrupted_tuning_keeps_every_measured_record(tmp_path):
     db = ms.database.JSONDatabase(work_dir=str(tmp_path))
     assert len(db) == 2
     assert ms.tir_integration.compile_tir(db, gemm_mod(16), TARGET) is not None
+
+
+def test_tune_config_of_tvm_0_10(tmp_path):
+    config = ms.TuneConfig(max_trials_global=2, num_trials_per_iter=2,
+                           strategy="replay-trace")
+    db = ms.tune_tir(gemm_mod(16), TARGET, config, str(tmp_path), space=small_space(),
+                     builder=BUILDER, runner=RUNNER)
+    assert len(db) == 2

@@ -49,4 +49,5 @@ class MutateParallel(Mutator):
         attrs = [(k, value if k == "ann_val" else v) for k, v in old.attrs]
         new = Instruction(old.kind, list(old.inputs), attrs, old.outputs)
         insts[index] = new
-        return Trace(insts, {i: d for i, d in trace.decisions.items() if i in set(insts)})
+        alive = set(insts)
+        return Trace(insts, {i: d for i, d in trace.decisions.items() if i in alive})

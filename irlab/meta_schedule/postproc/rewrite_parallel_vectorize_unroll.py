@@ -35,17 +35,17 @@ def _parallel_count(loops, kinds, max_extent) -> int:
 
 
 def _vector_count(realize, loops, kinds, max_extent) -> int:
-    """How many innermost loops (directly around the block) fuse into the vector loop."""
-    if not loops or loops[-1].body is not realize:
-        return 0
-    count, product = 0, 1
+    """How many innermost loops (a chain directly around the block) fuse into the vector
+    loop, their extent product within ``max_extent``."""
+    count, product, inner = 0, 1, realize
     for loop, kind in zip(reversed(loops), reversed(kinds)):
         extent = BA.const_extent(loop)
-        if kind != BA.DATA_PAR or extent is None or not _is_plain(loop) \
-                or product * extent > max_extent:
+        if loop.body is not inner or kind != BA.DATA_PAR or extent is None \
+                or not _is_plain(loop) or product * extent > max_extent:
             break
         count += 1
         product *= extent
+        inner = loop
     return count if product > 1 else 0
 
 

@@ -63,10 +63,9 @@ class AddRFactor(ScheduleRule):
         for loop in sch.split(fused, factors):
             attempt = sch.copy()
             try:
-                rf_block = attempt.rfactor(loop, len(spatial))
+                attempt.rfactor(loop, len(spatial))
             except ScheduleError:
                 continue
-            del rf_block
             attempt.annotate(block, BA.RANDOM_COMPUTE_PRODUCER, 1)
             results.append(attempt)
         return results + [original]

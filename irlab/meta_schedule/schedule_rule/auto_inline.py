@@ -73,10 +73,8 @@ class AutoInline(ScheduleRule):
             return [sch]
         if self.into_consumer and _try(lambda: sch.compute_inline(block)):
             return [sch]
-        if self.into_producer:
-            producers = [b for b in sch.get_producers(block)]
-            if len(producers) == 1:
-                _try(lambda: sch.reverse_compute_inline(block))
+        if self.into_producer and len(sch.get_producers(block)) == 1:
+            _try(lambda: sch.reverse_compute_inline(block))
         return [sch]
 
 

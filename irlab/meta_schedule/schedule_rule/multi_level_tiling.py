@@ -38,15 +38,37 @@ def _reuse(config):
                      config.get("scope", "global"))
 
 
-def _is_copy(block) -> bool:
-    """Whether ``block`` only copies one buffer into another at the same indices (a write
-    cache someone already added)."""
-    body = block.body
-    if len(block.reads) != 1 or len(block.writes) != 1 or not isinstance(body, S.BufferStore):
+def _index_vars(region):
+    """The iterator variables indexing ``region`` point-wise, in order (None when an index
+    is not a plain variable or covers more than one element)."""
+    out = []
+    for rng in region.region:
+        if not isinstance(rng.min, E.Var) or not (isinstance(rng.extent, E.IntImm)
+                                                  and rng.extent.value == 1):
+            return None
+        out.append(id(rng.min))
+    return out if len(set(out)) == len(out) else None
+
+
+def is_write_cache(block) -> bool:
+    """TVM's IsWriteCache: one write, and every read indexed by distinct iterators of the
+    write in the write's order (a copy, or an elementwise epilogue such as ReLU or a bias
+    add: ``T_relu[n, f, y, x] = max(conv[n, f, y, x] + bias[f], 0)``). Such a consumer can
+    take the place of a write cache: computed at a tile, it finishes each tile in cache."""
+    if len(block.writes) != 1:
         return False
-    load = body.value
-    return (isinstance(load, E.BufferLoad) and len(load.indices) == len(body.indices)
-            and all(a is b for a, b in zip(load.indices, body.indices)))
+    written = _index_vars(block.writes[0])
+    if written is None:
+        return False
+    position = {v: i for i, v in enumerate(written)}
+    for region in block.reads:
+        read = _index_vars(region)
+        if read is None or any(v not in position for v in read):
+            return False
+        order = [position[v] for v in read]
+        if order != sorted(order):
+            return False
+    return True
 
 
 class MultiLevelTiling(ScheduleRule):
@@ -54,20 +76,25 @@ class MultiLevelTiling(ScheduleRule):
     caches): blocks that NeedsMultiLevelTiling (a reduction with data reuse, e.g. GEMM,
     conv2d) get their loops tiled; ``reuse_write`` {"req": "may", "levels": [1, 2],
     "scope": "global"} yields the untouched tiling plus one schedule per level with a write
-    cache computed there."""
+    cache computed there; when the block's only consumer is elementwise (a fused ReLU),
+    that consumer is computed at the level instead of a new cache."""
 
     def __init__(self, structure="SSRSRS", tile_binds=None, max_innermost_factor=64,
                  vector_load_lens=None, reuse_read=None, reuse_write=None, filter_fn=None):
         if not structure or set(structure) - {"S", "R"}:
             raise ValueError(f"MultiLevelTiling structure must be made of S and R, got "
                              f"{structure!r}")
-        if tile_binds:
-            raise ValueError("MultiLevelTiling: tile_binds (GPU thread binding) is not "
-                             "supported by irlab's CPU rules")
+        if tile_binds or vector_load_lens:
+            raise ValueError("MultiLevelTiling: tile_binds and vector_load_lens (GPU thread "
+                             "binding, cooperative fetch) are not supported by irlab's CPU "
+                             "rules")
         self.structure = structure
         self.max_innermost_factor = -1 if max_innermost_factor is None \
             else int(max_innermost_factor)
         self.reuse_read = _reuse(reuse_read)
+        if self.reuse_read.req != "no":
+            raise ValueError("MultiLevelTiling: reuse_read (read caches, TVM's GPU shared "
+                             "memory staging) is not supported by irlab's CPU rules")
         self.reuse_write = _reuse(reuse_write)
         self.filter_fn = filter_fn
         self.s_indices = [i for i, c in enumerate(structure) if c == "S"]
@@ -110,7 +137,7 @@ class MultiLevelTiling(ScheduleRule):
         levels = [lv for lv in config.levels if 1 <= lv <= len(tiles) and tiles[lv - 1]]
         results = []
         consumers = sch.get_consumers(block)
-        if len(consumers) == 1 and _is_copy(BA.realize_of(sch, consumers[0]).block):
+        if len(consumers) == 1 and is_write_cache(BA.realize_of(sch, consumers[0]).block):
             cache = consumers[0]
             results.append(sch.copy())
         else:

@@ -14,22 +14,27 @@ from irlab.tir.schedule import primitives_getters as G
 
 class ParallelizeVectorizeUnroll(ScheduleRule):
     """``max_jobs_per_core`` x cores bounds the fused parallel extent (-1: no
-    parallelization), ``max_vectorize_extent`` the fused vector extent (-1: none), and
-    the unroll depth is sampled uniformly from ``unroll_max_steps`` for nests with a
-    reduction."""
+    parallelization), ``max_vectorize_extent`` the fused vector extent (-1: none; None:
+    four vector registers of float32 on the target, 64 with AVX-512 as TVM's CPU default,
+    32 with AVX2), and the unroll depth is sampled uniformly from ``unroll_max_steps`` when
+    the function has a reduction."""
 
     def __init__(self, max_jobs_per_core=16, max_vectorize_extent=16, unroll_max_steps=None,
                  unroll_explicit=True):
         self.max_jobs_per_core = int(max_jobs_per_core)
-        self.max_vectorize_extent = int(max_vectorize_extent)
+        self.max_vectorize_extent = None if max_vectorize_extent is None \
+            else int(max_vectorize_extent)
         self.unroll_max_steps = [int(s) for s in (unroll_max_steps or [])]
         self.unroll_explicit = bool(unroll_explicit)
         self.max_parallel_extent = -1
+        self.vectorize_extent = 64 if max_vectorize_extent is None else int(max_vectorize_extent)
 
     def _initialize_with_tune_context(self, context) -> None:
-        cores, _ = target_cores_and_lanes(context)
+        cores, lanes = target_cores_and_lanes(context)
         if self.max_jobs_per_core != -1:
             self.max_parallel_extent = self.max_jobs_per_core * cores
+        if self.max_vectorize_extent is None:
+            self.vectorize_extent = 4 * lanes
 
     def apply(self, sch, block) -> list:
         if not BA.is_root(sch, block):
@@ -37,8 +42,8 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
         if self.max_jobs_per_core != -1:
             extent = self.max_parallel_extent
             sch.annotate(block, BA.PARALLEL, extent if extent != -1 else self.max_jobs_per_core)
-        if self.max_vectorize_extent != -1:
-            sch.annotate(block, BA.VECTORIZE, self.max_vectorize_extent)
+        if self.vectorize_extent != -1:
+            sch.annotate(block, BA.VECTORIZE, self.vectorize_extent)
         realize = BA.realize_of(sch, block)
         blocks = [n.block for n, _ in G.walk(realize) if isinstance(n, S.BlockRealize)]
         if self.unroll_max_steps and not all(BA.is_spatial(b) for b in blocks):

@@ -39,19 +39,20 @@ PyScheduleRule = ScheduleRule
 
 
 def target_cores_and_lanes(context, dtype="float32"):
-    """(cores, vector lanes of ``dtype``) of the task's target (1 and 4 without one)."""
+    """(cores, vector lanes of ``dtype``) of the task's target (1 and 4 without one); the
+    cores are the target's ``-num-cores`` (else the host's), as TVM's GetTargetNumCores."""
     target = getattr(context, "target", None)
     if target is None:
         return 1, 4
-    cores = getattr(context, "num_threads", None) or target.num_cores
-    return max(1, int(cores)), max(1, int(target.vector_width(dtype)))
+    return max(1, int(target.num_cores)), max(1, int(target.vector_width(dtype)))
 
 
 def create_default(target=None) -> list:
     """TVM's ``ScheduleRule::DefaultLLVM`` (without tensorization rules): inline cheap
     elementwise blocks, rfactor reductions short on parallelism, multi-level tiling with a
-    write cache, then parallelize / vectorize / unroll and random compute locations.
-    ``target`` is accepted for symmetry; the rules read it when initialized with a task."""
+    write cache, then parallelize / vectorize / unroll and random compute locations. The
+    rules read the target (cores, vector lanes) when initialized with a task; ``target``
+    is accepted for symmetry with TVM's per-target defaults."""
     from irlab.meta_schedule.schedule_rule.add_rfactor import AddRFactor
     from irlab.meta_schedule.schedule_rule.auto_inline import AutoInline
     from irlab.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
@@ -68,7 +69,7 @@ def create_default(target=None) -> list:
         MultiLevelTiling(structure="SSRSRS", tile_binds=None, max_innermost_factor=64,
                          vector_load_lens=None, reuse_read=None,
                          reuse_write={"req": "may", "levels": [1, 2], "scope": "global"}),
-        ParallelizeVectorizeUnroll(max_jobs_per_core=16, max_vectorize_extent=64,
+        ParallelizeVectorizeUnroll(max_jobs_per_core=16, max_vectorize_extent=None,
                                    unroll_max_steps=[0, 16, 64, 512], unroll_explicit=True),
         RandomComputeLocation(),
     ]

@@ -3,12 +3,16 @@ a rule returning several schedules branches the design space (TVM's PostOrderApp
 
 from __future__ import annotations
 
+import logging
+
 from irlab.meta_schedule import block_analysis as BA
 from irlab.meta_schedule.space_generator.space_generator import SpaceGenerator
 from irlab.tir import stmt as S
 from irlab.tir.function import PrimFunc
-from irlab.tir.schedule import Schedule
+from irlab.tir.schedule import Schedule, ScheduleError
 from irlab.tir.schedule import primitives_getters as G
+
+_LOG = logging.getLogger("irlab.meta_schedule")
 
 
 def _post_order(realizes, out):
@@ -46,7 +50,8 @@ class PostOrderApply(SpaceGenerator):
     """The rules run one after another; each visits every block from the last to the
     first (so a consumer is scheduled before its producers, and an inlined block is
     skipped). ``f_block_filter(block) -> bool`` restricts the blocks; a block annotated
-    ``schedule_rule`` is left alone."""
+    ``schedule_rule`` is left alone. A rule raising ScheduleError on a block is skipped there
+    (with a warning on the ``irlab.meta_schedule`` logger)."""
 
     def __init__(self, f_block_filter=None, sch_rules="from-target", postprocs="from-target",
                  mutator_probs="from-target"):
@@ -73,6 +78,18 @@ class PostOrderApply(SpaceGenerator):
                         BA.realize_of(current, block)):
                     stack.append((current, todo))
                     continue
-                for applied in rule.apply(current, block):
+                for applied in _apply(rule, current, block):
                     stack.append((applied, list(todo)))
         return result
+
+
+def _apply(rule, sch, block) -> list:
+    """``rule.apply(sch, block)``; a rule that fails on this block (a ScheduleError) leaves
+    the schedule as it was, with a warning naming the rule and the block, so one odd block
+    does not lose the design space of the whole workload."""
+    try:
+        with sch.transaction():
+            return rule.apply(sch, block)
+    except ScheduleError as err:
+        _LOG.warning("%s did not apply to block %r: %s", type(rule).__name__, block.name, err)
+        return [sch]

@@ -12,29 +12,24 @@ from irlab.tir.schedule import RandomEngine
 _CPU_KINDS = ("llvm", "c")
 
 
-def _defaults(kind, target):
+def _resolve(value, what, target):
+    """A list of rules / postprocs or a {mutator: prob} dict: ``value`` itself, or the
+    defaults of a target kind name ("llvm"; "from-target": the task target's, None without
+    a target)."""
     from irlab.meta_schedule.mutator import Mutator
     from irlab.meta_schedule.postproc import Postproc
     from irlab.meta_schedule.schedule_rule import ScheduleRule
 
+    if not isinstance(value, str):
+        return value
+    kind = value
     if kind == "from-target":
         if target is None:
             return None
         kind = "llvm" if target.kind in _CPU_KINDS else target.kind
-    return {"sch_rules": ScheduleRule.create, "postprocs": Postproc.create,
-            "mutator_probs": Mutator.create}, kind
-
-
-def _resolve(value, what, target):
-    """A list of rules / postprocs or a {mutator: prob} dict from a kind name ("llvm",
-    "from-target": the task target's) or as given."""
-    if not isinstance(value, str):
-        return value
-    found = _defaults(value, target)
-    if found is None:
-        return None
-    makers, kind = found
-    return makers[what](kind)
+    maker = {"sch_rules": ScheduleRule.create, "postprocs": Postproc.create,
+             "mutator_probs": Mutator.create}[what]
+    return maker(kind)
 
 
 class SpaceGenerator:
@@ -50,7 +45,8 @@ class SpaceGenerator:
         self._rand = RandomEngine(-1)
 
     def __repr__(self):
-        rules = self.sch_rules if isinstance(self.sch_rules, str) else len(self.sch_rules)
+        rules = self.sch_rules
+        rules = rules if rules is None or isinstance(rules, str) else f"{len(rules)} rules"
         return f"{type(self).__name__}(sch_rules={rules})"
 
     def _initialize_with_tune_context(self, context) -> None:

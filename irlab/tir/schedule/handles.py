@@ -9,8 +9,8 @@ class BlockRV:
 
     __slots__ = ("name", "func_name")
 
-    def __init__(self, name, func_name):
-        self.name, self.func_name = name, func_name
+    def __init__(self, name=None, func_name=None):  # no arguments: a handle for a trace
+        self.name, self.func_name = name, func_name  # built by hand, as TVM's BlockRV()
 
     def __repr__(self):
         return f"BlockRV({self.name!r})"
@@ -23,7 +23,7 @@ class LoopRV:
 
     __slots__ = ("var", "func_name")
 
-    def __init__(self, var, func_name):
+    def __init__(self, var=None, func_name=None):
         self.var, self.func_name = var, func_name
 
     @property
@@ -32,7 +32,7 @@ class LoopRV:
         return self.var if isinstance(self.var, str) else None
 
     def __repr__(self):
-        return f"LoopRV({self.var if self.mark else self.var.name_hint})"
+        return f"LoopRV({getattr(self.var, 'name_hint', self.var)})"
 
 
 ROOT_MARK = "root"
@@ -57,5 +57,6 @@ RV_TYPES = (BlockRV, LoopRV, ExprRV)
 
 
 def rv_prefix(rv) -> str:
-    """The letter TVM names a random variable with in traces: b, l or v."""
-    return {BlockRV: "b", LoopRV: "l", ExprRV: "v"}[type(rv)]
+    """The letter TVM names a random variable with in traces: b, l or v (an ExprRV, or a
+    ``tir.Var`` standing for one in a trace built by hand, as TVM's tests do)."""
+    return {BlockRV: "b", LoopRV: "l"}.get(type(rv), "v")

@@ -25,9 +25,10 @@ def _free_vars(e):
 def _bound(expr, inner, analyzer):
     """[lo, hi] of ``expr`` as ``inner`` loops (For nodes) run; outer vars stay symbolic."""
     lo = hi = expr
+    free = {id(v) for v in _free_vars(expr)}  # one walk, not one per inner loop
     for lp in inner:
         v = lp.loop_var
-        if not uses_var(expr, v):
+        if id(v) not in free:
             continue
         c1 = analyzer.simplify(substitute(expr, {v: 1}) - substitute(expr, {v: 0}))
         c2 = analyzer.simplify(substitute(expr, {v: 2}) - substitute(expr, {v: 1}))

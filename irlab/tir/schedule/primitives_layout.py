@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import math
+import operator
 
 import numpy as np
 
@@ -18,10 +20,58 @@ from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.primitives_getters import replace, scope_of, walk
 
 
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
+def _eval_index(node, env, text):
+    """The value of one index expression of a lambda's text: its parameters, integers,
+    + - * // %, unary minus and min/max; anything else is refused (the text may come from a
+    tuning database, so it is never handed to ``eval``)."""
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_eval_index(node.left, env, text),
+                                      _eval_index(node.right, env, text))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval_index(node.operand, env, text)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in ("min", "max") and len(node.args) == 2 and not node.keywords:
+        args = [E.convert(_eval_index(a, env, text)) for a in node.args]
+        return (O.min if node.func.id == "min" else O.max)(*args)
+    raise ScheduleError(f"index map {text!r}: cannot read {ast.dump(node)[:80]} (an index map "
+                        "text uses its parameters, integers, + - * // %, min and max)")
+
+
+def _parse_lambda(text):
+    """A Python function from an index map's text (``"lambda i, j: (i // 4, j)"``)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ScheduleError(f"index map {text!r} is not a lambda: {exc}") from None
+    if not isinstance(tree, ast.Lambda) or tree.args.vararg or tree.args.kwarg:
+        raise ScheduleError(f"index map {text!r} is not a lambda of plain parameters")
+    names = [a.arg for a in tree.args.args]
+    body = tree.body.elts if isinstance(tree.body, ast.Tuple) else [tree.body]
+
+    def fn(*indices):
+        env = dict(zip(names, indices))
+        return tuple(_eval_index(e, env, text) for e in body)
+
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return fn
+
+
 class IndexMap:
-    """A Python index map (``lambda i, j: (i // 4, j, i % 4)``) that prints as TVM's."""
+    """A Python index map (``lambda i, j: (i // 4, j, i % 4)``, or that text) that prints
+    as TVM's; its text form is how a trace's JSON record keeps it."""
 
     def __init__(self, fn):
+        if isinstance(fn, str):
+            fn = _parse_lambda(fn)
         self.fn = fn.fn if isinstance(fn, IndexMap) else fn
         try:
             self.names = list(inspect.signature(self.fn).parameters)

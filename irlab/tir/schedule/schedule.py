@@ -15,6 +15,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from irlab.ir.module import IRModule
+from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.analysis import WellFormedError, verify_well_formed
 from irlab.tir.function import PrimFunc
@@ -464,7 +465,8 @@ class Schedule:
         """An ExprRV taking ``candidates[i]`` with probability ``probs[i]`` (normalized);
         ``decision`` is the index chosen."""
         candidates = [int(c) for c in candidates]
-        probs = [float(p) for p in probs]
+        given = [p.value if isinstance(p, E.FloatImm) else p for p in probs]
+        probs = [float(p) for p in given]
         SM.check_categorical(candidates, probs)
         if decision is None:
             decision = self._rand.choice(probs)
@@ -475,7 +477,7 @@ class Schedule:
         rv = ExprRV()
         self._values[rv] = candidates[decision]
         self._record_sample("sample_categorical", [],
-                            [("candidates", candidates), ("probs", probs)], [rv], decision)
+                            [("candidates", candidates), ("probs", given)], [rv], decision)
         return rv
 
     def sample_compute_location(self, block, decision=None) -> LoopRV:

@@ -15,7 +15,7 @@ def _fresh(mod) -> Schedule:
 
 
 def verify_trace_roundtrip(sch: Schedule, mod, *, debug_mask="all",
-                           text_format=("python",)) -> Schedule:
+                           text_format=("python", "json")) -> Schedule:
     """The schedule ``sch`` made from ``mod`` is reproduced by its trace, replayed on a fresh
     schedule of ``mod`` and, for ``"python"`` in ``text_format``, by executing the trace's
     printed Python (``str(sch.trace)``); the result also survives a TVMScript round trip.

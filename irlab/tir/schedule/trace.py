@@ -10,6 +10,7 @@ import json
 from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.handles import RV_TYPES, rv_prefix
 from irlab.tir.schedule.instruction import KINDS_BY_NAME, Instruction, kind_of
+from irlab.tir.schedule.primitives_layout import IndexMap
 
 __all__ = ["Trace", "Instruction"]
 
@@ -34,8 +35,8 @@ def _fmt(value, names):
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_fmt(k, names)}: {_fmt(v, names)}"
                                for k, v in value.items()) + "}"
-    if isinstance(value, float):
-        return repr(value)
+    if isinstance(value, float):  # 1.0 prints as TVM's 1; other floats round-trip exactly
+        return str(int(value)) if value.is_integer() else repr(value)
     return str(value)
 
 
@@ -110,8 +111,10 @@ class Trace:
             if inst in self.decisions:
                 args.append(f"decision={_fmt(self.decisions[inst], names)}")
             outs = _name_outputs(inst, names)
+            if len(outs) == 1 and kind_of(inst).returns_list:
+                outs.append("")  # "l1, = sch.get_loops(...)": unpack the one-handle list
             call = f"sch.{inst.kind}({', '.join(args)})"
-            lines.append(f"{', '.join(outs)} = {call}" if outs else call)
+            lines.append(f"{', '.join(outs).rstrip()} = {call}" if outs else call)
         return lines
 
     def __str__(self):
@@ -201,7 +204,8 @@ class Trace:
         if inst not in self.insts:
             raise ScheduleError(f"{inst!r} is not an instruction of this trace")
         insts = self._valid_insts(remove_postproc)
-        decisions = {i: d for i, d in self.decisions.items() if i in set(insts)}
+        kept = set(insts)
+        decisions = {i: d for i, d in self.decisions.items() if i in kept}
         decisions[inst] = decision
         return Trace(insts, decisions)
 
@@ -216,7 +220,8 @@ class Trace:
             for _, value in inst.inputs + inst.attrs:
                 _rvs_in(value, used)
         kept.reverse()
-        return Trace(kept, {i: d for i, d in self.decisions.items() if i in set(kept)})
+        alive = set(kept)
+        return Trace(kept, {i: d for i, d in self.decisions.items() if i in alive})
 
 
 # -- JSON encoding helpers --------------------------------------------------------------------
@@ -237,6 +242,8 @@ def _encode_input(value, names, inst):
         return f'"{value}"'
     if isinstance(value, (list, tuple)):
         return [_encode_input(v, names, inst) for v in value]
+    if isinstance(value, IndexMap):  # as its lambda text, which IndexMap reads back
+        return f'"{value}"'
     return _encode_attr(value, inst)
 
 

@@ -267,3 +267,58 @@ def test_simplified_and_postproc():
     assert "T.parallel" not in replay.mod.script()
     text = str(full)
     assert "sch.enter_postproc()" in text and "decision=[" in text
+
+
+def test_index_map_json_and_text():
+    A = te.placeholder((8, 6), name="A")
+    B = te.compute((8, 6), lambda i, j: A[i, j] * 2.0, name="B")
+    func = te.create_prim_func([A, B])
+    sch = Schedule(func)
+    sch.transform_layout("B", ("write", 0), lambda i, j: (i // 4, j, i % 4))
+    record = json.loads(json.dumps(sch.trace.as_json()))
+    assert record[0][-1][1][1] == '"lambda i, j: ((i // 4), j, (i % 4),)"'
+    verify_trace_roundtrip(sch, func, text_format=("python", "json"))
+    text = Schedule(func)
+    text.transform_layout("B", ("write", 0), "lambda i, j: (j, min(i, 7) - 0)")
+    np.testing.assert_allclose(outputs(text.mod["main"]), outputs(func).T)  # B is laid out [j, i]
+    for bad in ("lambda i, j: __import__('os').getcwd()", "lambda i, j: (i.real, j)",
+                "i + 1"):
+        with pytest.raises(ScheduleError, match="index map"):
+            Schedule(func).transform_layout("B", ("write", 0), bad)
+
+
+def test_a_one_handle_list_prints_unpacked():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    func = te.create_prim_func([A, B])
+    sch = Schedule(func)
+    (loop,) = sch.get_loops(sch.get_block("B"))
+    (tile,) = sch.sample_perfect_tile(loop, 1)
+    sch.annotate(loop, "pragma_tile", tile)
+    text = str(sch.trace)
+    assert "  l1, = sch.get_loops(block=b0)" in text and "  v2, = sch.sample_perfect_tile(" in text
+    verify_trace_roundtrip(sch, func)  # the printed Python runs
+
+
+def test_traces_built_by_hand_as_tvm_does():
+    from irlab.tir.schedule import BlockRV, Instruction, InstructionKind, LoopRV
+
+    b0, l1, l2, l3 = BlockRV(), LoopRV(), LoopRV(), LoopRV()
+    trace = Trace([
+        Instruction(InstructionKind.get("GetBlock"), [], ["B", "main"], [b0]),
+        Instruction(InstructionKind.get("GetLoops"), [b0], [], [l1]),
+        Instruction(InstructionKind.get("Split"), [l1, None, 4], [True], [l2, l3]),
+    ], {})
+    assert str(trace).splitlines()[2:] == [
+        '  b0 = sch.get_block(name="B", func_name="main")',
+        "  l1, = sch.get_loops(block=b0)",
+        "  l2, l3 = sch.split(loop=l1, factors=[None, 4], preserve_unit_iters=True)"]
+    assert trace.as_json()[0][2] == ["Split", ["l1", "None", 4], [True], ["l2", "l3"]]
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    sch = Schedule(te.create_prim_func([A, B]))
+    trace.apply_to_schedule(sch)
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(sch.get_block("B"))] == [2, 4]
+    assert trace.pop().same_as(trace.insts[-1]) is False and len(trace.insts) == 2
+    with pytest.raises(ValueError, match="unknown instruction kind"):
+        InstructionKind.get("Nope")

@@ -1,0 +1,73 @@
+"""The postprocessors, one by one, on small hand-made schedules."""
+
+import numpy as np
+
+from irlab import meta_schedule as ms
+from irlab import te
+from irlab.tir.schedule import Schedule, ScheduleError
+
+from test_design_space import gemm, outputs
+
+
+def test_rewrite_reduction_block():
+    func = gemm()
+    sch = Schedule(func)
+    assert ms.postproc.RewriteReductionBlock().apply(sch)
+    assert 'T.block("C_init")' in sch.mod.script()
+    np.testing.assert_allclose(outputs(sch.mod["main"]), outputs(func), rtol=1e-5)
+
+
+def test_rewrite_parallel_vectorize_unroll():
+    func = gemm(16, 16, 8)
+    sch = Schedule(func)
+    root = sch.get_block("root")
+    sch.annotate(root, "meta_schedule.parallel", 8)
+    sch.annotate(root, "meta_schedule.vectorize", 16)
+    sch.annotate(root, "meta_schedule.unroll_explicit", 8)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(i, k, j)  # j innermost: the vector loop
+    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    text = sch.mod.script()
+    assert "T.parallel(16)" in text and "T.vectorized(16)" in text and "T.unroll(8)" in text
+    assert "meta_schedule" not in text  # the marks are consumed
+    np.testing.assert_allclose(outputs(sch.mod["main"]), outputs(func), rtol=1e-5)
+
+
+def test_disallow_dynamic_loop():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    assert not ms.postproc.DisallowDynamicLoop().apply(Schedule(te.create_prim_func([A, B])))
+    assert ms.postproc.DisallowDynamicLoop().apply(Schedule(gemm()))
+
+
+def test_verify_vectorization():
+    sch = Schedule(gemm())
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    good = sch.copy()
+    good.reorder(i, k, j)
+    good.vectorize(good.get_loops(good.get_block("C"))[-1])
+    for check in (ms.postproc.VerifyVectorization(), ms.postproc.VerifyVectorization(lower=True)):
+        assert check.apply(good)
+    bad = sch.copy()
+    bad.vectorize(bad.get_loops(bad.get_block("C"))[1])  # j, with the k loop inside
+    assert not ms.postproc.VerifyVectorization().apply(bad)
+    wide = gemm(8, 128, 4)
+    wide_sch = Schedule(wide)
+    i, j, k = wide_sch.get_loops(wide_sch.get_block("C"))
+    wide_sch.reorder(i, k, j)
+    wide_sch.vectorize(j)
+    assert not ms.postproc.VerifyVectorization(max_lanes=64).apply(wide_sch)
+
+
+def test_apply_postprocs_rejects_on_schedule_errors():
+    class Failing(ms.postproc.Postproc):
+        def apply(self, sch):
+            raise ScheduleError("cannot")
+
+    sch = Schedule(gemm())
+    assert not ms.postproc.apply_postprocs(sch, [Failing()])
+    assert sch.trace.insts[-1].kind == "enter_postproc"
+    assert [type(p).__name__ for p in ms.postproc.Postproc.create("llvm")] == [
+        "DisallowDynamicLoop", "RewriteParallelVectorizeUnroll", "RewriteReductionBlock",
+        "VerifyVectorization"]
