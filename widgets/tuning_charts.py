@@ -8,7 +8,7 @@ from irlab.widgets.picture import esc
 
 COLORS = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777",
           "#4b5563")
-WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 560, 200, 56, 28, 22
+WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 560, 210, 56, 28, 32
 
 
 def _scale(lo, hi, a, b):
@@ -18,14 +18,14 @@ def _scale(lo, hi, a, b):
 
 def _frame(title, x_label, y_label, x_max, y_lo, y_hi):
     """Axes, ticks and labels of a chart (its SVG text)."""
-    parts = [f'<text x="{LEFT}" y="14" font-weight="bold">{esc(title)}</text>',
+    parts = [f'<text x="4" y="12" font-weight="bold">{esc(title)}</text>',
              f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - 8}" '
              f'y2="{HEIGHT - BOTTOM}" stroke="#9ca3af"/>',
              f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" '
              f'stroke="#9ca3af"/>',
              f'<text x="{(LEFT + WIDTH) / 2:.0f}" y="{HEIGHT - 4}" text-anchor="middle" '
              f'fill="#4b5563">{esc(x_label)}</text>',
-             f'<text x="4" y="{TOP - 6}" fill="#4b5563">{esc(y_label)}</text>']
+             f'<text x="4" y="{TOP - 8}" fill="#4b5563">{esc(y_label)}</text>']
     for frac in (0.0, 0.5, 1.0):
         value = y_lo + frac * (y_hi - y_lo)
         y = HEIGHT - BOTTOM - frac * (HEIGHT - BOTTOM - TOP)

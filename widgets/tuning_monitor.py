@@ -35,8 +35,10 @@ def _ms(secs):
 
 
 def _thin(points):
+    """A new list (a synced trait must not share lists with its old value: traitlets would
+    see no change), every n-th point of a long one."""
     if len(points) <= MAX_POINTS:
-        return points
+        return [list(p) for p in points]
     step = math.ceil(len(points) / MAX_POINTS)
     return points[::step] + ([points[-1]] if (len(points) - 1) % step else [])
 

@@ -49,8 +49,12 @@ def test_the_monitor_follows_the_events():
     assert monitor.network == [[8, pytest.approx(2500.0)]]
     assert [round(a["rho"], 6) for a in monitor.accuracy] == [1.0, -1.0]
     assert monitor.total_trials == 8 and "8 trials" in monitor.status
-    monitor.on_tuning_end(monitor.events[-1].tasks, 8, True)
-    assert monitor.status.startswith("interrupted after 8 trials")
+    seen = []
+    monitor.observe(lambda change: seen.append(change["name"]), names=["curves"])
+    monitor.on_batch(event(0, 1, 10, [0.25, None], [1, 2], [0.25, 1.0], [6, 4], 2.25))
+    assert seen == ["curves"] and monitor.curves["dense"][-1] == [10, 8.0]
+    monitor.on_tuning_end(monitor.events[-1].tasks, 10, True)
+    assert monitor.status.startswith("interrupted after 10 trials")
     assert "interrupted" in str(monitor) and "dense" in str(monitor)
 
 

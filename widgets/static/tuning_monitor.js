@@ -5,7 +5,7 @@
 
 const TM_COLORS = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2",
   "#db2777", "#4b5563"];
-const TM_W = 560, TM_H = 200, TM_LEFT = 56, TM_BOTTOM = 28, TM_TOP = 22;
+const TM_W = 560, TM_H = 210, TM_LEFT = 56, TM_BOTTOM = 28, TM_TOP = 32;
 
 function tmText(attrs, text) {
   const node = s("text", attrs);
@@ -21,12 +21,12 @@ function tmScale(lo, hi, a, b) {
 /** An empty chart: axes, three y ticks, the x maximum, title and axis labels. */
 function tmFrame(title, yLabel, xMax, yLo, yHi) {
   const svg = s("svg", { width: TM_W, height: TM_H, class: "irlab-tune-svg" });
-  svg.append(tmText({ x: TM_LEFT, y: 14, "font-weight": "bold" }, title),
+  svg.append(tmText({ x: 4, y: 12, "font-weight": "bold" }, title),
     s("line", { x1: TM_LEFT, y1: TM_H - TM_BOTTOM, x2: TM_W - 8, y2: TM_H - TM_BOTTOM,
       stroke: "#9ca3af" }),
     s("line", { x1: TM_LEFT, y1: TM_TOP, x2: TM_LEFT, y2: TM_H - TM_BOTTOM, stroke: "#9ca3af" }),
     tmText({ x: (TM_LEFT + TM_W) / 2, y: TM_H - 4, "text-anchor": "middle" }, "trials"),
-    tmText({ x: 4, y: TM_TOP - 6 }, yLabel),
+    tmText({ x: 4, y: TM_TOP - 8 }, yLabel),
     tmText({ x: TM_W - 8, y: TM_H - TM_BOTTOM + 12, "text-anchor": "end" }, String(xMax)));
   for (const frac of [0, 0.5, 1]) {
     const y = TM_H - TM_BOTTOM - frac * (TM_H - TM_BOTTOM - TM_TOP);
