@@ -48,6 +48,7 @@ class TuningMonitor(TuningObserver, StaticPicture, anywidget.AnyWidget):
 
     _esm = widget_module("tuning_monitor.js", "renderTuningMonitor")
     _css = css()
+    shows_progress = True  # the tuning's tqdm bar is left out: this is the progress display
 
     tasks = t.List().tag(sync=True)     # [{id, name, weight, trials, failed, best_ms, gflops,
                                         #   error}]

@@ -79,7 +79,14 @@ class TuningEvent:
 
 
 class TuningObserver:
-    """Base class: override what you need (each default does nothing)."""
+    """Base class: override what you need (each default does nothing).
+
+    ``shows_progress = True`` says the observer displays the progress itself (a notebook
+    monitor): the task scheduler then leaves out its tqdm bar, which would be a second,
+    picture-less widget in the notebook. Without such an observer tqdm shows as before.
+    """
+
+    shows_progress = False
 
     def on_tuning_start(self, tasks) -> None:
         """``tasks``: a ``TaskSummary`` per task, before any trial."""

@@ -108,8 +108,9 @@ class TaskScheduler:
         self.observers = list(observers)
         self._prepare()
         notify(self.observers, "on_tuning_start", self.summaries())
+        shown = any(getattr(obs, "shows_progress", False) for obs in self.observers)
         progress = tqdm(total=self.max_trials_global, desc="tuning", unit="trial",
-                        leave=False)
+                        leave=False, disable=shown)
         try:
             while self.total_trials < self.max_trials_global:
                 task_id = self.next_task_id()
