@@ -98,3 +98,36 @@ def test_replays_a_database_in_measured_order():
     assert monitor.curves["gemm16"][-1][1] == pytest.approx(flop / 1e-6 / 1e9)
     assert monitor.network == [[4, pytest.approx(3e-3)]]
     assert monitor.status.startswith("done after 4 trials")
+
+
+def test_ctrl_c_leaves_the_monitor_showing_what_was_reached(tmp_path):
+    """A real tune_tir run interrupted after its second batch: the monitor shows the two
+    batches and says so; the database on disk holds exactly those records."""
+    import irlab as tvm
+    from irlab import meta_schedule as ms
+    from irlab import te
+    from irlab.meta_schedule.tuning_observer import TuningObserver
+
+    class CtrlC(TuningObserver):
+        batches = 0
+
+        def on_batch(self, event):
+            CtrlC.batches += 1
+            if CtrlC.batches == 2:
+                raise KeyboardInterrupt
+
+    a, b = te.placeholder((16, 16), name="A"), te.placeholder((16, 16), name="B")
+    k = te.reduce_axis((0, 16), name="k")
+    c = te.compute((16, 16), lambda i, j: te.sum(a[i, k] * b[k, j], axis=k), name="C")
+    mod = tvm.IRModule({"main": te.create_prim_func([a, b, c])})
+    monitor = TuningMonitor("gemm 16")
+    strategy = ms.search_strategy.EvolutionarySearch(population_size=8, init_min_unmeasured=4,
+                                                     genetic_num_iters=1)
+    runner = ms.runner.LocalRunner(evaluator_config=ms.runner.EvaluatorConfig(1, 1, 1))
+    with pytest.raises(KeyboardInterrupt):
+        ms.tune_tir(mod, "llvm -num-cores=1", str(tmp_path), 8, num_trials_per_iter=2, seed=0,
+                    strategy=strategy, runner=runner, monitor=[monitor, CtrlC()])
+    assert monitor.status.startswith("interrupted after 4 trials")
+    assert monitor.tasks[0]["trials"] == 4 and len(monitor.events) == 2
+    assert len(ms.database.JSONDatabase(work_dir=str(tmp_path))) == 4
+    assert "<svg" in monitor.to_html()
