@@ -63,8 +63,8 @@ class TuningEvent:
 
     def rank_correlation(self) -> float | None:
         """Spearman's rho between the predicted scores and the measured throughputs (1/s)
-        of the batch's successful candidates; None with fewer than 3, no prediction, or
-        constant values."""
+        of the batch's successful candidates; None with fewer than 3, no prediction,
+        constant values, or without scipy (the ``tune`` extra has it)."""
         pairs = [(p, 1.0 / s) for p, s in zip(self.predicted, self.run_secs)
                  if p is not None and s is not None and s > 0]
         if len(pairs) < 3:
@@ -72,7 +72,10 @@ class TuningEvent:
         predicted, measured = zip(*pairs)
         if len(set(predicted)) < 2 or len(set(measured)) < 2:
             return None
-        from scipy.stats import spearmanr
+        try:
+            from scipy.stats import spearmanr
+        except ImportError:
+            return None
 
         rho = float(spearmanr(predicted, measured).statistic)
         return rho if math.isfinite(rho) else None
