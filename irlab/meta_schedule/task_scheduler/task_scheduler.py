@@ -166,7 +166,12 @@ class TaskScheduler:
         ctx = record.ctx
         budget = min(self.max_trials_global - self.total_trials,
                      self.max_trials_per_task - record.trials)
-        candidates = ctx.generate_measure_candidates() if budget > 0 else None
+        try:
+            candidates = ctx.generate_measure_candidates() if budget > 0 else None
+        except (IrlabError, ValueError, TypeError) as err:  # one task's search failing
+            record.error = f"search failed: {type(err).__name__}: {err}"  # stops that task only
+            logger.warning("task %s: %s", record.name, record.error)
+            candidates = None
         if not candidates:
             record.is_terminated = True
             return 0
