@@ -14,7 +14,6 @@ from typing import NamedTuple
 from irlab.meta_schedule import block_analysis as BA
 from irlab.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 from irlab.tir import expr as E
-from irlab.tir import stmt as S
 
 
 class ReuseType(NamedTuple):

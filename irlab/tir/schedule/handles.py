@@ -53,6 +53,17 @@ class ExprRV:
         return f"ExprRV({self.name})"
 
 
+class Decision(int):
+    """An integer decision (a categorical index, a compute location): a plain int that
+    also answers ``.value``, as the IntImm TVM keeps in ``trace.decisions`` does."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
 RV_TYPES = (BlockRV, LoopRV, ExprRV)
 
 

@@ -10,14 +10,24 @@ _MODULUS = 2**31 - 1
 _MULTIPLIER = 48271
 
 
+def _mix(x: int) -> int:
+    """SplitMix64's finalizer: nearby seeds (0, 1, 2...) become unrelated states. A Lehmer
+    generator started from states s and 2s draws x and 2x mod m forever after, so its
+    seeds must not be used as states directly."""
+    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
+
+
 def normalize_seed(seed) -> int:
-    """A valid state from ``seed``; None or -1 draws one from the operating system."""
+    """A valid state (in [1, 2**31 - 2]) from ``seed``; None or -1 draws one from the
+    operating system."""
     if seed is None or seed == -1:
-        seed = int.from_bytes(os.urandom(4), "little")
+        seed = int.from_bytes(os.urandom(8), "little")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"a random seed must be a non-negative integer or -1, got {seed!r}")
-    state = seed % _MODULUS
-    return state if state != 0 else 1
+    return _mix(seed) % (_MODULUS - 1) + 1
 
 
 class RandomEngine:

@@ -30,7 +30,7 @@ from irlab.tir.schedule import primitives_reduction as PR
 from irlab.tir.schedule import primitives_loops as PL
 from irlab.tir.schedule import sampling as SM
 from irlab.tir.schedule.errors import ScheduleError
-from irlab.tir.schedule.handles import INLINE_MARK, BlockRV, ExprRV, LoopRV
+from irlab.tir.schedule.handles import INLINE_MARK, BlockRV, Decision, ExprRV, LoopRV
 from irlab.tir.schedule.random_engine import RandomEngine
 from irlab.tir.schedule.trace import Instruction, Trace
 
@@ -440,6 +440,8 @@ class Schedule:
 
     # -- sampling ---------------------------------------------------------------------------
     def _record_sample(self, kind, inputs, attrs, outputs, decision):
+        if isinstance(decision, int):
+            decision = Decision(decision)
         self._trace.append(Instruction(kind, inputs, attrs, outputs), decision)
 
     def sample_perfect_tile(self, loop, n, max_innermost_factor=16, decision=None) -> list:

@@ -60,6 +60,8 @@ def test_perfect_tile_values_and_decisions():
         assert decision[-1] <= 4
     assert all(isinstance(rv, ExprRV) for rv in samples[0].outputs)
     assert len(sch.trace.decisions) == 3
+    unroll = next(i for i in sch.trace.insts if i.kind == "sample_categorical")
+    assert sch.trace.decisions[unroll].value == sch.trace.decisions[unroll]  # TVM's IntImm
 
 
 @pytest.mark.parametrize("extent,n,limit", [(1, 3, 16), (7, 1, 16), (97, 3, 4), (360, 4, 8),
