@@ -142,4 +142,5 @@ def test_committed_without_outputs(path):
 def test_there_are_notebooks():
     names = {p.name for p in NOTEBOOKS}
     assert {"00_map.ipynb", "01_relay_ir.ipynb", "02_passes.ipynb", "07_patterns.ipynb",
-            "09_byoc_and_custom_codegen.ipynb", "explorer.ipynb"} <= names
+            "08_auto_scheduling.ipynb", "09_byoc_and_custom_codegen.ipynb",
+            "explorer.ipynb"} <= names

@@ -9,6 +9,8 @@
   (Relay, TIR from TE, scheduled and lowered TIR, LLVM IR, assembly), a loop linked across them.
 - ``RunPanel(factory_or_mod, params=None, inputs=None)``: run the built module, check it
   against the interpreter, latency and time per kernel node.
+- ``TuningMonitor()``: a MetaSchedule tuning run, live (``ms.tune_tir(..., monitor=m)``):
+  per-task table, best-so-far curves, the cost model's rank correlation per round.
 - ``explore(mod_or_expr, params=None, ...)``: all of them as one app (``Explorer``); a Relax
   IRModule too (dataflow regions, ``call_tir`` edges from its PrimFuncs, the Relax pipeline,
   ``relax.build``'s kernels, ``RelaxRunPanel``: the VM run for chosen symbolic dims).
@@ -33,6 +35,7 @@ _LAZY = {
     "LoweringExplorer": "irlab.widgets.lowering_explorer",
     "RunPanel": "irlab.widgets.run_panel",
     "RelaxRunPanel": "irlab.widgets.relax_run_panel",
+    "TuningMonitor": "irlab.widgets.tuning_monitor",
     "Row": "irlab.widgets.boxes",
     "Column": "irlab.widgets.boxes",
 }
@@ -61,5 +64,4 @@ def _register_reprs():
 _register_reprs()
 
 __all__ = ["GraphView", "PassStepper", "LoweringExplorer", "RunPanel", "RelaxRunPanel",
-           "Explorer", "explore",
-           "Row", "Column", "export_html"]
+           "TuningMonitor", "Explorer", "explore", "Row", "Column", "export_html"]

@@ -17,6 +17,9 @@ Relax pipeline (``relax.get_pipeline()`` then relax.build's ``default_build``), 
 tab shows each kernel of the ``relax.build`` of the last step (selecting a ``call_tir`` node
 in the graph opens its kernel: ``lower_call``), and the run tab (``RelaxRunPanel``) runs the VM
 for the symbolic dimensions the student picks.
+With ``database=`` (a MetaSchedule tuning database) that build applies its best records
+(``ms.relay_integration.compile_relay``): the lowering tab marks the tuned kernels and shows
+each one's trace, with its sampled decisions, beside TOPI's default schedule.
 """
 
 from __future__ import annotations
@@ -42,13 +45,15 @@ class Explorer(StaticPicture, widgets.VBox):
     "Lowering" (``lowering``) and "Run" (``run_panel``) over its ``relay.build``."""
 
     def __init__(self, mod_or_expr, params=None, passes=None, opt_level=3, *, disabled_pass=(),
-                 timeout=LAYOUT_TIMEOUT, tab="Graph", target="llvm", **kwargs):
+                 timeout=LAYOUT_TIMEOUT, tab="Graph", target="llvm", database=None,
+                 **kwargs):
         # the passes run under the build's target, so the steps are what relay.build does
         self.stepper = PassStepper(mod_or_expr, passes, params, opt_level,
                                    disabled_pass=disabled_pass, target=target, timeout=timeout)
         self.graph_view = GraphView(trace=self.stepper.trace, step=0, timeout=timeout)
         self._source, self._params, self._target = mod_or_expr, params, target
         self.is_relax = self.stepper.trace.is_relax
+        self._database = database
         self._factory = None
         self._lowering = None
         self._run_panel = None
@@ -109,6 +114,14 @@ class Explorer(StaticPicture, widgets.VBox):
     def factory(self):
         """``relay.build`` of the program (built on first use); for a Relax module a
         ``RelaxBuild`` of the pass stepper's last program."""
+        if self._factory is None and self._database is not None:
+            from irlab import meta_schedule as ms
+            from irlab.ir.module import IRModule
+
+            source = self._source if isinstance(self._source, IRModule) else \
+                IRModule.from_expr(self._source)
+            self._factory = ms.relay_integration.compile_relay(
+                self._database, source, self._target, self._params)
         if self._factory is None:
             if self.is_relax:
                 from irlab.widgets.relax_build import RelaxBuild

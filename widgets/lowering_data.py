@@ -238,6 +238,7 @@ class KernelView:
     library: "ModuleTexts"
     texts: dict = field(default_factory=dict)
     _loops: dict | None = None
+    _default: object = None  # TOPI's LoweredFunction of a tuned kernel (default_lowering)
     panes = NATIVE_PANES  # the levels this kernel has
     compiler = ""  # native: compiled by irlab
 
@@ -252,8 +253,29 @@ class KernelView:
 
     @property
     def implementation(self) -> str:
+        if self.tuned:
+            return "meta_schedule (tuned)"
         anchor = getattr(self.lowered, "anchor", None)
         return getattr(anchor[0], "name", "") if anchor else ""
+
+    @property
+    def tuned(self) -> bool:
+        """Scheduled by a tuning record (its trace holds the sampled decisions)."""
+        return bool(getattr(self.lowered, "tuned", False))
+
+    def default_lowering(self):
+        """What TOPI's schedule makes of this kernel (the untuned default a tuned kernel is
+        compared with): ``lower_function`` again, with no tuning database in scope."""
+        if self._default is None:
+            from irlab.meta_schedule.database.database import Database
+            from irlab.relay.backend.te_compiler import lower_function
+
+            if Database.current() is not None:
+                raise RuntimeError("the TOPI default is made outside a 'with database:' "
+                                   "scope; create the explorer after it")
+            self._default = lower_function(self.lowered.relay_func, self.library.target,
+                                           self.name)
+        return self._default
 
     def text(self, pane: str, optimized=False) -> str:
         key = (pane, bool(optimized)) if pane in ("llvm", "asm") else pane
@@ -277,6 +299,10 @@ class KernelView:
         if pane == "trace":
             trace = getattr(getattr(low, "schedule", None), "trace", None)
             return str(trace) if trace is not None else ""
+        if pane in ("default_trace", "default_scheduled"):
+            default = self.default_lowering()
+            return str(default.schedule.trace if pane == "default_trace"
+                       else default.prim_func)
         if pane == "lowered":
             return self.library.lowered_tir(self.name, low)
         if pane == "llvm":

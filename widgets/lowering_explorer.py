@@ -10,6 +10,10 @@ blocks whose IR name is one of them.
 Kernels an external compiler made (BYOC: ``partition_for_dnnl`` ...) are listed beside the
 native ones (op: the compiler); they show their partitioned Relay function and the source
 their codegen generated (the ``source`` pane), in place of the levels they do not have.
+A kernel scheduled by a tuning record (a library built with ``ms.relay_integration.
+compile_relay`` or under ``with database:``) is marked "tuned": the schedule trace is the
+record's, its sampled decisions (``decision=...``) highlighted, shown beside the TOPI default
+schedule of the same kernel (its trace and scheduled TIR, lowered again without the database).
 
 Python: ``select(kernel)``, ``select_loop(var)``, ``texts`` (pane -> text, every pane computed),
 ``marks`` (pane -> lines highlighted), ``loops`` (loop variables of the kernel). The assembly is
@@ -40,6 +44,10 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
     kernel = t.Unicode("").tag(sync=True)
     panes = t.Dict().tag(sync=True)  # pane -> {title, text, loops: [var per line]}
     trace = t.Unicode("").tag(sync=True)  # the schedule's trace of the kernel
+    tuned = t.Bool(False).tag(sync=True)  # the kernel's schedule came from a tuning record
+    decision_lines = t.List().tag(sync=True)  # trace lines (0-based) holding a decision
+    default_trace = t.Unicode("").tag(sync=True)  # a tuned kernel: TOPI's trace ...
+    default_scheduled = t.Unicode("").tag(sync=True)  # ... and scheduled TIR
     loop = t.Unicode("").tag(sync=True)
     loops = t.List().tag(sync=True)
     marks = t.Dict().tag(sync=True)  # pane -> {head, body, use}: line numbers (0-based)
@@ -76,6 +84,7 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         for name, view in self._views.items():
             seconds = self._times.get(name)
             rows.append({"name": name, "op": view.anchor_op, "impl": view.implementation,
+                         "tuned": view.tuned,
                          "ms": None if seconds is None else seconds * 1e3,
                          "compiler": view.compiler})
         self.kernels = rows
@@ -97,6 +106,8 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         view = self.view
         if view is None:
             self.panes, self.loops, self.trace = {}, [], ""
+            self.tuned, self.decision_lines = False, []
+            self.default_trace = self.default_scheduled = ""
             return
         keep = self.loop
         panes = {}
@@ -118,8 +129,13 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         loops = view.loop_vars()
         # One message to the browser: panes drawn with the old kernel's marks would highlight
         # (and scroll to) the old loop's line numbers in the new text.
+        default = self._default_texts(view)
         with self.hold_sync(), self.hold_trait_notifications():
             self.trace = view.text("trace")
+            self.tuned = view.tuned
+            self.decision_lines = [i for i, line in enumerate(self.trace.split("\n"))
+                                   if "decision=" in line]
+            self.default_trace, self.default_scheduled = default
             self.panes = panes
             self.loops = loops
             self.loop = keep if keep in loops else ""
@@ -127,6 +143,16 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         op = f" ({view.anchor_op})" if view.anchor_op else ""
         self.status = f"{view.name}{op}: " + (
             f"made by relay.ext.{view.compiler}" if view.compiler else f"{len(loops)} loops")
+
+    @staticmethod
+    def _default_texts(view) -> tuple:
+        """(trace, scheduled TIR) of TOPI's schedule of a tuned kernel; ('', '') otherwise."""
+        if not view.tuned:
+            return "", ""
+        try:
+            return view.text("default_trace"), view.text("default_scheduled")
+        except Exception as err:  # noqa: BLE001 - the tuned panes still show
+            return f"(TOPI default not available: {type(err).__name__}: {err})", ""
 
     @t.observe("loop")
     def _on_loop(self, change):
@@ -162,6 +188,8 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
             return {}
         out = {key: view.text(key, self.optimized) for key in PANE_KEYS if key in view.panes}
         out["trace"] = view.text("trace")
+        if view.tuned:
+            out["default_trace"], out["default_scheduled"] = self._default_texts(view)
         return out
 
     def loop_at(self, pane: str, line: int) -> str:
@@ -184,7 +212,8 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         rows = "".join(
             f"<tr><td>{html.escape(str(k.get('name', '')))}</td>"
             f"<td>{html.escape(str(k.get('op') or ''))}</td>"
-            f"<td>{html.escape(str(k.get('impl') or ''))}</td>"
+            f"<td>{html.escape(str(k.get('impl') or ''))}"
+            f"{' <b>tuned</b>' if k.get('tuned') else ''}</td>"
             f"<td style=\"text-align:right\">"
             f"{'' if k.get('ms') is None else format(k['ms'], '.3f') + ' ms'}</td></tr>"
             for k in self.kernels)
@@ -201,7 +230,7 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
         parts = [f"<div><p><b>LoweringExplorer</b>: {html.escape(view.name)}"
                  f"{' (' + html.escape(view.anchor_op) + ')' if view.anchor_op else ''}"
                  f"{' · loop ' + html.escape(self.loop) if self.loop else ''}</p>",
-                 self._kernel_table()]
+                 self._kernel_table(), self._tuned_html()]
         for key, title in PANES:
             pane = self.panes.get(key, {})
             if pane.get("hidden"):
@@ -222,6 +251,21 @@ class LoweringExplorer(StaticPicture, anywidget.AnyWidget):
                          f"max-height:300px;overflow:auto\">{chr(10).join(lines)}</pre>"
                          f"</details>")
         return "".join(parts) + "</div>"
+
+    def _tuned_html(self) -> str:
+        """A tuned kernel: its trace (decision lines highlighted) beside TOPI's default."""
+        if not self.tuned:
+            return ""
+        lit = set(self.decision_lines)
+        lines = [f'<span style="background:#fde68a">{html.escape(line)}</span>' if i in lit
+                 else html.escape(line) for i, line in enumerate(self.trace.split("\n"))]
+        cell = ('<td style="vertical-align:top"><b>{}</b><pre style="font-size:11px;'
+                'max-height:360px;overflow:auto">{}</pre></td>')
+        default = html.escape(self.default_trace + "\n\n" + self.default_scheduled)
+        return ('<table><tr>' + cell.format("tuned: trace with its sampled decisions",
+                                            "\n".join(lines))
+                + cell.format("TOPI default: trace and scheduled TIR", default)
+                + "</tr></table>")
 
     def __str__(self):
         view = self.view

@@ -14,7 +14,7 @@ _SUBMODULES = (
     "arg_info", "builder", "cost_model", "database", "feature_extractor", "logging", "measure_callback",
     "mutator", "postproc", "relay_integration", "runner", "schedule_rule", "search_strategy",
     "space_generator", "task_scheduler", "testing", "tir_integration", "tune", "tune_context",
-    "utils", "widgets_data",
+    "tuning_observer", "utils", "widgets_data",
 )
 # Names TVM exports at the package's top level, and the submodule each lives in.
 _TOP_LEVEL = {
@@ -22,6 +22,7 @@ _TOP_LEVEL = {
     "tune_tir": "tir_integration",
     "tune_tasks": "tune",
     "TuneConfig": "tune",
+    "TuningObserver": "tuning_observer",
 }
 
 

@@ -111,9 +111,10 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                num_trials_per_iter=64, builder="local", runner="local", database="json",
                cost_model="xgb", measure_callbacks="default", task_scheduler="gradient",
                space="post-order-apply", strategy="evolutionary", seed=None,
-               module_equality="structural", num_tuning_cores="physical"):
+               module_equality="structural", num_tuning_cores="physical", monitor=None):
     """Tune every fused kernel of ``mod``; trials go to tasks by the gradient-based
-    scheduler (weighted by call counts). Returns the database."""
+    scheduler (weighted by call counts). Returns the database. ``monitor``: a
+    ``TuningObserver`` (e.g. ``irlab.widgets.TuningMonitor()``) that follows the run."""
     from irlab.meta_schedule.tune import tune_tasks
 
     tasks = extract_tasks(mod, target, params, module_equality=module_equality)
@@ -127,7 +128,7 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                       num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
                       database=database, cost_model=cost_model,
                       measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      module_equality=module_equality)
+                      module_equality=module_equality, monitor=monitor)
 
 
 def compile_relay(database, mod, target, params=None, *, backend="graph", opt_level=3,

@@ -25,14 +25,16 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
              num_trials_per_iter=64, builder="local", runner="local", database="json",
              cost_model="xgb", measure_callbacks="default", task_scheduler="gradient",
              space="post-order-apply", strategy="evolutionary", num_tuning_cores="physical",
-             seed=None, module_equality="structural", special_space=None, task_name="main"):
+             seed=None, module_equality="structural", special_space=None, task_name="main",
+             monitor=None):
     """Tune each PrimFunc of ``mod`` for ``target``; returns the database of records.
 
     ``task_name`` names the task of a lone PrimFunc; the tasks of a module are named after its
     functions (as TVM, which accepts ``task_name`` and names module tasks the same way).
 
     A second call with the same ``work_dir`` resumes: the database (and the cost model)
-    already hold what the first call measured.
+    already hold what the first call measured. ``monitor``: a ``TuningObserver`` (e.g.
+    ``irlab.widgets.TuningMonitor()``) that follows the run.
     """
     from irlab.meta_schedule.tune import tune_tasks
     from irlab.meta_schedule.tune import TuneConfig, fresh_copy
@@ -61,7 +63,7 @@ def tune_tir(mod, target, work_dir, max_trials_global, *, max_trials_per_task=No
                       num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
                       database=database, cost_model=cost_model,
                       measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      module_equality=module_equality)
+                      module_equality=module_equality, monitor=monitor)
 
 
 def compile_tir(database, mod, target):

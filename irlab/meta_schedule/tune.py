@@ -72,19 +72,24 @@ def make_callbacks(measure_callbacks):
 def tune_tasks(*, tasks, task_weights, work_dir, max_trials_global, max_trials_per_task=None,
                num_trials_per_iter=64, builder="local", runner="local", database="json",
                cost_model="xgb", measure_callbacks="default", task_scheduler="gradient",
-               module_equality="structural"):
+               module_equality="structural", monitor=None):
     """Tune ``tasks`` (TuneContexts) within ``max_trials_global`` trials; returns the database.
+
+    ``monitor``: a ``TuningObserver`` (or a list of them) told of every measured batch, e.g.
+    the notebook's ``irlab.widgets.TuningMonitor``; tqdm shows progress either way.
 
     The cost model is saved beside the database (``cost_model.npz``) when it can be, and
     reloaded by the next call with the same ``work_dir``.
     """
     from irlab.meta_schedule.task_scheduler import TaskScheduler
+    from irlab.meta_schedule.tuning_observer import as_observers
 
     if module_equality != "structural":
         raise IrlabError(f"tune_tasks: only module_equality='structural' is supported, "
                          f"got {module_equality!r}")
     if not tasks:
         raise IrlabError("tune_tasks: no tasks to tune")
+    observers = as_observers(monitor)
     if work_dir is not None:
         os.makedirs(work_dir, exist_ok=True)
     database = make_database(database, work_dir)
@@ -100,7 +105,7 @@ def tune_tasks(*, tasks, task_weights, work_dir, max_trials_global, max_trials_p
     try:
         scheduler.tune(tasks, task_weights, max_trials_global, max_trials_per_task,
                        num_trials_per_iter, make_builder(builder), make_runner(runner),
-                       make_callbacks(measure_callbacks), database, model)
+                       make_callbacks(measure_callbacks), database, model, observers)
     finally:  # also when interrupted: what the model learned is kept for the next call
         if model_path and hasattr(model, "features"):
             model.save(model_path)

@@ -88,9 +88,29 @@ _EXPLORE_RELAX = [
     "relax_mod = bb.get()",
     "tvm.explore(relax_mod)",
 ]
+# A TuningMonitor fed two rounds by hand (a task named like the payload); a button feeds a
+# third round from the kernel, as a tuning run does while the cell runs.
+_TUNING = [
+    "import math\nimport ipywidgets as widgets\nfrom irlab.widgets import TuningMonitor\n"
+    "from irlab.meta_schedule.tuning_observer import TaskSummary, TuningEvent\n"
+    f"NAMES = ('dense', {XSS_NAME!r})\n"
+    "def tasks(best, trials):\n"
+    "    return tuple(TaskSummary(i, n, 1.0, 2e9, trials[i], best[i])\n"
+    "                 for i, n in enumerate(NAMES))\n"
+    "mon = TuningMonitor('demo', max_trials=12)\n"
+    "mon.on_tuning_start(tasks([math.inf, math.inf], [0, 0]))\n"
+    "mon.on_batch(TuningEvent(0, 0, 4, (2.0, 1.0, None, 0.5), (1, 2, 3, 4), "
+    "tasks([0.5, math.inf], [4, 0])))\n"
+    "mon.on_batch(TuningEvent(1, 0, 8, (1.0, 2.0, 4.0, 8.0), (1, 2, 3, 4), "
+    "tasks([0.5, 1.0], [4, 4]), 2.5))\n"
+    "more = widgets.Button(description='one more round')\nmore.add_class('more-round')\n"
+    "more.on_click(lambda _: mon.on_batch(TuningEvent(0, 1, 12, (0.25, 0.3, 0.4, 0.5), "
+    "(4, 3, 2, 1), tasks([0.25, 1.0], [8, 4]), 2.25)))\n"
+    "widgets.VBox([mon, more])",
+]
 NOTEBOOKS = {"graph": _GRAPH, "stepper": _STEPPER, "lowering": _LOWERING,
              "explore_small": _EXPLORE, "byoc": _BYOC, "layers": _LAYERS,
-             "explore_relax": _EXPLORE_RELAX}
+             "explore_relax": _EXPLORE_RELAX, "tuning": _TUNING}
 # The Binder dashboard itself, served as it is in the repository.
 DASHBOARD = Path(__file__).resolve().parents[2] / "notebooks" / "explorer.ipynb"
 

@@ -1,7 +1,8 @@
 // lowering_explorer.js: the LoweringExplorer widget (needs irlab_core.js in front of it).
 // Synced traits read here: kernels, kernel, panes ({pane: {title, text, loops, pending,
 // hidden}}: a hidden pane is a level the kernel does not have, e.g. an external kernel's TIR),
-// trace, loop, loops, marks ({pane: {head, body, use}}), optimized, show_asm, status.
+// trace, loop, loops, marks ({pane: {head, body, use}}), optimized, show_asm, status, and for a
+// kernel scheduled by a tuning record: tuned, decision_lines, default_trace, default_scheduled.
 // Every model string reaches the DOM as text (h(..., {text}) / irHighlight), never as HTML.
 
 const LX_PANES = ["relay", "te", "scheduled", "lowered", "llvm", "asm", "source"];
@@ -19,12 +20,16 @@ function renderLoweringExplorer({ model, el }) {
   const grid = h("div", { class: "irlab-lx-grid", "data-testid": "lowering-panes" });
   const boxes = {};
   const traceBox = h("pre", { class: "irlab-lx-trace", "data-testid": "schedule-trace" });
+  const traceSummary = h("summary", { text: "schedule trace" });
+  const defaultBox = h("pre", { class: "irlab-lx-trace", "data-testid": "default-trace" });
+  const defaultCol = h("div", { class: "irlab-lx-default" },
+    h("div", { class: "irlab-muted", text: "TOPI default: trace and scheduled TIR" }), defaultBox);
+  const traceDetails = h("details", { class: "irlab-lx-details" }, traceSummary,
+    h("div", { class: "irlab-lx-traces" }, h("div", {}, traceBox), defaultCol));
   for (const key of LX_PANES) {
     const title = h("span", { class: "irlab-lx-title", "data-testid": `pane-title-${key}` });
     const box = h("div", { class: "irlab-ir irlab-lx-code", "data-testid": `pane-${key}` });
-    const extra = key === "scheduled"
-      ? h("details", { class: "irlab-lx-details" }, h("summary", { text: "schedule trace" }),
-        traceBox) : null;
+    const extra = key === "scheduled" ? traceDetails : null;
     const pane = h("div", { class: "irlab-pane irlab-lx-pane", "data-pane": key },
       h("div", { class: "irlab-pane-title" }, title), extra, box);
     boxes[key] = { pane, title, box };
@@ -44,6 +49,7 @@ function renderLoweringExplorer({ model, el }) {
     kernelSelect.replaceChildren(...(model.get("kernels") || []).map((k) => {
       const bits = [k.name];
       if (k.op) bits.push(k.compiler ? `external: ${k.op}` : k.op);
+      if (k.tuned) bits.push("tuned");
       if (k.ms !== null && k.ms !== undefined) bits.push(fmtMs(k.ms));
       return h("option", { value: k.name, text: bits.join(" · "), selected: k.name === current });
     }));
@@ -60,7 +66,7 @@ function renderLoweringExplorer({ model, el }) {
   const shown = {};  // pane -> the text drawn last: a new text is shown from its top
   function drawPanes() {
     const panes = model.get("panes") || {};
-    traceBox.textContent = model.get("trace") || "";
+    drawTrace();
     grid.classList.toggle("irlab-lx-external", !!(panes.source && !panes.source.hidden));
     for (const key of LX_PANES) {
       const { pane: paneEl, title, box } = boxes[key];
@@ -88,6 +94,21 @@ function renderLoweringExplorer({ model, el }) {
       box.append(frag);
     }
     drawMarks(true);
+  }
+
+  /** The trace, its decision lines marked; a tuned kernel's TOPI default beside it. */
+  function drawTrace() {
+    const tuned = !!model.get("tuned");
+    const lit = new Set(model.get("decision_lines") || []);
+    traceBox.replaceChildren(...(model.get("trace") || "").split("\n").map((line, i) =>
+      h("div", { class: lit.has(i) ? "decision" : "", "data-testid": lit.has(i)
+        ? "decision-line" : null, text: line })));
+    traceSummary.textContent = tuned
+      ? "tuned: trace with its sampled decisions, beside TOPI's default" : "schedule trace";
+    defaultCol.style.display = tuned ? "" : "none";
+    defaultBox.textContent = tuned
+      ? `${model.get("default_trace") || ""}\n\n${model.get("default_scheduled") || ""}` : "";
+    if (tuned) traceDetails.open = true;
   }
 
   function drawMarks(scroll) {
@@ -129,7 +150,9 @@ function renderLoweringExplorer({ model, el }) {
     "change:kernel": drawKernels,
     "change:loops": drawLoops,
     "change:panes": drawPanes,
-    "change:trace": () => { traceBox.textContent = model.get("trace") || ""; },
+    "change:trace": drawTrace,
+    "change:tuned": drawTrace,
+    "change:default_trace": drawTrace,
     "change:marks": () => drawMarks(true),
     "change:loop": () => { loopSelect.value = model.get("loop") || ""; },
     "change:status": drawStatus,

@@ -24,6 +24,7 @@ class Database:
         self._workloads = {}      # shash -> [Workload]
         self._order = []          # workloads in commit order
         self._records = {}        # id(workload) -> [TuningRecord]
+        self._measured_order = []  # every record, in the order it was committed / loaded
         self.task_scheduler = None  # set by tune_tasks: its tasks' statistics and history
 
     # -- workloads -------------------------------------------------------------------
@@ -60,6 +61,7 @@ class Database:
         if id(record.workload) not in self._records:
             record.workload = self.commit_workload(record.workload.mod)
         self._records[id(record.workload)].append(record)
+        self._measured_order.append(record)
         self._persist_record(record)
 
     def get_top_k(self, workload, top_k: int) -> list:
@@ -75,6 +77,11 @@ class Database:
 
     def get_all_tuning_records(self) -> list:
         return [r for w in self._order for r in self._records[id(w)]]
+
+    def records_in_measured_order(self) -> list:
+        """Every record in the order it was committed (a JSON database: its file's order),
+        which for a tuning run is the order the candidates were measured."""
+        return list(self._measured_order)
 
     def __len__(self):
         return sum(len(v) for v in self._records.values())
@@ -146,13 +153,13 @@ class MemoryDatabase(Database):
 
 
 def _query_tuned_prim_func(prim_func, target):
-    """relay's LowerTE hook: the best tuned PrimFunc of ``prim_func`` from the database in
-    scope, None when there is none (TOPI's schedule is used then)."""
+    """relay's LowerTE hook: the best tuned ``tir.Schedule`` of ``prim_func`` from the
+    database in scope (its trace, with the sampled decisions, is what the lowering explorer
+    shows), None when there is none (TOPI's schedule is used then)."""
     database = Database.current()
     if database is None:
         return None
-    mod = database.query_ir_module(prim_func, target)
-    return None if mod is None else mod["main"]
+    return database.query_schedule(prim_func, target)
 
 
 def _database_in_scope():

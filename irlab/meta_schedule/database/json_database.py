@@ -77,6 +77,7 @@ class JSONDatabase(Database):
                 _warn_line(self.path_tuning_record, lineno, err)
                 continue
             self._records[id(record.workload)].append(record)
+            self._measured_order.append(record)
 
     def _record_from_line(self, obj):
         if not (isinstance(obj, list) and len(obj) == 2 and isinstance(obj[0], int)):

@@ -92,6 +92,7 @@ class EvolutionarySearch(SearchStrategy):
         for generation in range(self.genetic_num_iters + 1):
             scores = self.predict(st, population)
             for cand, score in zip(population, scores):
+                cand.predicted_score = float(score)
                 key = trace_key(cand.sch.trace)
                 if key not in st.measured and (key not in best or best[key][0] < score):
                     best[key] = (float(score), cand)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 
 class MeasureCandidate:
-    """``sch`` (a ``tir.Schedule`` whose trace holds the decisions) and ``args_info``."""
+    """``sch`` (a ``tir.Schedule`` whose trace holds the decisions) and ``args_info``;
+    ``predicted_score``: the cost model's last score of it (None: never scored), which
+    tuning monitors compare with the measured time."""
 
     def __init__(self, sch, args_info):
         self.sch = sch
         self.args_info = list(args_info)
+        self.predicted_score = None
 
     def __repr__(self):
         return f"MeasureCandidate({len(self.sch.trace.insts)} instructions)"

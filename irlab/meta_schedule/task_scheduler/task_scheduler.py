@@ -7,7 +7,9 @@ callbacks (database, cost model), until every task is done or the global budget 
 A task whose design space cannot be generated is reported and skipped (its workload keeps
 the default schedule). Ctrl-C (KeyboardInterrupt) stops the loop between two batches or
 inside one: every record measured before it is in the database already (each is flushed
-as it is committed), the strategies are closed, and the interrupt goes on to the caller.
+as it is committed), the strategies are closed, and the interrupt goes on to the caller. Observers
+(``tuning_observer.TuningObserver``, e.g. the notebook's monitor) hear of the start, each
+batch and the end, interrupted or not.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from irlab.errors import IrlabError
 from irlab.meta_schedule.builder import BuilderInput
 from irlab.meta_schedule.database.workload import MAX_RUN_SECS
 from irlab.meta_schedule.runner import RunnerInput, RunnerResult
+from irlab.meta_schedule.tuning_observer import (TaskSummary, TuningEvent, network_secs,
+                                                 notify)
 
 logger = logging.getLogger("irlab.meta_schedule")
 
@@ -71,6 +75,7 @@ class TaskScheduler:
         self.total_trials = 0
         self.interrupted = False
         self.listeners = []   # f(scheduler, task_id) after each batch (progress displays)
+        self.observers = []   # TuningObservers (tune's ``observers=``)
 
     @staticmethod
     def create(kind="gradient", *args, **kwargs) -> "TaskScheduler":
@@ -87,7 +92,8 @@ class TaskScheduler:
 
     # -- the loop --------------------------------------------------------------------------
     def tune(self, tasks, task_weights, max_trials_global, max_trials_per_task,
-             num_trials_per_iter, builder, runner, measure_callbacks, database, cost_model):
+             num_trials_per_iter, builder, runner, measure_callbacks, database, cost_model,
+             observers=()):
         from tqdm.auto import tqdm
 
         if len(tasks) != len(task_weights):
@@ -99,9 +105,12 @@ class TaskScheduler:
         self.max_trials_global = int(max_trials_global)
         self.max_trials_per_task = int(max_trials_per_task or max_trials_global)
         self.num_trials_per_iter = int(num_trials_per_iter)
+        self.observers = list(observers)
         self._prepare()
+        notify(self.observers, "on_tuning_start", self.summaries())
+        shown = any(getattr(obs, "shows_progress", False) for obs in self.observers)
         progress = tqdm(total=self.max_trials_global, desc="tuning", unit="trial",
-                        leave=False)
+                        leave=False, disable=shown)
         try:
             while self.total_trials < self.max_trials_global:
                 task_id = self.next_task_id()
@@ -118,6 +127,8 @@ class TaskScheduler:
         finally:
             progress.close()
             self._cleanup()
+            notify(self.observers, "on_tuning_end", self.summaries(), self.total_trials,
+                   self.interrupted)
         return self
 
     def _cleanup(self):
@@ -173,7 +184,25 @@ class TaskScheduler:
         self._account(record, built, results)
         for listener in self.listeners:
             listener(self, task_id)
+        if self.observers:
+            notify(self.observers, "on_batch", self._event(task_id, candidates, built,
+                                                            results))
         return len(candidates)
+
+    def summaries(self) -> tuple:
+        """A ``TaskSummary`` of each task (what displays show)."""
+        return tuple(TaskSummary.of(i, r) for i, r in enumerate(self.tasks))
+
+    def _event(self, task_id, candidates, built, results) -> TuningEvent:
+        secs = []
+        for b, r in zip(built, results):
+            ok = b.error_msg is None and r.run_secs and all(s < MAX_RUN_SECS
+                                                              for s in r.run_secs)
+            secs.append(sum(r.run_secs) / len(r.run_secs) if ok else None)
+        return TuningEvent(task_id, len(self.tasks[task_id].rounds) - 1, self.total_trials,
+                           tuple(secs),
+                           tuple(getattr(c, "predicted_score", None) for c in candidates),
+                           self.summaries(), network_secs(self.tasks))
 
     def _run(self, record, candidates, built):
         threads = record.ctx.target.num_cores if record.ctx.target is not None else None

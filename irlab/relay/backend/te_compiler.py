@@ -139,10 +139,12 @@ class LoweredFunction:
         self.inputs = inputs
         self.outputs = outputs
         self.anchor = anchor  # (OpImplementation, attrs, Op)
+        self.tuned = False  # True: scheduled by a tuning record (``schedule.trace`` is its)
 
     def __repr__(self):
         impl = self.anchor[0].name if self.anchor else "-"
-        return f"LoweredFunction({self.name}, anchor={impl})"
+        tuned = ", tuned" if self.tuned else ""
+        return f"LoweredFunction({self.name}, anchor={impl}{tuned})"
 
 
 def _output_tensors(value) -> list:
@@ -165,7 +167,8 @@ def _placeholders(ty, name, inputs):
 
 # The tuning database in scope (``with ms.database.JSONDatabase(...)``) answers through this
 # global function, registered by irlab.meta_schedule (a layer above relay): the PrimFunc of
-# a fused function's TE, unscheduled, in; the best tuned PrimFunc or None out.
+# a fused function's TE, unscheduled, in; the best tuned ``tir.Schedule`` (its trace holds
+# the sampled decisions; its module's ``main`` is the tuned function), a PrimFunc, or None.
 TUNED_SCHEDULE_HOOK = "relay.backend.meta_schedule.query_tuned_prim_func"
 
 
@@ -194,10 +197,11 @@ def lower_function(func: Function, target, name: str | None = None) -> LoweredFu
     prim_func = prim_func.with_attr("global_symbol", name)
     tuned = tuned_prim_func(prim_func, target)
     if tuned is not None:  # a tuning record beats TOPI's schedule
-        tuned = tuned.with_attr("global_symbol", name)
-        lowered = LoweredFunction(name, tuned, Schedule(tuned), func, inputs, outputs,
-                                  builder.anchor)
+        sch = tuned if isinstance(tuned, Schedule) else Schedule(tuned)
+        tuned = sch.mod["main"].with_attr("global_symbol", name)
+        lowered = LoweredFunction(name, tuned, sch, func, inputs, outputs, builder.anchor)
         lowered.tir_from_te = prim_func
+        lowered.tuned = True  # its schedule's trace is the tuning record's
         return lowered
     sch = Schedule(prim_func)
     # the ComputeOps in create_prim_func's order are its root's child blocks, in order
