@@ -394,6 +394,7 @@ class ExternalKernelView:
     relay_func: object
     module: object
     panes = EXTERNAL_PANES
+    tuned = False  # an external compiler's kernel is never scheduled by a tuning record
 
     @property
     def anchor_op(self) -> str:
