@@ -93,7 +93,8 @@ def dynamic_batches(batches, repeat):
     one = relax.build(relax.frontend.onnx.from_onnx(dynamic), "llvm")
     one_build = time.perf_counter() - start
     print(f"  one symbolic build: {one_build:.2f} s")
-    print(f"  {'batch':>5} {'symbolic ms':>12} {'static ms':>10} {'ratio':>6} {'static build s':>15}")
+    print(f"  {'batch':>5} {'symbolic ms':>12} {'static ms':>10} {'ratio':>6} "
+          f"{'static build s':>15}")
     for b in batches:
         x = np.random.default_rng(0).standard_normal((b, 784)).astype("float32")
         start = time.perf_counter()
