@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench_e2e import irlab_latency, ort_latency  # noqa: E402 - the same timing as bench_e2e
 
 
 def build(mod, params, threads, offload):
@@ -32,47 +34,6 @@ def build(mod, params, threads, offload):
         mod, params = partition_for_dnnl(mod, params), None
     with tvm.transform.PassContext(opt_level=3):
         return relay.build(mod, f"llvm -num-cores={threads}", params=params)
-
-
-def cpu_seconds(run, seconds=1.0):
-    """Thread CPU seconds per call of ``run`` (called for about ``seconds`` of wall time)."""
-    run()
-    n, cpu, start = 0, time.thread_time(), time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        run()
-        n += 1
-    return (time.thread_time() - cpu) / n
-
-
-def irlab_latency(lib, inputs, repeat):
-    """(median wall seconds, thread CPU seconds, output) of the graph executor's run."""
-    import irlab as tvm
-    from irlab.contrib import graph_executor
-
-    m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
-    m.set_input(**inputs)
-    result = m.benchmark(number=max(1, 20 // repeat), repeat=repeat, min_repeat_ms=200)
-    return result.median, cpu_seconds(m.run), m.get_output(0).numpy()
-
-
-def ort_latency(model, inputs, threads, repeat):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), opts,
-                                providers=["CPUExecutionProvider"])
-    sess.run(None, inputs)
-    times = []
-    for _ in range(repeat):
-        n, start = 0, time.perf_counter()
-        while time.perf_counter() - start < 0.2:
-            sess.run(None, inputs)
-            n += 1
-        times.append((time.perf_counter() - start) / n)
-    cpu = cpu_seconds(lambda: sess.run(None, inputs))
-    return float(np.median(times)), cpu, sess.run(None, inputs)[0]
 
 
 def main():

@@ -13,6 +13,38 @@ class BaseExpr(Node):
     _non_structural = ("span",)
 
 
+
+class ArithmeticSugar:
+    """``a + b``, ``a - b``, ``a * b``, ``a / b`` (and the reflected forms) on graph-level
+    expressions, as TVM's ``ExprWithOp``: each builds a call of the IR's own op through
+    ``self._binary(op_name, other, swap)``, which Relay and Relax define."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        return self._binary("add", other)
+
+    def __radd__(self, other):
+        return self._binary("add", other, swap=True)
+
+    def __sub__(self, other):
+        return self._binary("subtract", other)
+
+    def __rsub__(self, other):
+        return self._binary("subtract", other, swap=True)
+
+    def __mul__(self, other):
+        return self._binary("multiply", other)
+
+    def __rmul__(self, other):
+        return self._binary("multiply", other, swap=True)
+
+    def __truediv__(self, other):
+        return self._binary("divide", other)
+
+    def __rtruediv__(self, other):
+        return self._binary("divide", other, swap=True)
+
 class RelayExpr(BaseExpr):
     """Base of Relay-level expressions. ``checked_type`` is filled by type inference.
 

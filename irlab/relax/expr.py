@@ -19,7 +19,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs, DictAttrs
-from irlab.ir.expr import GlobalVar, RelayExpr
+from irlab.ir.expr import ArithmeticSugar, GlobalVar, RelayExpr
 from irlab.ir.node import Node
 from irlab.ir.op import Op
 from irlab.runtime.ndarray import NDArray
@@ -35,7 +35,7 @@ __all__ = ["Expr", "Var", "DataflowVar", "Call", "Tuple", "TupleGetItem", "Shape
            "GlobalVar", "const", "extern", "get_shape_of", "symbolic_vars"]
 
 
-class Expr(RelayExpr):
+class Expr(ArithmeticSugar, RelayExpr):
     """Base of Relax expressions. ``struct_info`` is set by normalization."""
 
     __slots__ = ("_sinfo_cache",)
@@ -63,30 +63,6 @@ class Expr(RelayExpr):
         other = other if isinstance(other, Expr) else const(other, _dtype_of(self))
         lhs, rhs = (other, self) if swap else (self, other)
         return getattr(relax_op, name)(lhs, rhs)
-
-    def __add__(self, other):
-        return self._binary("add", other)
-
-    def __radd__(self, other):
-        return self._binary("add", other, swap=True)
-
-    def __sub__(self, other):
-        return self._binary("subtract", other)
-
-    def __rsub__(self, other):
-        return self._binary("subtract", other, swap=True)
-
-    def __mul__(self, other):
-        return self._binary("multiply", other)
-
-    def __rmul__(self, other):
-        return self._binary("multiply", other, swap=True)
-
-    def __truediv__(self, other):
-        return self._binary("divide", other)
-
-    def __rtruediv__(self, other):
-        return self._binary("divide", other, swap=True)
 
     def __getitem__(self, index):
         sinfo = self.struct_info_

@@ -12,7 +12,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.attrs import Attrs, DictAttrs
-from irlab.ir.expr import GlobalVar, RelayExpr
+from irlab.ir.expr import ArithmeticSugar, GlobalVar, RelayExpr
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, Type
 from irlab.runtime.ndarray import NDArray, array as nd_array
@@ -30,39 +30,15 @@ def _expect_expr(value, what):
     return value
 
 
-class ExprWithOp(RelayExpr):
+class ExprWithOp(ArithmeticSugar, RelayExpr):
     """Operator sugar shared by most expressions, as TVM's ``ExprWithOp``."""
 
-    def _binary(self, name, other, reverse=False):
+    def _binary(self, name, other, swap=False):
         from irlab.relay.op import tensor as _tensor
 
         other = _expect_expr(other, f"the other operand of {name}")
         fn = getattr(_tensor, name)
-        return fn(other, self) if reverse else fn(self, other)
-
-    def __add__(self, other):
-        return self._binary("add", other)
-
-    def __radd__(self, other):
-        return self._binary("add", other, reverse=True)
-
-    def __sub__(self, other):
-        return self._binary("subtract", other)
-
-    def __rsub__(self, other):
-        return self._binary("subtract", other, reverse=True)
-
-    def __mul__(self, other):
-        return self._binary("multiply", other)
-
-    def __rmul__(self, other):
-        return self._binary("multiply", other, reverse=True)
-
-    def __truediv__(self, other):
-        return self._binary("divide", other)
-
-    def __rtruediv__(self, other):
-        return self._binary("divide", other, reverse=True)
+        return fn(other, self) if swap else fn(self, other)
 
     def __lt__(self, other):
         return self._binary("less", other)

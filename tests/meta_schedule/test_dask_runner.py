@@ -8,7 +8,8 @@ from irlab.meta_schedule.arg_info import ArgInfo
 from irlab.meta_schedule.builder import BuilderInput
 from irlab.meta_schedule.runner import EvaluatorConfig, RunnerInput
 
-distributed = pytest.importorskip("distributed")
+distributed = pytest.importorskip(
+    "distributed", reason="DaskRunner needs dask distributed (irlab[tune]; CI installs it)")
 
 from irlab.meta_schedule.builder import DaskBuilder  # noqa: E402
 from irlab.meta_schedule.runner import DaskRunner  # noqa: E402

@@ -25,8 +25,9 @@ from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.expr import Expr, Var, const
 from irlab.relax.frontend.onnx_converters import CONVERTERS, Shape
 from irlab.relax.struct_info import TensorStructInfo
-from irlab.relay.frontend.onnx import _declared_type, _load_model, _model_opset, _parse_attributes
 from irlab.relay.frontend.onnx_common import onnx_dtype, tensor_to_array
+from irlab.relay.frontend.onnx_proto import (declared_type, load_model, model_opset,
+                                             parse_attributes)
 
 __all__ = ["from_onnx"]
 
@@ -38,9 +39,9 @@ def from_onnx(model, shape_dict=None, dtype_dict="float32", opset=None,
     symbolic); ``dtype_dict`` gives input dtypes the model leaves out. Initializers become
     constants, or parameters after the inputs with ``keep_params_in_input`` (their values
     then in ``main``'s ``params`` attribute)."""
-    model = _load_model(model)
+    model = load_model(model)
     importer = _Importer(shape_dict or {}, dtype_dict, keep_params_in_input)
-    return importer.run(model.graph, int(opset or _model_opset(model)))
+    return importer.run(model.graph, int(opset or model_opset(model)))
 
 
 class Node:
@@ -54,7 +55,7 @@ class Node:
         self.values = values
         self.bb = bb
         self.opset = opset
-        self.attrs = _parse_attributes(proto)
+        self.attrs = parse_attributes(proto)
 
     def attr(self, key, default=None):
         return self.attrs.get(key, default)
@@ -173,7 +174,7 @@ class _Importer:
             dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
                     for d in tensor_type.shape.dim]
         dims = [self._dim(d, info.name, k) for k, d in enumerate(dims)]
-        _, elem = _declared_type(info)
+        _, elem = declared_type(info)
         dtype = (self.dtype_dict.get(info.name) if isinstance(self.dtype_dict, dict) else
                  self.dtype_dict) if not elem else onnx_dtype(elem, f"input {info.name!r}")
         var = Var(info.name, TensorStructInfo(dims, dtype or "float32"))

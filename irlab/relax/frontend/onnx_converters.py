@@ -14,7 +14,7 @@ from irlab import tir
 from irlab.relax import op as R
 from irlab.relax.expr import TupleGetItem, const
 from irlab.relay.frontend.onnx_common import onnx_dtype, tensor_to_array
-from irlab.relay.frontend.onnx_nn import _pads, _window
+from irlab.relay.frontend.onnx_nn import explicit_pads, window_geometry
 
 CONVERTERS: dict = {}
 
@@ -308,12 +308,12 @@ def _reduce(node):
 # ---------------------------------------------------------------------------------------------
 # convolution and pooling (2-D, NCHW)
 def _geometry(node, kernel):
-    strides, dilations = _window(node, kernel)
+    strides, dilations = window_geometry(node, kernel)
     sizes = [_dim(d) for d in node.shape(0)[2:]]
     if node.attr("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER"):
         node.expect(all(isinstance(s, int) for s in sizes),
                     "auto_pad SAME needs static spatial sizes")
-    pads = _pads(node, sizes, kernel, strides, dilations)
+    pads = explicit_pads(node, sizes, kernel, strides, dilations)
     node.expect(len(kernel) == 2, f"{len(kernel)}-D windows are not supported (2-D are)")
     return strides, dilations, (pads[0], pads[1], pads[2], pads[3])
 

@@ -10,7 +10,6 @@ from shapes and constants only is folded into constants at import time.
 
 from __future__ import annotations
 
-import os
 import warnings
 
 from irlab.errors import FrontendError, IrlabError
@@ -19,14 +18,13 @@ from irlab.ir.span import Span
 from irlab.ir.type import TensorType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, Var
 from irlab.relay.frontend import onnx_math, onnx_nn, onnx_tensor  # noqa: F401 - converters
+from irlab.relay.frontend.onnx_proto import (DEFAULT_DOMAINS, declared_type, load_model,
+                                             model_opset, parse_attributes)
 from irlab.relay.frontend.onnx_common import (CONVERTERS, NotStatic, OnnxNode, constant, evaluate,
                                               get_converter, onnx_dtype, tensor_to_array,
                                               type_of, unpack)
 from irlab.relay.function import Function
 from irlab.runtime.ndarray import array as nd_array
-
-_DEFAULT_DOMAINS = ("", "ai.onnx")
-
 
 def supported_ops(opset: int = 21) -> list:
     """The ONNX op types ``from_onnx`` converts at ``opset``."""
@@ -43,82 +41,15 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     ``opset``: overrides the model's opset. ``freeze_params``: embed initializers as constants
     (True, as TVM's default) or keep them as parameters returned in ``params``.
     """
-    model = _load_model(model)
-    model_opset = _model_opset(model)
+    model = load_model(model)
+    declared = model_opset(model)
     if opset is None:
-        opset = model_opset
-    elif opset < model_opset:
-        warnings.warn(f"from_onnx: opset {opset} overrides the model's opset {model_opset}; "
+        opset = declared
+    elif opset < declared:
+        warnings.warn(f"from_onnx: opset {opset} overrides the model's opset {declared}; "
                       f"that may change how operators convert")
     importer = GraphImporter(shape, dtype, freeze_params)
     return importer.from_onnx(model.graph, int(opset))
-
-
-# ---------------------------------------------------------------------------------------------
-# loading
-def _load_model(model):
-    try:
-        import onnx
-        from google.protobuf.message import DecodeError
-    except ImportError:
-        raise FrontendError("the ONNX frontend needs the onnx package (pip install onnx)") \
-            from None
-    if isinstance(model, (str, os.PathLike)):
-        try:
-            with open(model, "rb") as f:
-                model = f.read()
-        except OSError as err:
-            raise FrontendError(f"cannot read the ONNX model file: {err}") from None
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        data = bytes(model)
-        model = onnx.ModelProto()
-        try:
-            model.ParseFromString(data)
-        except (DecodeError, RuntimeError, ValueError) as err:
-            raise FrontendError(f"not a valid ONNX model: the {len(data)} bytes do not parse "
-                                f"as a ModelProto (truncated or corrupt file?): {err}") from None
-    if not isinstance(model, onnx.ModelProto):
-        raise FrontendError(f"from_onnx expects an onnx.ModelProto (or its bytes, or a file "
-                            f"path), got {type(model).__name__}")
-    if not model.HasField("graph") or not model.graph.output:
-        raise FrontendError("the ONNX model has no graph outputs (empty or truncated model?)")
-    return model
-
-
-def _model_opset(model) -> int:
-    for entry in model.opset_import:
-        if entry.domain in _DEFAULT_DOMAINS:
-            return int(entry.version)
-    # An IR version 2 model may leave the default domain out: ONNX then means opset 1.
-    return 1
-
-
-def _parse_attributes(proto) -> dict:
-    from onnx import helper
-
-    attrs = {}
-    for attribute in proto.attribute:
-        value = helper.get_attribute_value(attribute)
-        if isinstance(value, bytes):
-            value = value.decode("utf-8", errors="replace")
-        elif isinstance(value, list):
-            value = [v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
-                     for v in value]
-        attrs[attribute.name] = value
-    return attrs
-
-
-def _declared_type(value_info):
-    """(shape with None for unknown dims, dtype or None) of a graph input/output."""
-    tensor_type = value_info.type.tensor_type
-    if not value_info.type.HasField("tensor_type"):
-        return None, None
-    dims = None
-    if tensor_type.HasField("shape"):
-        dims = tuple(d.dim_value if d.HasField("dim_value") else None
-                     for d in tensor_type.shape.dim)
-    dtype = tensor_type.elem_type or None
-    return dims, dtype
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,9 +101,9 @@ class GraphImporter:
         """Every unsupported op type of the graph, with its nodes, in one error."""
         missing = {}
         for index, proto in enumerate(graph.node):
-            if proto.domain in _DEFAULT_DOMAINS and get_converter(proto.op_type, self.opset):
+            if proto.domain in DEFAULT_DOMAINS and get_converter(proto.op_type, self.opset):
                 continue
-            key = proto.op_type if proto.domain in _DEFAULT_DOMAINS else \
+            key = proto.op_type if proto.domain in DEFAULT_DOMAINS else \
                 f"{proto.domain}.{proto.op_type}"
             missing.setdefault(key, []).append(proto.name or f"#{index}")
         if not missing:
@@ -214,7 +145,7 @@ class GraphImporter:
                 kind = info.type.WhichOneof("value") or "untyped"
                 raise FrontendError(f"graph input {info.name!r} is a {kind} value: only tensor "
                                     f"inputs are supported")
-            dims, elem_type = _declared_type(info)
+            dims, elem_type = declared_type(info)
             if info.name in self._shape:
                 dims = tuple(int(d) for d in self._shape[info.name])
             if dims is None or any(d is None for d in dims):
@@ -236,7 +167,7 @@ class GraphImporter:
             raise FrontendError(f"graph output {info.name!r} is not produced by any node, "
                                 f"input or initializer")
         expr = self._tensors[info.name]
-        dims, elem_type = _declared_type(info)
+        dims, elem_type = declared_type(info)
         ty = self.type_of(expr)
         declared = [] if dims is None else list(dims)
         if dims is not None and (len(dims) != len(ty.shape) or any(
@@ -272,7 +203,7 @@ class GraphImporter:
                     f"{proto.op_type} node {name!r}: input {i} {value_name!r} is not a graph "
                     f"input, an initializer or the output of an earlier node (missing "
                     f"initializer, or nodes out of order?)")
-        node = OnnxNode(proto, name, inputs, _parse_attributes(proto), self.opset, self)
+        node = OnnxNode(proto, name, inputs, parse_attributes(proto), self.opset, self)
         convert = get_converter(proto.op_type, self.opset)
         try:
             result = convert(node)

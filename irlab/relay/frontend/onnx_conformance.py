@@ -15,6 +15,7 @@ import numpy as np
 
 from irlab.relay.frontend.onnx import from_onnx
 from irlab.relay.frontend.onnx_common import ONNX_DTYPES, get_converter
+from irlab.relay.frontend.onnx_proto import model_opset
 
 
 def _names(reason, *names):
@@ -90,16 +91,9 @@ def _uses_missing_dtype(model) -> bool:
     return any(t and t not in ONNX_DTYPES for t in types)
 
 
-def _model_opset(model) -> int:
-    for entry in model.opset_import:
-        if entry.domain in ("", "ai.onnx"):
-            return entry.version
-    return 1
-
-
 def in_scope(case) -> bool:
     """Whether every node of the case's graph has a converter at its opset."""
-    opset = _model_opset(case.model)
+    opset = model_opset(case.model)
     return all(node.domain in ("", "ai.onnx") and get_converter(node.op_type, opset)
                for node in case.model.graph.node)
 

@@ -13,7 +13,7 @@ from irlab.relay.frontend.onnx_common import converter
 
 # ---------------------------------------------------------------------------------------------
 # window geometry shared by Conv, ConvTranspose and the pools
-def _window(node, kernel):
+def window_geometry(node, kernel):
     """(strides, dilations) of a windowed op with the kernel's number of spatial axes."""
     spatial = len(kernel)
     strides = list(node.attr("strides") or [1] * spatial)
@@ -23,7 +23,7 @@ def _window(node, kernel):
     return strides, dilations
 
 
-def _pads(node, sizes, kernel, strides, dilations):
+def explicit_pads(node, sizes, kernel, strides, dilations):
     """ONNX pads [begin..., end...] with auto_pad resolved against the static input sizes."""
     spatial = len(kernel)
     auto_pad = node.attr("auto_pad", "NOTSET")
@@ -69,8 +69,8 @@ def _conv(node):
     x, weight, bias = node.input(0), node.input(1), node.input(2)
     w_shape = node.shape(1)
     kernel = list(node.attr("kernel_shape") or w_shape[2:])
-    strides, dilations = _window(node, kernel)
-    pads = _pads(node, node.shape(0)[2:], kernel, strides, dilations)
+    strides, dilations = window_geometry(node, kernel)
+    pads = explicit_pads(node, node.shape(0)[2:], kernel, strides, dilations)
     spatial = len(kernel)
     x, weight = _as_2d(node, spatial, x, weight)
     if spatial == 1:
@@ -89,7 +89,7 @@ def _conv_transpose(node):
     x, weight, bias = node.input(0), node.input(1), node.input(2)
     in_sizes, w_shape = node.shape(0)[2:], node.shape(1)
     kernel = list(node.attr("kernel_shape") or w_shape[2:])
-    strides, dilations = _window(node, kernel)
+    strides, dilations = window_geometry(node, kernel)
     spatial, groups = len(kernel), node.attr("group", 1)
     out_pad = list(node.attr("output_padding") or [0] * spatial)
     output_shape = node.attr("output_shape")
@@ -113,7 +113,7 @@ def _conv_transpose(node):
                 begin.append(large), end.append(small)
         pads = begin + end
     else:
-        pads = _pads(node, in_sizes, kernel, strides, dilations)
+        pads = explicit_pads(node, in_sizes, kernel, strides, dilations)
     node.expect(min(pads) >= 0, f"the requested output shape {output_shape} needs negative "
                                 f"padding {pads}")
     x, weight = _as_2d(node, spatial, x, weight)
@@ -136,8 +136,8 @@ def _pool(kind):
         x = node.input(0)
         sizes = node.shape(0)[2:]
         kernel = list(node.attr("kernel_shape"))
-        strides, dilations = _window(node, kernel)
-        pads = _pads(node, sizes, kernel, strides, dilations)
+        strides, dilations = window_geometry(node, kernel)
+        pads = explicit_pads(node, sizes, kernel, strides, dilations)
         ceil_mode = bool(node.attr("ceil_mode", 0))
         if ceil_mode:
             ceil_mode = _keeps_last_window(sizes, kernel, strides, dilations, pads)

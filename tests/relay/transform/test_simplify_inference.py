@@ -142,8 +142,6 @@ def test_models_numerics(name):
     check_model(name, after)
 
 
-@pytest.mark.skipif("nn.instance_norm" not in relay.op.Op.list_op_names(),
-                    reason="nn.instance_norm is not registered in this build")
 @pytest.mark.parametrize("axis, center, scale", [(1, True, True), (-1, False, True),
                                                  (2, True, False)])
 def test_instance_norm_decomposed(axis, center, scale):
