@@ -144,3 +144,17 @@ def test_seed_module_builds_once_and_runs_for_several_shapes(add_one_in_place):
     with pytest.raises(tvm.IrlabError, match=r"match_cast lv0.*shape\[0\] \(k\) is 4"):
         vm["relax_func"](tvm.nd.array(np.ones((2, 3), "float32")),
                          tvm.nd.array(np.ones((4, 5), "float32")))
+
+
+def test_seed_module_fused_builds_and_runs(add_one_in_place):
+    """The zero pipeline fuses the legalized flatten (int32 indices, from TOPI) with the
+    seed's int64 ``tir_exp_func``: FuseTIR narrows the latter, and the result builds."""
+    fused = relax.get_pipeline()(from_source(MyIRModule.script()))
+    assert "fused_reshape_tir_exp_func" in [gv.name_hint for gv in fused.get_global_vars()]
+    vm = relax.VirtualMachine(relax.build(fused, "llvm"), tvm.cpu())
+    rng = np.random.default_rng(1)
+    for n, k, m in [(1, 3, 4), (6, 2, 5)]:
+        x = rng.standard_normal((n, k)).astype("float32")
+        w = rng.standard_normal((k, m)).astype("float32")
+        out = vm["relax_func"](tvm.nd.array(x), tvm.nd.array(w))
+        np.testing.assert_allclose(out.numpy(), np.exp((x @ w).reshape(-1)) + 1, rtol=1e-5)

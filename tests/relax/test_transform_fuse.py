@@ -200,3 +200,52 @@ def test_same_prim_func_twice_in_a_group():
     for batch in (1, 4):
         u, v = rand((batch, 3), seed=21), rand((batch, 3), seed=22)
         np.testing.assert_allclose(evaluate(fused_tir, [u, v]), (u + v) + v + u, rtol=1e-6)
+
+
+def _mixed_index_module():
+    from irlab.script import ir as I
+    from irlab.script import relax as RS
+    from irlab.script import tir as T
+
+    @I.ir_module
+    class Mixed:
+        @T.prim_func
+        def scale(x: T.handle, y: T.handle):  # written against Relax shapes: int64
+            n = T.int64()
+            X = T.match_buffer(x, (n, T.int64(4)), "float32")
+            Y = T.match_buffer(y, (n, T.int64(4)), "float32")
+            for i, j in T.grid(n, T.int64(4)):
+                with T.block("Y"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    Y[vi, vj] = X[vi, vj] * T.float32(3)
+
+        @RS.function
+        def main(x: RS.Tensor(("n", 4), "float32"), b: RS.Tensor((4,), "float32")):
+            n = T.int64()
+            cls = Mixed
+            with RS.dataflow():
+                lv = RS.add(x, b)  # legalized by TOPI: int32
+                lv1 = RS.call_tir(cls.scale, (lv,), out_sinfo=RS.Tensor((n, 4), "float32"))
+                gv = RS.nn.relu(lv1)
+                RS.output(gv)
+            return gv
+
+    return Mixed
+
+
+def test_fuse_tir_unifies_int64_and_int32_indices():
+    """A hand-written int64 PrimFunc between two TOPI (int32) kernels: one fused PrimFunc,
+    all int32, that builds and computes as before fusion at several batches."""
+    mod = _mixed_index_module()
+    fused = relax.get_pipeline()(mod)
+    (call,) = _calls(fused["main"])
+    prim = fused[call.args[0].name_hint]
+    assert call.args[0].name_hint == "fused_add_scale_relu"
+    assert "int64" not in prim.script()
+    vm = relax.VirtualMachine(relax.build(fused, "llvm"), tvm.cpu())
+    for batch in (1, 5):
+        x, b = rand((batch, 4), seed=23), rand((4,), seed=24)
+        expected = np.maximum((x + b) * 3, 0)
+        np.testing.assert_allclose(evaluate(fused, [x, b]), expected, rtol=1e-6)
+        np.testing.assert_allclose(vm["main"](tvm.nd.array(x), tvm.nd.array(b)).numpy(),
+                                   expected, rtol=1e-6)

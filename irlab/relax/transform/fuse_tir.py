@@ -29,6 +29,7 @@ from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer, BufferRegion, decl_buffer
 from irlab.tir.function import PrimFunc
 from irlab.tir.functor import StmtExprMutator
+from irlab.tir.transform.force_narrow_index import force_narrow_index_to_int32
 from irlab.transform import module_pass
 
 __all__ = ["FuseTIR"]
@@ -158,7 +159,8 @@ class _Fuser:
                 and call.op.name == "relax.call_tir"):
             raise DiagnosticError("FuseTIR: a Primitive function may only hold call_tir "
                                   "bindings", binding.value)
-        callee = self.mod[call.args[0]]
+        # emit_te's kernels index in int32, TIR written against Relax shapes in int64
+        callee = force_narrow_index_to_int32(self.mod[call.args[0]])
         args = list(call.args[1].fields)
         scalars = list(call.args[2].values) if len(call.args) > 2 else []
         buffers = [self.arg_buffer(a) for a in args] + list(out_buffers)

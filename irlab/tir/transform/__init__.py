@@ -152,12 +152,21 @@ def LowerIntrin():  # noqa: N802
     return PrimFuncPass(lower_intrin, PassInfo(0, "tir.LowerIntrin"))
 
 
+def ForceNarrowIndexToInt32():  # noqa: N802
+    """Rewrite int64 indices (shapes, loops, constants) to int32 (int64 data is refused)."""
+    from irlab.tir.transform.force_narrow_index import force_narrow_index_to_int32
+
+    return PrimFuncPass(force_narrow_index_to_int32, PassInfo(0, "tir.NarrowDataType"))
+
+
 for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, LowerOpaqueBlock,
-           FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin):
+           FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin,
+           ForceNarrowIndexToInt32):
     register_pass_factory("tir." + _f.__name__, _f)
 
 __all__ = ["PrimFuncPass", "UserPrimFuncPass", "prim_func_pass", "PassContext",
            "ApplyCustomPass", "LowerInitBlock",
            "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
            "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
-           "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks"]
+           "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks",
+           "ForceNarrowIndexToInt32"]
