@@ -67,22 +67,14 @@ class RelaxBuild:
 
     def __init__(self, mod: IRModule, target="llvm", lowered: IRModule | None = None):
         from irlab import relax
-        from irlab.relax.pipeline import get_pipeline
         from irlab.viz.pass_trace import relax_pipeline
 
-        self.note = ""  # why the build is not of the pipeline's output, if it is not
-        try:
-            if lowered is None:
-                lowered = mod
-                for pass_ in relax_pipeline():
-                    lowered = pass_(lowered)
-            self.executable = relax.build(lowered, target, pipeline=None)
-        except Exception as err:  # noqa: BLE001 - e.g. a fused kernel that does not build
-            # relax.build's own pipeline (no fusion) still gives the student a program to run
-            self.note = (f"the optimized module did not build ({type(err).__name__}: "
-                         f"{str(err)[:300]}); built with relax.build's default_build pipeline")
-            lowered = get_pipeline("default_build")(mod)
-            self.executable = relax.build(lowered, target, pipeline=None)
+        if lowered is None:
+            lowered = mod
+            for pass_ in relax_pipeline():
+                lowered = pass_(lowered)
+        # no fallback to an unfused build: an error here is a bug, shown by the explorer
+        self.executable = relax.build(lowered, target, pipeline=None)
         self.input = mod
         self.ir_mod = lowered
         self.target = target

@@ -61,7 +61,9 @@ def test_mlc_emit_te_with_a_symbolic_batch():
             D = bb.emit_te(te_relu, C)
             R = bb.emit_output(D)
         bb.emit_func_output(R, params=[A, B])
-    vm = relax.VirtualMachine(relax.build(bb.get(), target="llvm"), tvm.cpu())
+    optimized = relax.get_pipeline()(bb.get())  # te_matmul and te_relu fused into one kernel
+    assert "fused_te_matmul_te_relu" in [gv.name_hint for gv in optimized.get_global_vars()]
+    vm = relax.VirtualMachine(relax.build(optimized, target="llvm"), tvm.cpu())
     b = np.random.rand(16, 8).astype("float32") - 0.5
     for rows in (1, 5):
         a = np.random.rand(rows, 16).astype("float32") - 0.5

@@ -166,7 +166,9 @@ def mlp_params():
     return data_nd, nd_params, expected
 
 
-def _run(mod, data_nd, nd_params, with_params=True):
+def _run(mod, data_nd, nd_params, with_params=True, optimize=False):
+    if optimize:  # TVM's zero pipeline first: legalize, fuse (linear0 + relu0 become one)
+        mod = relax.get_pipeline()(mod)
     ex = relax.build(mod, target="llvm")
     vm = relax.VirtualMachine(ex, tvm.cpu())
     if not with_params:
@@ -175,9 +177,12 @@ def _run(mod, data_nd, nd_params, with_params=True):
                       nd_params["b1"])
 
 
-def test_mlc_e2e_my_module(mlp_params):
+@pytest.mark.parametrize("optimize", [False, True], ids=["as_written", "fused"])
+def test_mlc_e2e_my_module(mlp_params, optimize):
     data_nd, nd_params, expected = mlp_params
-    nd_res = _run(MyModule, data_nd, nd_params)
+    nd_res = _run(MyModule, data_nd, nd_params, optimize=optimize)
+    fused = [gv.name_hint for gv in relax.get_pipeline()(MyModule).get_global_vars()]
+    assert "fused_linear0_relu0" in fused
     np.testing.assert_allclose(nd_res.numpy(), expected, rtol=1e-4, atol=1e-4)
     assert np.argmax(nd_res.numpy(), axis=1) == np.argmax(expected, axis=1)
 
@@ -188,11 +193,12 @@ def test_mlc_e2e_extern_call(env_funcs, mlp_params):
     np.testing.assert_allclose(nd_res.numpy(), expected, rtol=1e-4, atol=1e-4)
 
 
-def test_mlc_e2e_mixture_and_bind_params(env_funcs, mlp_params):
+@pytest.mark.parametrize("optimize", [False, True], ids=["as_written", "fused"])
+def test_mlc_e2e_mixture_and_bind_params(env_funcs, mlp_params, optimize):
     data_nd, nd_params, expected = mlp_params
-    nd_res = _run(MyModuleMixture, data_nd, nd_params)
+    nd_res = _run(MyModuleMixture, data_nd, nd_params, optimize=optimize)
     np.testing.assert_allclose(nd_res.numpy(), expected, rtol=1e-4, atol=1e-4)
     MyModuleWithParams = relax.transform.BindParams("main", nd_params)(MyModuleMixture)
     assert [p.name_hint for p in MyModuleWithParams["main"].params] == ["x"]
-    nd_res = _run(MyModuleWithParams, data_nd, nd_params, with_params=False)
+    nd_res = _run(MyModuleWithParams, data_nd, nd_params, with_params=False, optimize=optimize)
     np.testing.assert_allclose(nd_res.numpy(), expected, rtol=1e-4, atol=1e-4)

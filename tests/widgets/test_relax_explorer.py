@@ -127,3 +127,40 @@ def test_export_html_of_a_relax_explorer(app, tmp_path):
     export_html(app, path)
     page = path.read_text()
     assert "nn.relu" in page and "(n, 8) float32" in page and "LegalizeOps" in page
+
+
+def test_build_fuses_hand_written_int64_tir_with_legalized_ops():
+    """The seed's situation: a PrimFunc written with ``T.int64()`` shapes next to ops that
+    LegalizeOps turns into (int32) TOPI kernels. The explorer builds the fused program (no
+    unfused fallback) and runs it."""
+    from irlab.script import tir as T
+
+    @I.ir_module
+    class Seedlike:
+        @T.prim_func
+        def exp_func(x: T.handle, y: T.handle):
+            n = T.int64()
+            X = T.match_buffer(x, (n,), "float32")
+            Y = T.match_buffer(y, (n,), "float32")
+            for i in range(n):
+                with T.block("Y"):
+                    vi = T.axis.spatial(n, i)
+                    Y[vi] = T.exp(X[vi])
+
+        @R.function
+        def main(x: R.Tensor(("n", "m"), "float32")):
+            n = T.int64()
+            m = T.int64()
+            cls = Seedlike
+            with R.dataflow():
+                lv = R.flatten(x)
+                gv = R.call_tir(cls.exp_func, (lv,), out_sinfo=R.Tensor((n * m,), "float32"))
+                R.output(gv)
+            return gv
+
+    build = RelaxBuild(Seedlike)
+    assert [k.name for k in build.lowered if k.name.startswith("fused_")] == \
+        ["fused_reshape_exp_func"]
+    panel = RelaxRunPanel(build)
+    (out,) = panel.run(n=2, m=3)
+    assert out.shape == (6,) and panel.results["ok"] is True
