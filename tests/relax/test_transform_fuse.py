@@ -249,3 +249,40 @@ def test_fuse_tir_unifies_int64_and_int32_indices():
         np.testing.assert_allclose(evaluate(fused, [x, b]), expected, rtol=1e-6)
         np.testing.assert_allclose(vm["main"](tvm.nd.array(x), tvm.nd.array(b)).numpy(),
                                    expected, rtol=1e-6)
+
+
+def test_int64_kernel_with_int64_data_stays_unfused():
+    """int64 indices over int64 data cannot be narrowed (loads and indices look alike):
+    FuseOps leaves such a kernel alone instead of making a group FuseTIR would refuse."""
+    from irlab.script import ir as I
+    from irlab.script import relax as RS
+    from irlab.script import tir as T
+
+    @I.ir_module
+    class Wide:
+        @T.prim_func
+        def inc(x: T.handle, y: T.handle):
+            n = T.int64()
+            X = T.match_buffer(x, (n,), "int64")
+            Y = T.match_buffer(y, (n,), "int64")
+            for i in range(n):
+                with T.block("Y"):
+                    vi = T.axis.spatial(n, i)
+                    Y[vi] = X[vi] + T.int64(1)
+
+        @RS.function
+        def main(x: RS.Tensor(("n",), "int64")):
+            n = T.int64()
+            cls = Wide
+            with RS.dataflow():
+                lv = RS.add(x, x)
+                lv1 = RS.call_tir(cls.inc, (lv,), out_sinfo=RS.Tensor((n,), "int64"))
+                gv = RS.subtract(lv1, x)
+                RS.output(gv)
+            return gv
+
+    fused = relax.get_pipeline()(Wide)
+    assert [c.args[0].name_hint for c in _calls(fused["main"])] == ["add", "inc", "subtract"]
+    vm = relax.VirtualMachine(relax.build(fused, "llvm"), tvm.cpu())
+    data = np.arange(-3, 4, dtype="int64") * (2 ** 33)  # values beyond int32
+    np.testing.assert_array_equal(vm["main"](tvm.nd.array(data)).numpy(), data + 1)

@@ -24,6 +24,8 @@ from irlab.relax.expr_functor import ExprVisitor
 from irlab.relax.struct_info import TensorStructInfo
 from irlab.relay.transform.graph_partitioner import (Edge, FusionError, GraphNode,
                                                     GraphPartitioner, IndexedForwardGraph)
+from irlab.tir.function import PrimFunc
+from irlab.tir.transform.force_narrow_index import can_narrow
 from irlab.transform import module_pass
 
 __all__ = ["FuseOps"]
@@ -44,7 +46,7 @@ def _is_call_tir(value) -> bool:
         value.op.name == "relax.call_tir"
 
 
-def _pattern(binding, mod):
+def _pattern(binding, mod, unfusable):
     """The fusion pattern of a binding: its PrimFunc's for a call_tir, INJECTIVE for a field
     of a tuple variable (``batch_norm(...)[0]``, as Relay's), else OPAQUE."""
     value = binding.value
@@ -57,6 +59,8 @@ def _pattern(binding, mod):
     func = mod[value.args[0]]
     attrs = func.attrs
     if attrs is None or "op_pattern" not in attrs.keys():
+        return OpPattern.OPAQUE
+    if value.args[0].name_hint in unfusable:
         return OpPattern.OPAQUE
     return OpPattern(int(attrs["op_pattern"]))
 
@@ -109,7 +113,7 @@ def _edge_pattern(pattern, var, consumer):
     return pattern
 
 
-def _forward_graph(block, mod, uses):
+def _forward_graph(block, mod, uses, unfusable):
     """The block's bindings as the indexed forward graph of Relay's partitioner (TVM's
     FuseOps shares it): an edge per use inside the block, labelled with the consumer's
     pattern; a value used after the block is extern (no post-dominator)."""
@@ -117,7 +121,7 @@ def _forward_graph(block, mod, uses):
     node_of = {}
     for index, binding in enumerate(block.bindings):
         node = GraphNode()
-        node.ref, node.index, node.pattern = binding, index, _pattern(binding, mod)
+        node.ref, node.index, node.pattern = binding, index, _pattern(binding, mod, unfusable)
         graph.node_map[binding] = node
         graph.post_dfs_order.append(node)
         node_of[binding.var] = node
@@ -135,9 +139,9 @@ def _forward_graph(block, mod, uses):
     return graph
 
 
-def _groups(block, mod, uses, opt_level) -> list:
+def _groups(block, mod, uses, opt_level, unfusable) -> list:
     """The groups of a dataflow block, in the order of their roots."""
-    graph = _forward_graph(block, mod, uses)
+    graph = _forward_graph(block, mod, uses, unfusable)
     try:
         partition = GraphPartitioner(opt_level).partition(graph)
     except FusionError:  # a state the partitioner refuses: no fusion in this block
@@ -217,7 +221,7 @@ def _fused_name(group) -> str:
                                if _is_call_tir(m.value))
 
 
-def _fuse_function(func, bb, mod, opt_level):
+def _fuse_function(func, bb, mod, opt_level, unfusable):
     uses = _UseCount()
     uses.visit_expr(func)
     if not isinstance(func.body, rx.SeqExpr):
@@ -228,7 +232,7 @@ def _fuse_function(func, bb, mod, opt_level):
             blocks.append(block)
             continue
         bindings = []
-        for group in _groups(block, mod, uses.count, opt_level):
+        for group in _groups(block, mod, uses.count, opt_level, unfusable):
             if len(group.members) == 1:
                 bindings.extend(group.members)
                 continue
@@ -252,9 +256,13 @@ def FuseOps(fuse_opt_level=-1):  # noqa: N802 (TVM's name)
     def transform(mod, ctx):
         opt_level = ctx.opt_level if fuse_opt_level == -1 else fuse_opt_level
         bb = BlockBuilder(mod)
+        # PrimFuncs indexing in int64 with int64 data: FuseTIR cannot narrow them to int32
+        unfusable = {gv.name_hint for gv, f in mod.items()
+                     if isinstance(f, PrimFunc) and not can_narrow(f)}
         for gv, func in mod.items():
             if isinstance(func, rx.Function) and not rx.is_primitive(func):
-                bb.update_func(gv, _fuse_function(func, bb, mod, opt_level))
+                bb.update_func(gv, _fuse_function(func, bb, mod, opt_level,
+                                                     unfusable))
         return bb.get()
 
     return module_pass(transform, opt_level=0, name="FuseOps")

@@ -27,24 +27,40 @@ from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion
 from irlab.tir.function import PrimFunc
 from irlab.tir.functor import StmtExprMutator, post_order_visit
 
-__all__ = ["force_narrow_index_to_int32", "has_int64_index"]
+__all__ = ["force_narrow_index_to_int32", "has_int64_index", "can_narrow"]
 
 _WIDE = ("int64", "uint64")
 
 
 def has_int64_index(func: PrimFunc) -> bool:
-    """Whether ``func`` has an int64 variable or constant anywhere (shapes, loops, indices)."""
+    """Whether ``func`` indexes in int64: an int64 buffer dim, scalar parameter, loop or block
+    variable (int64 *data*, such as ``take``'s indices, does not count)."""
     found = []
 
     def check(node):
-        if isinstance(node, (E.Var, E.IntImm)) and node.dtype == "int64":
+        if isinstance(node, S.For) and node.loop_var.dtype == "int64":
             found.append(node)
+        elif isinstance(node, S.Block):
+            buffers = node.alloc_buffers + tuple(m.buffer for m in node.match_buffers)
+            if any(iv.var.dtype == "int64" for iv in node.iter_vars) or \
+                    any(d.dtype == "int64" for b in buffers for d in b.shape):
+                found.append(node)
 
-    for buffer in func.buffer_map.values():
-        for dim in buffer.shape:
-            post_order_visit(dim, check)
+    if any(p.dtype == "int64" for p in func.params) or \
+            any(d.dtype == "int64" for b in func.buffer_map.values() for d in b.shape):
+        return True
     post_order_visit(func.body, check)
-    return bool(found) or any(p.dtype == "int64" for p in func.params)
+    return bool(found)
+
+
+def can_narrow(func: PrimFunc) -> bool:
+    """Whether ``force_narrow_index_to_int32`` accepts ``func`` (it has no int64 data, or
+    indexes in int32 already)."""
+    try:
+        force_narrow_index_to_int32(func)
+    except DiagnosticError:
+        return False
+    return True
 
 
 class _Narrower(StmtExprMutator):

@@ -110,3 +110,19 @@ def test_constant_out_of_int32_is_refused():
 
     with pytest.raises(IrlabError, match="1099511627776"):
         force_narrow_index_to_int32(big)
+
+
+def test_int64_data_with_int32_indices_is_left_alone():
+    """``take``'s kernel: int64 index *values* read from a buffer, int32 loops and shapes."""
+    @T.prim_func
+    def gather(a: T.handle, i: T.handle, b: T.handle):
+        A = T.match_buffer(a, (8,), "float32")
+        Idx = T.match_buffer(i, (3,), "int64")
+        B = T.match_buffer(b, (3,), "float32")
+        for j in range(3):
+            with T.block("B"):
+                vj = T.axis.spatial(3, j)
+                B[vj] = A[T.Cast("int32", T.max(Idx[vj], T.int64(0)))]
+
+    assert not has_int64_index(gather)
+    assert force_narrow_index_to_int32(gather) is gather
