@@ -151,9 +151,9 @@ def test_batch_norm_relu_fuse_through_tuple_get_item():
         bb.emit_func_output(gv)
     legal, fused, fused_tir = _pipeline(bb.get())
     calls = _calls(fused_tir["main"])
-    # batch_norm returns a tuple, so conv2d stays alone (as Relay's partitioner decides);
-    # the field of bn's tuple fuses with bn and relu
-    assert [c.args[0].name_hint for c in calls] == ["conv2d", "fused_batch_norm_relu"]
+    # batch_norm reads conv's output elementwise (a broadcast op reading a value of its first
+    # output's shape) and its tuple's field is elementwise too: one kernel
+    assert [c.args[0].name_hint for c in calls] == ["fused_conv2d_batch_norm_relu"]
     for batch in (1, 2):
         args = [rand((batch, 2, 6, 6), seed=13), rand((3, 2, 3, 3), seed=14),
                 rand((3,), seed=15), rand((3,), seed=16), rand((3,), seed=17),
@@ -286,3 +286,61 @@ def test_int64_kernel_with_int64_data_stays_unfused():
     vm = relax.VirtualMachine(relax.build(fused, "llvm"), tvm.cpu())
     data = np.arange(-3, 4, dtype="int64") * (2 ** 33)  # values beyond int32
     np.testing.assert_array_equal(vm["main"](tvm.nd.array(data)).numpy(), data + 1)
+
+
+def _conv_batch_norm(returns_tuple):
+    n = sym("n")
+    x = relax.Var("x", tensor([n, 2, 6, 6]))
+    w = relax.Var("w", tensor([3, 2, 3, 3]))
+    stats = [relax.Var(k, tensor([3])) for k in ("gamma", "beta", "mean", "var")]
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x, w] + stats):
+        with bb.dataflow():
+            conv = bb.emit(R.nn.conv2d(x, w, padding=1))
+            if returns_tuple:
+                out = bb.emit_output(R.nn.batch_norm(conv, *stats))
+            else:  # the tuple's fields leave the block through two different uses
+                bn = bb.emit(R.nn.batch_norm(conv, *stats))
+                out = bb.emit_output(relax.Tuple([R.nn.relu(relax.TupleGetItem(bn, 0)),
+                                                  relax.TupleGetItem(bn, 1)]))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _conv_batch_norm_args(batch):
+    return [rand((batch, 2, 6, 6), seed=31), rand((3, 2, 3, 3), seed=32), rand((3,), seed=33),
+            rand((3,), seed=34), rand((3,), seed=35), np.abs(rand((3,), seed=36)) + 0.5]
+
+
+def test_group_ending_in_a_tuple_fuses_into_a_prim_func_with_several_outputs():
+    """conv2d + batch_norm, whose tuple is the function's result: one call_tir of a PrimFunc
+    writing the three fields, equal to the unfused program (reference evaluator and VM)."""
+    legal, fused, fused_tir = _pipeline(_conv_batch_norm(returns_tuple=True))
+    (call,) = _calls(fused_tir["main"])
+    assert call.args[0].name_hint == "fused_conv2d_batch_norm"
+    assert isinstance(call.struct_info, relax.TupleStructInfo)
+    prim = fused_tir["fused_conv2d_batch_norm"]
+    assert len(prim.params) == 6 + 3  # x, w, 4 statistics; an output buffer per field
+    vm = relax.VirtualMachine(relax.build(fused_tir, "llvm"), tvm.cpu())
+    for batch in (1, 3):
+        args = _conv_batch_norm_args(batch)
+        expected = evaluate(legal, args)
+        got = vm["main"](*[tvm.nd.array(a) for a in args])
+        for want, ref, out in zip(expected, evaluate(fused_tir, args), got):
+            np.testing.assert_allclose(ref, want, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_tuple_fields_used_apart_still_compute_the_same():
+    """bn[0] through relu and bn[1] returned as is: the fields go two ways, so the group ends
+    in the tuple and its consumers stay outside; numerics unchanged."""
+    legal, fused, fused_tir = _pipeline(_conv_batch_norm(returns_tuple=False))
+    names = [c.args[0].name_hint for c in _calls(fused_tir["main"])
+             if c.op.name == "relax.call_tir"]
+    assert names[0] == "fused_conv2d_batch_norm"
+    vm = relax.VirtualMachine(relax.build(fused_tir, "llvm"), tvm.cpu())
+    args = _conv_batch_norm_args(2)
+    expected = evaluate(legal, args)
+    got = vm["main"](*[tvm.nd.array(a) for a in args])
+    for want, out in zip(expected, got):
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)

@@ -11,7 +11,8 @@ Grouping is TVM's, by the post-dominator partitioner Relay's FuseOps uses
 group when the path allows it (an ``OUT_ELEMWISE_FUSABLE`` anchor such as matmul / conv takes
 its elementwise tail, elementwise / broadcast / injective nodes fuse into injective consumers
 and reductions), so diamonds fuse too. A value used after its block is a group's output, and
-each group keeps one output (else its bindings stay as they are).
+each group keeps one output, a tensor or a tuple of tensors such as ``batch_norm``'s (else
+its bindings stay as they are).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from irlab.ir.structural import structural_equal
 from irlab.relax import expr as rx
 from irlab.relax.block_builder import BlockBuilder
 from irlab.relax.expr_functor import ExprVisitor
-from irlab.relax.struct_info import TensorStructInfo
+from irlab.relax.struct_info import TensorStructInfo, TupleStructInfo
 from irlab.relay.transform.graph_partitioner import (Edge, FusionError, GraphNode,
                                                     GraphPartitioner, IndexedForwardGraph)
 from irlab.tir.function import PrimFunc
@@ -47,13 +48,15 @@ def _is_call_tir(value) -> bool:
 
 
 def _pattern(binding, mod, unfusable):
-    """The fusion pattern of a binding: its PrimFunc's for a call_tir, INJECTIVE for a field
-    of a tuple variable (``batch_norm(...)[0]``, as Relay's), else OPAQUE."""
+    """The fusion pattern of a binding: its PrimFunc's for a call_tir, ELEMWISE for a field
+    of a tuple variable (``batch_norm(...)[0]`` reads each element of the field once: so
+    conv2d + batch_norm + relu fuse, where TVM's INJECTIVE stops at the tuple), else
+    OPAQUE."""
     value = binding.value
     if not isinstance(binding, rx.VarBinding):
         return OpPattern.OPAQUE
     if isinstance(value, rx.TupleGetItem) and isinstance(value.tuple_value, rx.Var):
-        return OpPattern.INJECTIVE
+        return OpPattern.ELEMWISE
     if not _is_call_tir(value):
         return OpPattern.OPAQUE
     func = mod[value.args[0]]
@@ -73,8 +76,13 @@ def _args(binding) -> list:
     return list(value.args[1].fields)
 
 
-def _is_tensor(var) -> bool:
-    return isinstance(var.struct_info_, TensorStructInfo)
+def _is_output(var) -> bool:
+    """Whether a group may end in ``var``: a tensor, or a tuple of tensors (``batch_norm``'s
+    result: the fused PrimFunc then has one output buffer per field)."""
+    sinfo = var.struct_info_
+    if isinstance(sinfo, TupleStructInfo):
+        return all(isinstance(f, TensorStructInfo) for f in sinfo.fields)
+    return isinstance(sinfo, TensorStructInfo)
 
 
 class _Group:
@@ -103,12 +111,15 @@ def _read_vars(binding) -> list:
 
 def _edge_pattern(pattern, var, consumer):
     """How ``consumer`` reads ``var``: its pattern, except that a broadcast reading a value of
-    its own output shape reads it elementwise (so matmul + bias-add fuse, as in Relay)."""
+    its own output shape (of one of its outputs, for a tuple) reads it elementwise (so
+    matmul + bias-add fuse, as in Relay, and conv2d + batch_norm)."""
     if pattern != OpPattern.BROADCAST:
         return pattern
-    a, b = var.struct_info_, consumer.var.struct_info_
-    if isinstance(a, TensorStructInfo) and isinstance(b, TensorStructInfo) and \
-            a.dims is not None and b.dims is not None and structural_equal(a.dims, b.dims):
+    a, out = var.struct_info_, consumer.var.struct_info_
+    outs = out.fields if isinstance(out, TupleStructInfo) else [out]
+    if isinstance(a, TensorStructInfo) and a.dims is not None and any(
+            isinstance(b, TensorStructInfo) and b.dims is not None
+            and structural_equal(a.dims, b.dims) for b in outs):
         return OpPattern.ELEMWISE
     return pattern
 
@@ -160,12 +171,13 @@ def _groups(block, mod, uses, opt_level, unfusable) -> list:
 
 def _checked(group, uses) -> list:
     """``[group]`` when it can become one function (call_tirs and fields of its own tuples,
-    only the root used outside, the root a tensor), else one group per member."""
+    only the root used outside, the root a tensor or a tuple of them), else one group per
+    member."""
     members = group.members
     if len(members) == 1:
         return [group]
     inside = {m.var for m in members}
-    ok = _is_tensor(members[-1].var)
+    ok = _is_output(members[-1].var)
     for m in members:
         value = m.value
         if isinstance(value, rx.TupleGetItem):

@@ -5,9 +5,11 @@
                                                                    (x, w, b), out_sinfo=...)
 
 The fused PrimFunc takes the group's inputs and output as buffers (shapes from their struct
-info, int32 dims as ``emit_te`` makes them), allocates each intermediate in its root block, and
-runs the inlined bodies in order; each inlined body gets fresh loop / block variables, its
-buffers and shape variables replaced by the fused function's. Primitive functions and
+info, int32 dims as ``emit_te`` makes them; a tuple output gives one buffer per field, as
+``call_tir`` with a tuple ``out_sinfo`` expects), allocates each intermediate in its root
+block, and runs the inlined bodies in order; each inlined body gets fresh loop / block
+variables, its buffers and shape variables replaced by the fused function's (a body indexing
+in int64, written against Relax shapes, is first narrowed to int32). Primitive functions and
 PrimFuncs left unused are removed.
 """
 
@@ -139,11 +141,12 @@ class _Fuser:
             body, local_allocs = self.inline(binding, outs)
             stmts.append(body)
             allocs.extend(local_allocs)
-        out = self.buffers[out_var]
-        allocs = [b for b in allocs if b is not out]
-        handle = E.Var(f"p_output_{out.name}", "handle")
-        params.append(handle)
-        buffer_map.append((handle, out))
+        outs = self.tuple_buffers.get(out_var) or [self.buffers[out_var]]
+        allocs = [b for b in allocs if not any(b is o for o in outs)]
+        for out in outs:  # a tuple-valued group (batch_norm's) has one output per field
+            handle = E.Var(f"p_output_{out.name}", "handle")
+            params.append(handle)
+            buffer_map.append((handle, out))
         known = set()
         for _, buf in buffer_map:
             known.update(v for v in buf.shape if isinstance(v, E.Var))
@@ -227,6 +230,8 @@ class _Rewriter(ExprMutator):
             bind_symbols(param.struct_info, arg.struct_info, mapping)
         tir_vars = [retype_index(s, mapping, "int64") for s in scalars]
         out = derive_call_ret(func.struct_info, call)
+        if isinstance(out, TupleStructInfo):  # call_tir takes a list of output tensors
+            out = list(out.fields)
         return call_tir(new_gv, list(call.args), out, tir_vars or None)
 
 
