@@ -15,7 +15,7 @@ from irlab.target.c_syntax import (P_ATOM, P_COND, P_EQ, P_MUL, P_UNARY, _BITWIS
 class CallWriter:
     """Mixin of ``_FunctionWriter``: how calls are written."""
 
-    def e_Call(self, e):
+    def visit_call(self, e):
         name = _call_name(e)
         t = parse_dtype(e.dtype)
         args = list(e.args)

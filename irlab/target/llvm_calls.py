@@ -14,9 +14,9 @@ from irlab.target.llvm_types import (F64, I32, I64, PTR, _IndirectCallee, _LIBM,
 
 
 class CallLowering:
-    """Mixin of ``_FunctionBuilder``: ``e_Call`` and its helpers."""
+    """Mixin of ``_FunctionBuilder``: ``visit_call`` and its helpers."""
 
-    def e_Call(self, e):
+    def visit_call(self, e):
         name = e.op if isinstance(e.op, str) else getattr(e.op, "name", str(e.op))
         if not name.startswith("tir."):
             name = "tir." + name

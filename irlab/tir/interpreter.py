@@ -208,12 +208,12 @@ class TIRInterpreter:
 
     # -- expressions ---------------------------------------------------------------------
     def _expr(self, e):
-        method = method_table(type(self), "_e_")[type(e)]
+        method = method_table(type(self))[type(e)]
         if method is None:
             raise TIRError(f"the TIR interpreter cannot evaluate {type(e).__name__}", e)
         return method(self, e)
 
-    def _e_Var(self, e):
+    def visit_var(self, e):
         slot = self._slot(e)
         name = e.name_hint
 
@@ -225,21 +225,21 @@ class TIRInterpreter:
 
         return load
 
-    _e_SizeVar = _e_Var
+    visit_size_var = visit_var
 
-    def _e_IntImm(self, e):
+    def visit_int_imm(self, e):
         value = bool(e.value) if e.dtype == "bool" else e.value
         return lambda env: value
 
-    def _e_FloatImm(self, e):
+    def visit_float_imm(self, e):
         value = _to_value(e.value, e.dtype)
         return lambda env: value
 
-    def _e_StringImm(self, e):
+    def visit_string_imm(self, e):
         value = e.value
         return lambda env: value
 
-    def _e_Cast(self, e):
+    def visit_cast(self, e):
         inner = self._expr(e.value)
         convert = _caster(e.value.dtype, e.dtype)
         return lambda env: convert(inner(env))
@@ -272,28 +272,29 @@ class TIRInterpreter:
             return lambda env: ((fa(env) + fb(env) + 2147483648) & 4294967295) - 2147483648
         return lambda env: wrap(op(fa(env), fb(env)))
 
-    _e_Add = _e_Sub = _e_Mul = _e_Div = _e_Mod = _e_FloorDiv = _e_FloorMod = _binary
-    _e_Min = _e_Max = _e_EQ = _e_NE = _e_LT = _e_LE = _e_GT = _e_GE = _binary
+    visit_add = visit_sub = visit_mul = visit_div = visit_mod = _binary
+    visit_floor_div = visit_floor_mod = visit_min = visit_max = _binary
+    visit_eq = visit_ne = visit_lt = visit_le = visit_gt = visit_ge = _binary
 
-    def _e_And(self, e):
+    def visit_and(self, e):
         fa, fb = self._expr(e.a), self._expr(e.b)
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.logical_and(fa(env), fb(env))
         return lambda env: bool(fa(env)) and bool(fb(env))
 
-    def _e_Or(self, e):
+    def visit_or(self, e):
         fa, fb = self._expr(e.a), self._expr(e.b)
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.logical_or(fa(env), fb(env))
         return lambda env: bool(fa(env)) or bool(fb(env))
 
-    def _e_Not(self, e):
+    def visit_not(self, e):
         fa = self._expr(e.a)
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.logical_not(fa(env))
         return lambda env: not fa(env)
 
-    def _e_Select(self, e):
+    def visit_select(self, e):
         fc, ft, ff = (self._expr(x) for x in (e.condition, e.true_value, e.false_value))
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.where(fc(env), ft(env), ff(env))
@@ -304,18 +305,18 @@ class TIRInterpreter:
 
         return select
 
-    def _e_Ramp(self, e):
+    def visit_ramp(self, e):
         fb, fs = self._expr(e.base), self._expr(e.stride)
         lanes = np.arange(e.lanes)
         dtype = to_numpy_dtype(str(parse_dtype(e.dtype).element_of()))
         return lambda env: (fb(env) + fs(env) * lanes).astype(dtype)
 
-    def _e_Broadcast(self, e):
+    def visit_broadcast(self, e):
         fv, lanes = self._expr(e.value), e.lanes
         dtype = to_numpy_dtype(str(parse_dtype(e.dtype).element_of()))
         return lambda env: np.full(lanes, fv(env), dtype=dtype)
 
-    def _e_Shuffle(self, e):
+    def visit_shuffle(self, e):
         vectors = [self._expr(v) for v in e.vectors]
         indices = [self._expr(i) for i in e.indices]
 
@@ -325,7 +326,7 @@ class TIRInterpreter:
 
         return shuffle
 
-    def _e_Let(self, e):
+    def visit_let(self, e):
         slot, fv, fb = self._slot(e.var), self._expr(e.value), self._expr(e.body)
 
         def let(env):
@@ -334,7 +335,7 @@ class TIRInterpreter:
 
         return let
 
-    def _e_BufferLoad(self, e):
+    def visit_buffer_load(self, e):
         locate = self._locator(e.buffer, e.indices)
         t = parse_dtype(e.dtype)
         if t.lanes == 1 and t.code in ("int", "uint"):
@@ -343,7 +344,7 @@ class TIRInterpreter:
             return lambda env: bool(_load(locate(env)))
         return lambda env: _load(locate(env))
 
-    def _e_Call(self, e):
+    def visit_call(self, e):
         name, args = e.op, [self._expr(a) for a in e.args]
         dtype = parse_dtype(e.dtype)
         np_dtype = None if dtype.code in ("handle", "void") else to_numpy_dtype(
@@ -431,12 +432,12 @@ class TIRInterpreter:
 
     # -- statements ----------------------------------------------------------------------
     def _stmt(self, s):
-        method = method_table(type(self), "_s_")[type(s)]
+        method = method_table(type(self))[type(s)]
         if method is None:
             raise TIRError(f"the TIR interpreter cannot run {type(s).__name__}", s)
         return method(self, s)
 
-    def _s_BufferStore(self, s):
+    def visit_buffer_store(self, s):
         locate, fv = self._locator(s.buffer, s.indices), self._expr(s.value)
 
         def store(env):
@@ -446,7 +447,7 @@ class TIRInterpreter:
 
         return store
 
-    def _s_For(self, s):
+    def visit_for(self, s):
         slot, fmin, fext, body = (self._slot(s.loop_var), self._expr(s.min),
                                   self._expr(s.extent), self._stmt(s.body))
 
@@ -458,7 +459,7 @@ class TIRInterpreter:
 
         return loop
 
-    def _s_While(self, s):
+    def visit_while(self, s):
         cond, body = self._expr(s.condition), self._stmt(s.body)
 
         def loop(env):
@@ -467,7 +468,7 @@ class TIRInterpreter:
 
         return loop
 
-    def _s_IfThenElse(self, s):
+    def visit_if_then_else(self, s):
         cond, then = self._expr(s.condition), self._stmt(s.then_case)
         other = self._stmt(s.else_case) if s.else_case is not None else None
 
@@ -479,7 +480,7 @@ class TIRInterpreter:
 
         return branch
 
-    def _s_SeqStmt(self, s):
+    def visit_seq_stmt(self, s):
         parts = [self._stmt(x) for x in s.seq]
 
         def seq(env):
@@ -488,7 +489,7 @@ class TIRInterpreter:
 
         return seq
 
-    def _s_LetStmt(self, s):
+    def visit_let_stmt(self, s):
         slot, fv, body = self._slot(s.var), self._expr(s.value), self._stmt(s.body)
 
         def let(env):
@@ -497,7 +498,7 @@ class TIRInterpreter:
 
         return let
 
-    def _s_Allocate(self, s):
+    def visit_allocate(self, s):
         slot, extents = self._slot(s.buffer_var), [self._expr(x) for x in s.extents]
         dtype, body = to_numpy_dtype(str(parse_dtype(s.dtype).element_of())), self._stmt(s.body)
         lanes = parse_dtype(s.dtype).lanes
@@ -511,7 +512,7 @@ class TIRInterpreter:
 
         return allocate
 
-    def _s_DeclBuffer(self, s):
+    def visit_decl_buffer(self, s):
         slot, size, body = self._slot(s.buffer.data), self._size(s.buffer), self._stmt(s.body)
         dtype = to_numpy_dtype(s.buffer.dtype)
 
@@ -534,10 +535,10 @@ class TIRInterpreter:
 
         return size
 
-    def _s_AttrStmt(self, s):
+    def visit_attr_stmt(self, s):
         return self._stmt(s.body)
 
-    def _s_AssertStmt(self, s):
+    def visit_assert_stmt(self, s):
         cond, body = self._expr(s.condition), self._stmt(s.body)
         message = self._expr(s.message)
 
@@ -548,14 +549,14 @@ class TIRInterpreter:
 
         return check
 
-    def _s_Evaluate(self, s):
+    def visit_evaluate(self, s):
         value = self._expr(s.value)
         return lambda env: (value(env), None)[1]
 
-    def _s_Block(self, s):
-        return self._s_BlockRealize(S.BlockRealize([], True, s) if not s.iter_vars else None, s)
+    def visit_block(self, s):
+        return self.visit_block_realize(S.BlockRealize([], True, s) if not s.iter_vars else None, s)
 
-    def _s_BlockRealize(self, s, bare_block=None):
+    def visit_block_realize(self, s, bare_block=None):
         if s is None:
             raise TIRError(f"block {bare_block.name_hint} has iter vars but no BlockRealize")
         block = s.block
