@@ -16,8 +16,6 @@ Semantics, as TVM's C codegen would give them:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from irlab.errors import TIRError
@@ -26,6 +24,7 @@ from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.function import PrimFunc
 from irlab.tir.functor import method_table
+from irlab.tir.intrinsics import INTRINSICS
 
 
 def run(func: PrimFunc, *args):
@@ -101,37 +100,6 @@ _PICK = {(E.Min, False): min, (E.Max, False): max,
          (E.Max, True): lambda a, b: a if a >= b or a != a else b}
 _COMPARE = {E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b, E.LT: lambda a, b: a < b,
             E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b, E.GE: lambda a, b: a >= b}
-
-
-def _erf(x):
-    if isinstance(x, np.ndarray):
-        return np.vectorize(math.erf)(x).astype(x.dtype)
-    return math.erf(x)
-
-
-def _round_half_away(x):
-    """C's ``round`` (TVM's ``tir.round`` is ``llvm.round``): halves go away from zero."""
-    whole = np.trunc(x)
-    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
-
-
-_UNARY_MATH = {
-    "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.exp10": lambda x: np.power(10, x),
-    "tir.log": np.log, "tir.log2": np.log2, "tir.log10": np.log10, "tir.log1p": np.log1p,
-    "tir.sqrt": np.sqrt, "tir.rsqrt": lambda x: 1 / np.sqrt(x), "tir.tanh": np.tanh,
-    "tir.erf": _erf, "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.fabs": np.abs,
-    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.round": _round_half_away,
-    "tir.nearbyint": np.rint, "tir.trunc": np.trunc, "tir.sin": np.sin, "tir.cos": np.cos,
-    "tir.tan": np.tan, "tir.asin": np.arcsin, "tir.acos": np.arccos, "tir.atan": np.arctan,
-    "tir.sinh": np.sinh, "tir.cosh": np.cosh, "tir.isnan": np.isnan, "tir.isinf": np.isinf,
-    "tir.isfinite": np.isfinite, "tir.likely": lambda x: x,
-}
-_BINARY_MATH = {"tir.pow": np.power, "tir.fmod": np.fmod, "tir.atan2": np.arctan2,
-                "tir.hypot": np.hypot, "tir.copysign": np.copysign,
-                "tir.nextafter": np.nextafter}
-_BIT = {"tir.shift_left": lambda a, b: a << b, "tir.shift_right": lambda a, b: a >> b,
-        "tir.bitwise_and": lambda a, b: a & b, "tir.bitwise_or": lambda a, b: a | b,
-        "tir.bitwise_xor": lambda a, b: a ^ b}
 
 
 class TIRInterpreter:
@@ -345,33 +313,23 @@ class TIRInterpreter:
         return lambda env: _load(locate(env))
 
     def visit_call(self, e):
+        """By the intrinsic's numpy reference (``irlab.tir.intrinsics``); ``if_then_else``
+        and ``assume`` are control, evaluated here."""
         name, args = e.op, [self._expr(a) for a in e.args]
-        dtype = parse_dtype(e.dtype)
-        np_dtype = None if dtype.code in ("handle", "void") else to_numpy_dtype(
-            str(dtype.element_of()))
         if name == "tir.if_then_else":
             fc, ft, ff = args
             if parse_dtype(e.args[0].dtype).lanes > 1:  # as the codegens and TVM
                 raise TIRError("if_then_else needs a scalar condition (use Select for a "
                                "lane-wise choice)", e)
             return lambda env: ft(env) if fc(env) else ff(env)
-        if name in _UNARY_MATH or name in _BINARY_MATH:
-            fn = _UNARY_MATH.get(name) or _BINARY_MATH[name]
-            return lambda env: _cast_result(fn(*[a(env) for a in args]), dtype, np_dtype)
-        if name in _BIT:
-            fn, wrap = _BIT[name], _int_wrapper(e.dtype) if dtype.lanes == 1 else (lambda v: v)
-            return lambda env: wrap(fn(*[a(env) for a in args]))
-        if name == "tir.bitwise_not":
-            (fa,) = args
-            wrap = (lambda v: v) if dtype.lanes != 1 else (lambda v: bool(v & 1)) \
-                if dtype.code == "bool" else _int_wrapper(e.dtype)
-            return lambda env: wrap(~fa(env))
-        if name == "tir.fma":
-            fa, fb, fc = args
-            return lambda env: _cast_result(fa(env) * fb(env) + fc(env), dtype, np_dtype)
         if name == "tir.assume":
             return lambda env: None
-        raise TIRError(f"the TIR interpreter cannot run the intrinsic {name}", e)
+        record = INTRINSICS.get(name)
+        if record is None or record.numpy is None:
+            raise TIRError(f"the TIR interpreter cannot run the intrinsic {name}", e)
+        fn, result = record.numpy, _result_caster(e.dtype)
+        args = [_as_numpy_argument(f, a.dtype) for f, a in zip(args, e.args)]
+        return lambda env: result(fn(*[a(env) for a in args]))
 
     # -- buffer access -------------------------------------------------------------------
     def _locator(self, buffer, indices):
@@ -669,6 +627,29 @@ def _caster(src, dst):
             return float
         return to_numpy_dtype(dst).type
     raise TIRError(f"cannot cast {src} to {dst}")
+
+
+def _as_numpy_argument(evaluate, dtype):
+    """``evaluate`` giving a scalar integer as a numpy scalar of its dtype (the interpreter
+    computes on Python ints), so that a numpy reference sees the argument's width."""
+    t = parse_dtype(dtype)
+    if t.lanes != 1 or t.code not in ("int", "uint"):
+        return evaluate
+    scalar = to_numpy_dtype(dtype).type
+    return lambda env: scalar(evaluate(env))
+
+
+def _result_caster(dtype):
+    """What an intrinsic's numpy result becomes: a value of ``dtype`` as the interpreter holds
+    it (integers wrap to the width, as the machine's)."""
+    t = parse_dtype(dtype)
+    if t.code in ("handle", "void"):
+        return lambda value: value
+    np_dtype = to_numpy_dtype(str(t.element_of()))
+    if t.lanes == 1 and t.code in ("int", "uint"):
+        wrap = _int_wrapper(dtype)
+        return lambda value: wrap(int(value))
+    return lambda value: _cast_result(value, t, np_dtype)
 
 
 def _cast_result(value, dtype, np_dtype):

@@ -24,17 +24,9 @@ from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.functor import (DEEP, StmtExprMutator, method_table, post_order_below,
                                substitute, visit_name)
+from irlab.tir.intrinsics import INTRINSICS
 from irlab.tir.transform.common import const_int, is_no_op
 
-# elementwise intrinsics: a vector call computes each lane as the scalar call would
-_ELEMENTWISE = {
-    "tir.exp", "tir.exp2", "tir.exp10", "tir.log", "tir.log2", "tir.log10", "tir.log1p",
-    "tir.sqrt", "tir.rsqrt", "tir.tanh", "tir.erf", "tir.sigmoid", "tir.fabs", "tir.floor",
-    "tir.ceil", "tir.round", "tir.nearbyint", "tir.trunc", "tir.sin", "tir.cos", "tir.pow",
-    "tir.fma", "tir.if_then_else",
-}
-# the lane-wise condition of if_then_else would need both branches evaluated on every lane
-# (an out-of-bounds load in the untaken one): such calls stay scalar
 _BINARY = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE,
            E.LT, E.LE, E.GT, E.GE)
 
@@ -162,16 +154,21 @@ class _Vectorizer:
         return E.BufferLoad(e.buffer, [_widen(i, n) for i in indices])
 
     def visit_call(self, e):
-        if e.op not in _ELEMENTWISE:
+        """An ``elementwise`` intrinsic (``irlab.tir.intrinsics``) computes each lane as the
+        scalar call would; a ``conditional`` one (``if_then_else``) keeps its condition
+        scalar: a lane-wise condition would need both branches evaluated on every lane (an
+        out-of-bounds load in the untaken one), so such a call stays scalar."""
+        record = INTRINSICS.get(e.op)
+        if record is None or not record.elementwise:
             raise _NotVectorizable
         args = [self.expr(a) for a in e.args]
-        if e.op == "tir.if_then_else" and _lanes(args[0]) != 1:
+        if record.conditional and _lanes(args[0]) != 1:
             raise _NotVectorizable
         if all(a is b for a, b in zip(args, e.args)):
             return e
         n = max(_lanes(a) for a in args)
         dtype = str(parse_dtype(e.dtype).with_lanes(n))
-        if e.op == "tir.if_then_else":  # the condition stays scalar (one branch taken)
+        if record.conditional:  # the condition stays scalar (one branch taken)
             return E.Call(dtype, e.op, [args[0]] + [_widen(a, n) for a in args[1:]])
         return E.Call(dtype, e.op, [_widen(a, n) for a in args])
 
