@@ -17,7 +17,7 @@ from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
 from irlab.tir.functor import post_order_below, post_order_visit
 from irlab.tir.functor import method_table, visit_name
-from irlab.script.tir_builtins import UNARY_NAMES
+from irlab.tir.intrinsics import INTRINSICS
 from irlab.runtime.registry import register_func
 from irlab.script import dialect
 
@@ -639,13 +639,12 @@ class _FuncPrinter:
     def call_text(self, e) -> str:
         name = e.op[4:] if e.op.startswith("tir.") else e.op
         args = [self.expr(a) for a in e.args]
-        a0 = e.args[0] if e.args else None
-        if name in UNARY_NAMES and len(e.args) == 1 and a0.dtype == e.dtype:
-            return f"T.{name}({args[0]})"
+        record = INTRINSICS.get(e.op)
+        if record is not None and record.tvmscript and e.args and \
+                record.num_args in (None, len(e.args)) and all(a.dtype == e.dtype for a in e.args):
+            return f"T.{name}({', '.join(args)})"
         if name == "if_then_else" and e.dtype == e.args[1].dtype:
             return f"T.if_then_else({', '.join(args)})"
-        if name in ("pow", "fma") and all(a.dtype == e.dtype for a in e.args):
-            return f"T.{name}({', '.join(args)})"
         if name == "likely" and e.dtype == "bool":
             return f"T.likely({args[0]})"
         if name == "tvm_call_packed" and e.dtype == "int32":

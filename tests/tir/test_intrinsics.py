@@ -87,7 +87,7 @@ def test_a_record_builds_its_call():
 
 # -- an intrinsic added from Python, in one block ------------------------------------------
 CBRT = register_intrinsic("tir.test_cbrt", 1, numpy=np.cbrt, libm="cbrt", elementwise=True,
-                          override=True, doc="the cube root: the C library's cbrt")
+                          tvmscript=True, override=True, doc="the cube root: C's cbrt")
 
 
 @needs_cc
@@ -98,7 +98,14 @@ def test_intrinsic_spelled_by_a_c_function_runs_everywhere(lanes):
     for where, b in _run_everywhere(func, a, (HOST_LLVM, "c")).items():
         np.testing.assert_allclose(b, np.cbrt(a), rtol=1e-6, err_msg=where)
     if lanes > 1:  # VectorizeLoop widened the call: one vector call per 8 lanes
-        assert "float32x8" in irlab.lower(func).script()
+        assert "T.test_cbrt(A[T.Ramp(" in irlab.lower(func).script()
+
+
+def test_intrinsic_reads_and_prints_in_tvmscript():
+    func = _elementwise_func(CBRT)
+    text = func.script()
+    assert "T.test_cbrt(A[v_i])" in text
+    irlab.ir.assert_structural_equal(irlab.script.from_source(text), func)
 
 
 def _square_plus(x):

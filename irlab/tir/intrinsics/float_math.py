@@ -82,10 +82,10 @@ _BINARY = (
 for _table, _arity in ((_UNARY, 1), (_BINARY, 2)):
     for _name, _ref, _llvm, _libm, _elementwise in _table:
         register_intrinsic("tir." + _name, _arity, numpy=_ref, llvm=_llvm, libm=_libm,
-                           elementwise=_elementwise)
+                           elementwise=_elementwise, tvmscript=_arity == 1 or _name == "pow")
 
 # fma: LLVM's llvm.fma without the float16 widening of the other LLVM math (a lowering)
-register_intrinsic("tir.fma", 3, numpy=_fma, libm="fma", elementwise=True,
+register_intrinsic("tir.fma", 3, numpy=_fma, libm="fma", elementwise=True, tvmscript=True,
                    doc="a * b + c, rounded once")
 
 

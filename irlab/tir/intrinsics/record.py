@@ -25,6 +25,8 @@ INTRINSICS: dict[str, "Intrinsic"] = {}
 #                (infix), else ``c_function`` (called as spelled)
 #   VectorizeLoop: ``elementwise``; ``conditional`` keeps the first argument scalar
 #   deep-expression codegen: ``pure`` and not ``conditional`` may be translated ahead
+#   TVMScript: ``tvmscript``: ``T.<short name>(args)`` is parsed, and printed when the
+#                arguments have the call's dtype (else ``T.call_intrin``)
 
 
 @dataclasses.dataclass(eq=False)
@@ -48,6 +50,7 @@ class Intrinsic:
     c_function: str | None = None
     elementwise: bool = False
     conditional: bool = False  # evaluates only some arguments (``if_then_else``)
+    tvmscript: bool = False  # TVMScript spells it ``T.<short name>(args)`` (dtype: the args')
     dtype_rule: Callable | None = None
     lowerings: dict = dataclasses.field(default_factory=dict)  # target kind -> function name
     doc: str = ""
