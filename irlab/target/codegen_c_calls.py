@@ -164,6 +164,18 @@ def _popcount(w, e):
     return f"({c_type(e.dtype)}){fn}({cast}{w.sub(e.args[0], P_UNARY)})", P_UNARY
 
 
+@register_lowering("tir.clz", "c")
+def _clz(w, e):
+    bits = parse_dtype(e.args[0].dtype).bits
+    fn, width = ("__builtin_clzll", 64) if bits > 32 else ("__builtin_clz", 32)
+    cast = "(unsigned long long)" if bits > 32 else "(unsigned)"
+    unsigned = f"(uint{bits}_t)" if bits < 32 else ""  # no sign extension of a narrow value
+    x = w.sub(e.args[0], P_UNARY)
+    count = f"{fn}({cast}{unsigned}{x})" + (f" - {width - bits}" if bits < width else "")
+    # __builtin_clz(0) is undefined: clz(0) is the width
+    return f"({c_type(e.dtype)})({x} == 0 ? {bits} : {count})", P_UNARY
+
+
 @register_lowering("tir.reinterpret", "c")
 def _reinterpret(w, e):
     (arg,) = e.args

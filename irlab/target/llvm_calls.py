@@ -10,8 +10,8 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir.intrinsics import INTRINSICS, register_lowering
-from irlab.target.llvm_types import (F64, I32, I64, PTR, _IndirectCallee, _splat_const, _to_word,
-                                     _type_suffix, llvm_type)
+from irlab.target.llvm_types import (F64, I1, I32, I64, PTR, _IndirectCallee, _splat_const,
+                                     _to_word, _type_suffix, llvm_type)
 
 
 class CallLowering:
@@ -231,6 +231,22 @@ def _shift_right(bld, e):
 def _popcount(bld, e):
     args, ty = _operands(bld, e)
     return bld.b.call(bld.cg.function(f"llvm.ctpop.{_type_suffix(ty)}", ty, [ty]), args)
+
+
+@register_lowering("tir.clz", "llvm")
+def _clz(bld, e):
+    args, ty = _operands(bld, e)
+    src = args[0].type
+    ctlz = bld.cg.function(f"llvm.ctlz.{_type_suffix(src)}", src, [src, I1])
+    count = bld.b.call(ctlz, [args[0], ir.Constant(I1, 0)])  # 0 is defined: the width
+    width, to = _int_width(src), _int_width(ty)
+    if width == to:
+        return count
+    return bld.b.trunc(count, ty) if width > to else bld.b.zext(count, ty)
+
+
+def _int_width(ty):
+    return (ty.element if isinstance(ty, ir.VectorType) else ty).width
 
 
 @register_lowering("tir.reinterpret", "llvm")

@@ -374,6 +374,27 @@ def bitwise_not(a, span=None):
     return _e.Call(a.dtype, "tir.bitwise_not", (a,), span)
 
 
+def popcount(x, span=None):
+    """The number of set bits of the integer ``x`` (``tir.popcount``, of ``x``'s dtype)."""
+    x = _integer_operand(x, "popcount")
+    return _e.Call(x.dtype, "tir.popcount", (x,), span)
+
+
+def clz(x, span=None):
+    """The number of leading zero bits of the integer ``x`` in its width, as int32 (TVM's
+    ``tir.clz``; irlab defines ``clz(0)`` as the width)."""
+    x = _integer_operand(x, "clz")
+    return _e.Call(str(parse_dtype("int32").with_lanes(parse_dtype(x.dtype).lanes)), "tir.clz",
+                   (x,), span)
+
+
+def _integer_operand(x, name):
+    x = _e.convert(x)
+    if parse_dtype(x.dtype).code not in ("int", "uint"):
+        raise TIRError(f"{name} needs an integer operand, got {x.dtype}")
+    return x
+
+
 # -- math intrinsics -------------------------------------------------------------------
 def _float_unary(name):
     def build(x, span=None):

@@ -154,10 +154,36 @@ def test_an_intrinsic_without_a_spelling_is_a_clear_error():
 def test_popcount_and_bits_run_in_the_interpreter_as_compiled():
     n = 16
     A = te.placeholder((n,), "int32", "A")
-    B = te.compute((n,), lambda i: get_intrinsic("popcount")(A[i])
+    B = te.compute((n,), lambda i: tir.popcount(A[i])
                    + tir.op.bitwise_xor(tir.op.left_shift(A[i], 3), A[i]), name="B")
     func = te.create_prim_func([A, B]).with_attr("global_symbol", "kernel")
     a = np.random.default_rng(2).integers(-2 ** 31, 2 ** 31, n).astype("int32")
     expected = np.bitwise_count(a.view("uint32")).astype("int32") + ((a << 3) ^ a)
     for where, b in _run_everywhere(func, a, (HOST_LLVM,)).items():
         np.testing.assert_array_equal(b, expected, err_msg=where)
+
+
+def _numpy_clz(a):
+    bits = 8 * a.dtype.itemsize
+    return np.array([bits - int(v).bit_length() for v in a.view(f"u{a.dtype.itemsize}")],
+                    "int32")
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+def test_clz_counts_leading_zeros_everywhere(dtype):
+    n = 16
+    A = te.placeholder((n,), dtype, "A")
+    B = te.compute((n,), lambda i: tir.clz(A[i]), name="B")
+    func = te.create_prim_func([A, B]).with_attr("global_symbol", "kernel")
+    info = np.iinfo(dtype)
+    a = np.random.default_rng(3).integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    a[:3] = [0, 1, info.max]
+    expected = _numpy_clz(a)
+    b = np.zeros(n, "int32")
+    tir.run(func, a, b)
+    np.testing.assert_array_equal(b, expected, err_msg="interpreter")
+    for target in (HOST_LLVM, "c"):
+        b = np.zeros(n, "int32")
+        irlab.build(func, target=target)(a, b)
+        np.testing.assert_array_equal(b, expected, err_msg=target)
