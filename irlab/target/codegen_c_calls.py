@@ -33,7 +33,10 @@ class CallWriter:
                 f"(_Float16){text}", P_UNARY)
         if record.c_operator is not None:
             op = record.c_operator
-            p = OPERATOR_PRECEDENCE[op]
+            p = OPERATOR_PRECEDENCE.get(op)
+            if p is None or len(args) != 2:
+                raise CodegenError(f"C codegen: {e.op} is spelled with {op!r}, not a binary C "
+                                   f"operator on its {len(args)} argument(s)", e)
             return self._narrow(e, (f"{self.sub(args[0], p + 1)} {op} "
                                     f"{self.sub(args[1], p + 1)}", p))
         return f"{record.c_function}({', '.join(self.expr(a) for a in args)})", P_ATOM

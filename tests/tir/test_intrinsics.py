@@ -8,6 +8,9 @@ import irlab
 from irlab import te, tir
 from irlab.errors import CodegenError, TIRError
 from irlab.runtime.module import find_c_compiler
+# each code generator registers its intrinsic lowerings when it is loaded
+from irlab.target import codegen_c_calls, llvm_calls  # noqa: F401
+from irlab.target.c_syntax import P_ADD, P_ATOM
 from irlab.tir.intrinsics import (INTRINSICS, Intrinsic, get_intrinsic, register_intrinsic,
                                   register_lowering)
 
@@ -54,9 +57,6 @@ def test_every_intrinsic_says_how_each_consumer_reads_it():
 
 
 def test_math_intrinsics_have_a_reference_and_both_spellings():
-    import irlab.target.codegen_c_calls  # noqa: F401  (each code generator registers its
-    import irlab.target.llvm_calls  # noqa: F401       lowerings when it is loaded)
-
     for name in ("exp", "log", "sqrt", "tanh", "erf", "pow", "fabs", "floor", "ceil", "round",
                  "sin", "cos", "fma", "sigmoid", "rsqrt", "exp10", "popcount", "bitwise_and",
                  "shift_right", "isnan"):
@@ -126,8 +126,8 @@ def _square_plus_llvm(builder, call):
 
 @register_lowering("tir.test_square_plus", "c", override=True)
 def _square_plus_c(writer, call):
-    x = writer.sub(call.args[0], 16)  # an atom: parenthesized unless it is one
-    return f"{x} * {x} + {x}", 12  # C's additive precedence
+    x = writer.sub(call.args[0], P_ATOM)  # parenthesized unless it is an atom
+    return f"{x} * {x} + {x}", P_ADD  # the text and its C precedence
 
 
 @needs_cc
