@@ -86,7 +86,7 @@ def const_int_bound(e, bounds, values=None) -> ConstIntBound:
 
 
 class _Bounds:
-    """The interval of each expression, one ``b_<Class>`` rule per kind (found through
+    """The interval of each expression, one ``visit_<node>`` rule per kind (found through
     ``tir.functor.method_table``); a kind without a rule ranges over its dtype."""
 
     def __init__(self, bounds, values):
@@ -108,13 +108,13 @@ class _Bounds:
         if not isinstance(e, (E.IntImm, E.Var)) and not is_index_dtype(dt) and \
                 parse_dtype(dt).code != "bool":
             return dtype_range(dt)
-        rule = method_table(_Bounds, "b_")[type(e)]
+        rule = method_table(_Bounds)[type(e)]
         return dtype_range(dt) if rule is None else rule(self, e)
 
-    def b_IntImm(self, e):
+    def visit_int_imm(self, e):
         return e.value, e.value
 
-    def b_Var(self, e):
+    def visit_var(self, e):
         lo, hi = dtype_range(e.dtype)
         if isinstance(e, E.SizeVar):
             lo = max(lo, 0)
@@ -126,29 +126,29 @@ class _Bounds:
             lo, hi = max(lo, blo), min(hi, bhi)
         return lo, hi
 
-    b_SizeVar = b_Var
+    visit_size_var = visit_var
 
-    def b_Add(self, e):
+    def visit_add(self, e):
         (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return a0 + b0, a1 + b1
 
-    def b_Sub(self, e):
+    def visit_sub(self, e):
         (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return a0 - b1, a1 - b0
 
-    def b_Mul(self, e):
+    def visit_mul(self, e):
         return _corners(lambda x, y: x * y, self.bound(e.a), self.bound(e.b))
 
-    def b_FloorDiv(self, e):
+    def visit_floor_div(self, e):
         (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         if b0 <= 0 <= b1:  # the divisor may be zero (or change sign): no information
             return dtype_range(e.dtype)
         f = _floordiv if isinstance(e, E.FloorDiv) else _truncdiv
         return _corners(f, (a0, a1), (b0, b1))
 
-    b_Div = b_FloorDiv
+    visit_div = visit_floor_div
 
-    def b_FloorMod(self, e):
+    def visit_floor_mod(self, e):
         (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         if b0 > 0:
             if a0 >= 0 and a1 < b0:  # the modulus never wraps
@@ -158,7 +158,7 @@ class _Bounds:
             return b0 + 1, 0
         return dtype_range(e.dtype)
 
-    def b_Mod(self, e):
+    def visit_mod(self, e):
         (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         if b0 <= 0 <= b1:
             return dtype_range(e.dtype)
@@ -169,26 +169,26 @@ class _Bounds:
             return max(a0, -m), 0
         return max(a0, -m), min(a1, m)
 
-    def b_Min(self, e):
+    def visit_min(self, e):
         (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return min(a0, b0), min(a1, b1)
 
-    def b_Max(self, e):
+    def visit_max(self, e):
         (a0, a1), (b0, b1) = self.bound(e.a), self.bound(e.b)
         return max(a0, b0), max(a1, b1)
 
-    def b_Select(self, e):
+    def visit_select(self, e):
         (a0, a1), (b0, b1) = self.bound(e.true_value), self.bound(e.false_value)
         return min(a0, b0), max(a1, b1)
 
-    def b_Cast(self, e):
+    def visit_cast(self, e):
         if is_index_dtype(e.value.dtype) or parse_dtype(e.value.dtype).code == "bool":
             return self.bound(e.value)  # clamped to the target dtype by the caller
         if parse_dtype(e.value.dtype).code in ("int", "uint"):
             return dtype_range(e.value.dtype)  # a narrow integer: anywhere in its range
         return dtype_range(e.dtype)
 
-    def b_Let(self, e):
+    def visit_let(self, e):
         inner = dict(self.values)
         inner[e.var] = e.value
         return _Bounds(self.bounds, inner).bound(e.body)
@@ -214,7 +214,7 @@ def modular_set(e, bounds, values=None) -> ModularSet:
 
 
 class _Modular:
-    """The modular set of each expression, one ``m_<Class>`` rule per kind (found through
+    """The modular set of each expression, one ``visit_<node>`` rule per kind (found through
     ``tir.functor.method_table``); a kind without a rule may take any value."""
 
     def __init__(self, bounds, values):
@@ -225,31 +225,31 @@ class _Modular:
             return ModularSet(0, e.value)
         if not hasattr(e, "dtype") or not is_index_dtype(e.dtype):
             return _EVERYTHING
-        rule = method_table(_Modular, "m_")[type(e)]
+        rule = method_table(_Modular)[type(e)]
         return _EVERYTHING if rule is None else rule(self, e)
 
-    def m_Var(self, e):
+    def visit_var(self, e):
         if e in self.values:
             return self.of(self.values[e])
         lo, hi = self.bounds.get(e, (0, 1))
         return ModularSet(0, lo) if lo == hi else _EVERYTHING
 
-    m_SizeVar = m_Var
+    visit_size_var = visit_var
 
-    def m_Add(self, e):
+    def visit_add(self, e):
         a, b = self.of(e.a), self.of(e.b)
         base = a.base + b.base if isinstance(e, E.Add) else a.base - b.base
         return _norm(math.gcd(a.coeff, b.coeff), base)
 
-    m_Sub = m_Add
+    visit_sub = visit_add
 
-    def m_Mul(self, e):
+    def visit_mul(self, e):
         a, b = self.of(e.a), self.of(e.b)
         # (c1 k + b1)(c2 l + b2) = c1 c2 kl + c1 b2 k + c2 b1 l + b1 b2
         coeff = math.gcd(a.coeff * b.coeff, a.coeff * b.base, b.coeff * a.base)
         return _norm(coeff, a.base * b.base)
 
-    def m_FloorDiv(self, e):
+    def visit_floor_div(self, e):
         a, b = self.of(e.a), self.of(e.b)
         if b.coeff != 0 or b.base <= 0:
             return _EVERYTHING
@@ -262,17 +262,17 @@ class _Modular:
         g = math.gcd(a.coeff, c)  # x mod c keeps x's residue modulo gcd(coeff, c)
         return _norm(g, a.base)
 
-    m_FloorMod = m_FloorDiv
+    visit_floor_mod = visit_floor_div
 
-    def m_Min(self, e):
+    def visit_min(self, e):
         return _union(self.of(e.a), self.of(e.b))
 
-    m_Max = m_Min
+    visit_max = visit_min
 
-    def m_Select(self, e):
+    def visit_select(self, e):
         return _union(self.of(e.true_value), self.of(e.false_value))
 
-    def m_Let(self, e):
+    def visit_let(self, e):
         inner = dict(self.values)
         inner[e.var] = e.value
         return _Modular(self.bounds, inner).of(e.body)

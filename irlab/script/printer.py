@@ -16,8 +16,8 @@ from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
 from irlab.tir.functor import post_order_below, post_order_visit
-from irlab.tir.functor import method_table
-from irlab.script.tir_builtins import UNARY_NAMES
+from irlab.tir.functor import method_table, visit_name
+from irlab.tir.intrinsics import INTRINSICS
 from irlab.runtime.registry import register_func
 from irlab.script import dialect
 
@@ -318,22 +318,22 @@ class _FuncPrinter:
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, s, ind, last):
-        m = method_table(type(self), "stmt_")[type(s)]
+        m = method_table(type(self))[type(s)]
         if m is None:
             raise TypeError(f"the TVMScript printer cannot print {type(s).__name__}")
         m(self, s, ind, last)
 
-    def stmt_SeqStmt(self, s, ind, last):
+    def visit_seq_stmt(self, s, ind, last):
         for k, x in enumerate(s.seq):
             self.stmt(x, ind, last and k == len(s.seq) - 1)
 
-    def stmt_BufferStore(self, s, ind, last):
+    def visit_buffer_store(self, s, ind, last):
         self.emit(ind, f"{self.load_text(s.buffer, s.indices)} = {self.expr(s.value)}")
 
-    def stmt_Evaluate(self, s, ind, last):
+    def visit_evaluate(self, s, ind, last):
         self.emit(ind, f"T.evaluate({self.expr(s.value)})")
 
-    def stmt_IfThenElse(self, s, ind, last):
+    def visit_if_then_else(self, s, ind, last):
         self.emit(ind, f"if {self.expr(s.condition)}:")
         self.nested(s.then_case, ind + 1)
         if s.else_case is not None:
@@ -345,7 +345,7 @@ class _FuncPrinter:
         self.stmt(body, ind, True)
         self.close_scope(mark)
 
-    def stmt_While(self, s, ind, last):
+    def visit_while(self, s, ind, last):
         self.emit(ind, f"while {self.expr(s.condition)}:")
         self.nested(s.body, ind + 1)
 
@@ -359,7 +359,7 @@ class _FuncPrinter:
             self.emit(ind, with_head)
             self.stmt(body, ind + 1, True)
 
-    def stmt_LetStmt(self, s, ind, last):
+    def visit_let_stmt(self, s, ind, last):
         value = self.expr(s.value)
         name = self.define(s.var, s.var.name_hint)
         if last:
@@ -371,12 +371,12 @@ class _FuncPrinter:
             self.emit_implicit(s.var, ind + 1)
             self.stmt(s.body, ind + 1, True)
 
-    def stmt_AssertStmt(self, s, ind, last):
+    def visit_assert_stmt(self, s, ind, last):
         cond, msg = self.expr(s.condition), self.expr(s.message)
         self._scoped(ind, last, f"assert {cond}, {msg}", f"with T.Assert({cond}, {msg}):",
                      s.body)
 
-    def stmt_Allocate(self, s, ind, last):
+    def visit_allocate(self, s, ind, last):
         args = f"[{', '.join(self.expr(e) for e in s.extents)}], {json.dumps(s.dtype)}"
         scope = getattr(s.buffer_var.type_annotation, "storage_scope", None) or "global"
         args += f", {json.dumps(scope)}"
@@ -391,14 +391,14 @@ class _FuncPrinter:
         self.emit_implicit(s.buffer_var, inner)
         self.stmt(s.body, inner, True)
 
-    def stmt_DeclBuffer(self, s, ind, last):
+    def visit_decl_buffer(self, s, ind, last):
         b = s.buffer
         args = self.buffer_args(b, data=id(b.data) in self.names)
         name = self.define(b, b.name)
         self._scoped(ind, last, f"{name} = T.decl_buffer({args})",
                      f"with T.decl_buffer({args}) as {name}:", s.body)
 
-    def stmt_AttrStmt(self, s, ind, last):
+    def visit_attr_stmt(self, s, ind, last):
         node = s.node
         node = self.expr(node) if isinstance(node, (E.PrimExpr, str)) else json.dumps(str(node))
         self.emit(ind, f"with T.attr({node}, {json.dumps(s.attr_key)}, {self.expr(s.value)}):")
@@ -409,7 +409,7 @@ class _FuncPrinter:
                 and s.thread_binding is None and isinstance(s.min, E.IntImm)
                 and s.min.value == 0)
 
-    def stmt_For(self, s, ind, last):
+    def visit_for(self, s, ind, last):
         loops = [s]
         if self._grid_loop(s):
             while self._grid_loop(loops[-1].body) and not self._uses(
@@ -455,7 +455,7 @@ class _FuncPrinter:
             return str(lo.value + extent.value)
         return self.expr(E.Add(lo, extent))
 
-    def stmt_BlockRealize(self, s, ind, last):
+    def visit_block_realize(self, s, ind, last):
         b = s.block
         self.emit(ind, f"with T.block({json.dumps(b.name_hint)}):")
         mark = self.open_scope()
@@ -561,91 +561,90 @@ class _FuncPrinter:
         return f"({text})" if p < prec else text
 
     def _expr(self, e):
-        """(text, precedence) of ``e`` through the ``expr_<Class>`` methods."""
-        method = method_table(type(self), "expr_")[type(e)]
+        """(text, precedence) of ``e`` through the ``visit_<node>`` methods."""
+        method = method_table(type(self))[type(e)]
         if method is None:
             raise TypeError(f"the TVMScript printer cannot print {type(e).__name__}")
         return method(self, e)
 
-    def expr_binary(self, e):
+    def _visit_binary(self, e):
         op, p = _BIN[type(e)]
         if type(e) in _LEFT_ASSOCIATIVE:  # the right operand needs a strictly tighter binding
             return f"{self.expr(e.a, p)} {op} {self.expr(e.b, p + 1)}", p
         return f"{self.expr(e.a, p + 1)} {op} {self.expr(e.b, p + 1)}", p
 
-    def expr_Var(self, e):
+    def visit_var(self, e):
         return self.name_of(e), 10
 
-    expr_SizeVar = expr_Var
+    visit_size_var = visit_var
 
-    def expr_IntImm(self, e):
+    def visit_int_imm(self, e):
         if e.dtype == "int32":
             return str(e.value), (10 if e.value >= 0 else 8)
         if e.dtype == "bool":
             return f"T.bool({bool(e.value)})", 10
         return f"T.{e.dtype}({e.value})", 10
 
-    def expr_FloatImm(self, e):
+    def visit_float_imm(self, e):
         return f"T.{e.dtype}({_float_text(e.value)})", 10
 
-    def expr_StringImm(self, e):
+    def visit_string_imm(self, e):
         return json.dumps(e.value), 10
 
-    def expr_Not(self, e):
+    def visit_not(self, e):
         return f"not {self.expr(e.a, 3)}", 3
 
-    def expr_Div(self, e):
+    def visit_div(self, e):
         if parse_dtype(e.dtype).is_float:
             return f"{self.expr(e.a, 7)} / {self.expr(e.b, 8)}", 7
         return f"T.Div({self.expr(e.a)}, {self.expr(e.b)})", 10
 
-    def expr_Mod(self, e):
+    def visit_mod(self, e):
         return f"T.truncmod({self.expr(e.a)}, {self.expr(e.b)})", 10
 
-    def expr_min_max(self, e):
+    def _visit_min_max(self, e):
         return f"T.{type(e).__name__.lower()}({self.expr(e.a)}, {self.expr(e.b)})", 10
 
-    expr_Min = expr_Max = expr_min_max
+    visit_min = visit_max = _visit_min_max
 
-    def expr_Cast(self, e):
+    def visit_cast(self, e):
         return f"T.Cast({json.dumps(e.dtype)}, {self.expr(e.value)})", 10
 
-    def expr_Select(self, e):
+    def visit_select(self, e):
         return (f"T.Select({self.expr(e.condition)}, {self.expr(e.true_value)}, "
                 f"{self.expr(e.false_value)})"), 10
 
-    def expr_BufferLoad(self, e):
+    def visit_buffer_load(self, e):
         return self.load_text(e.buffer, e.indices), 10
 
-    def expr_Ramp(self, e):
+    def visit_ramp(self, e):
         return f"T.Ramp({self.expr(e.base)}, {self.expr(e.stride)}, {e.lanes})", 10
 
-    def expr_Broadcast(self, e):
+    def visit_broadcast(self, e):
         return f"T.Broadcast({self.expr(e.value)}, {e.lanes})", 10
 
-    def expr_Shuffle(self, e):
+    def visit_shuffle(self, e):
         vecs = ", ".join(self.expr(v) for v in e.vectors)
         idx = ", ".join(self.expr(i) for i in e.indices)
         return f"T.Shuffle([{vecs}], [{idx}])", 10
 
-    def expr_Let(self, e):
+    def visit_let(self, e):
         value = self.expr(e.value)
         name = self.define(e.var, e.var.name_hint)
         return f"T.Let({self.expr(e.body)}, where={{{name}: {value}}})", 10
 
-    def expr_Call(self, e):
+    def visit_call(self, e):
         return self.call_text(e), 10
 
     def call_text(self, e) -> str:
         name = e.op[4:] if e.op.startswith("tir.") else e.op
         args = [self.expr(a) for a in e.args]
-        a0 = e.args[0] if e.args else None
-        if name in UNARY_NAMES and len(e.args) == 1 and a0.dtype == e.dtype:
-            return f"T.{name}({args[0]})"
+        record = INTRINSICS.get(e.op)
+        if record is not None and record.tvmscript and e.args and \
+                record.num_args in (None, len(e.args)) and all(a.dtype == e.dtype for a in e.args):
+            return f"T.{name}({', '.join(args)})"
         if name == "if_then_else" and e.dtype == e.args[1].dtype:
             return f"T.if_then_else({', '.join(args)})"
-        if name in ("pow", "fma") and all(a.dtype == e.dtype for a in e.args):
-            return f"T.{name}({', '.join(args)})"
         if name == "likely" and e.dtype == "bool":
             return f"T.likely({args[0]})"
         if name == "tvm_call_packed" and e.dtype == "int32":
@@ -656,7 +655,7 @@ class _FuncPrinter:
 
 
 for _binary in _BIN:
-    setattr(_FuncPrinter, "expr_" + _binary.__name__, _FuncPrinter.expr_binary)
+    setattr(_FuncPrinter, visit_name(_binary), _FuncPrinter._visit_binary)
 
 
 def _is_buffer(x):

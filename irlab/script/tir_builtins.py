@@ -15,6 +15,7 @@ import numpy as np
 from irlab.errors import ParseError, TIRError
 from irlab.tir import expr as _e
 from irlab.tir import op as _op
+from irlab.tir.intrinsics import INTRINSICS
 
 
 class _Marker:
@@ -286,10 +287,23 @@ def _unary(name):
     return build
 
 
-for _name in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
-              "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
-              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"):
+# the one-argument intrinsics TVMScript spells ``T.<name>`` (their records say ``tvmscript``)
+UNARY_NAMES = tuple(r.short_name for r in INTRINSICS.values() if r.tvmscript and r.num_args == 1)
+for _name in UNARY_NAMES:
     globals()[_name] = _unary(_name)
+
+
+def __getattr__(name):
+    """``T.<name>`` of an intrinsic registered later with ``tvmscript=True``."""
+    record = INTRINSICS.get("tir." + name)
+    if record is None or not record.tvmscript:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def build(*args, dtype=None):
+        return record(*args, dtype=dtype)
+
+    build.__name__ = name
+    return build
 
 
 def _opaque(name, default_dtype):
@@ -334,11 +348,6 @@ for _name in ("isnan", "isinf", "isfinite"):
 popcount = _unary("popcount")
 
 # Names of intrinsics printed as ``T.<name>(...)`` (the rest print as ``T.call_intrin``).
-UNARY_NAMES = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
-               "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
-               "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
-
-
 def tvm_call_packed(*args, dtype="int32"):
     """TVM's lowered spelling of ``T.call_packed``."""
     return _e.Call(dtype, "tir.tvm_call_packed", args)

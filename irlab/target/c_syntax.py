@@ -8,6 +8,7 @@ from irlab.errors import CodegenError
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir.functor import post_order_visit
+from irlab.tir.intrinsics import INTRINSICS
 
 ALIGN = 64
 STACK_LIMIT = 256 * 1024  # bytes, as codegen_llvm: larger or dynamic allocations use the heap
@@ -20,18 +21,6 @@ struct switch typedef union unsigned void volatile while _Bool _Complex _Imagina
 false NULL main free args closure words err values codes status begin end
 """.split())
 
-# TIR intrinsic -> C math function for float64 (float32 adds the "f" suffix)
-_LIBM = {"tir.exp": "exp", "tir.exp2": "exp2", "tir.log": "log", "tir.log2": "log2",
-         "tir.log10": "log10", "tir.sqrt": "sqrt", "tir.fabs": "fabs", "tir.floor": "floor",
-         "tir.ceil": "ceil", "tir.round": "round", "tir.nearbyint": "nearbyint",
-         "tir.trunc": "trunc", "tir.sin": "sin", "tir.cos": "cos", "tir.tan": "tan",
-         "tir.tanh": "tanh", "tir.erf": "erf", "tir.log1p": "log1p", "tir.asin": "asin",
-         "tir.acos": "acos", "tir.atan": "atan", "tir.sinh": "sinh", "tir.cosh": "cosh",
-         "tir.atan2": "atan2", "tir.hypot": "hypot", "tir.fmod": "fmod",
-         "tir.nextafter": "nextafter", "tir.pow": "pow", "tir.copysign": "copysign",
-         "tir.fma": "fma"}
-_MATH_H = frozenset(v + s for v in _LIBM.values() for s in ("", "f")) | {"exp10", "exp10f"}
-
 # C operator precedence (larger binds tighter)
 P_ATOM, P_UNARY, P_MUL, P_ADD, P_SHIFT, P_REL, P_EQ = 16, 15, 13, 12, 11, 10, 9
 P_BAND, P_XOR, P_BOR, P_LAND, P_LOR, P_COND = 8, 7, 6, 5, 4, 3
@@ -39,9 +28,16 @@ P_BAND, P_XOR, P_BOR, P_LAND, P_LOR, P_COND = 8, 7, 6, 5, 4, 3
 _BINOPS = {E.Add: ("+", P_ADD), E.Sub: ("-", P_ADD), E.Mul: ("*", P_MUL),
            E.EQ: ("==", P_EQ), E.NE: ("!=", P_EQ), E.LT: ("<", P_REL), E.LE: ("<=", P_REL),
            E.GT: (">", P_REL), E.GE: (">=", P_REL)}
-_BITWISE = {"tir.bitwise_and": ("&", P_BAND), "tir.bitwise_or": ("|", P_BOR),
-            "tir.bitwise_xor": ("^", P_XOR), "tir.shift_left": ("<<", P_SHIFT),
-            "tir.shift_right": (">>", P_SHIFT)}
+# the infix operators an intrinsic may be spelled with (``Intrinsic.c_operator``)
+OPERATOR_PRECEDENCE = {"&": P_BAND, "|": P_BOR, "^": P_XOR, "<<": P_SHIFT, ">>": P_SHIFT,
+                       "+": P_ADD, "-": P_ADD, "*": P_MUL, "/": P_MUL, "%": P_MUL}
+
+
+def math_h_functions() -> set:
+    """The C functions ``math.h`` declares that intrinsics call (``call_extern`` of one needs
+    no declaration): each intrinsic's ``libm`` name, for double and float, and ``exp10``."""
+    names = {r.libm + s for r in INTRINSICS.values() if r.libm for s in ("", "f")}
+    return names | {"exp10", "exp10f"}
 
 
 def c_type(dtype, memory=False) -> str:

@@ -291,7 +291,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
 
     # -- statements ----------------------------------------------------------------------
     def emit_stmt(self, s):
-        method = method_table(type(self), "s_")[type(s)]
+        method = method_table(type(self))[type(s)]
         if method is None:
             raise CodegenError(f"C codegen cannot translate {type(s).__name__} "
                                f"(lower the function first: irlab.lower)", s)
@@ -331,11 +331,11 @@ class _FunctionWriter(VectorLanes, CallWriter):
         self.check_faults()
         return name
 
-    def s_SeqStmt(self, s):
+    def visit_seq_stmt(self, s):
         for child in s.seq:
             self.emit_stmt(child)
 
-    def s_Evaluate(self, s):
+    def visit_evaluate(self, s):
         v = s.value
         if isinstance(v, (E.IntImm, E.FloatImm)):
             return
@@ -347,7 +347,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
         self.statement(lambda: f"(void)({self.expr(v)});" if v.dtype != "void"
                        else f"{self.expr(v)};")
 
-    def s_LetStmt(self, s):
+    def visit_let_stmt(self, s):
         if _lanes(s.var) != 1:
             buf = self.local_array(s.var.name_hint, s.var.dtype)
             self.store_lanes(buf, E.IntImm("int32", 0), s.value)
@@ -367,14 +367,14 @@ class _FunctionWriter(VectorLanes, CallWriter):
         self.statement(text)
         self.emit_stmt(s.body)
 
-    def s_AttrStmt(self, s):
+    def visit_attr_stmt(self, s):
         self.emit_stmt(s.body)
 
-    def s_DeclBuffer(self, s):
+    def visit_decl_buffer(self, s):
         self.buffers.setdefault(s.buffer.data, s.buffer)
         self.emit_stmt(s.body)
 
-    def s_AssertStmt(self, s):
+    def visit_assert_stmt(self, s):
         message = s.message.value if isinstance(s.message, E.StringImm) else str(s.message)
         cond = self.hoist(s.condition, "cond", once=False)
         self.info.asserts.append(message)
@@ -382,7 +382,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
                   f"{_comment(message)} */")
         self.emit_stmt(s.body)
 
-    def s_IfThenElse(self, s):
+    def visit_if_then_else(self, s):
         cond = self.hoist(s.condition, "cond", once=False)
         self.open_block(f"if ({cond}) {{")
         self.emit_stmt(s.then_case)
@@ -393,7 +393,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
             self.emit_stmt(s.else_case)
         self.close_block()
 
-    def s_While(self, s):
+    def visit_while(self, s):
         self.pending, self.faults = [], []
         cond = self.expr(s.condition)
         if self.pending or self.faults:
@@ -406,7 +406,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
         self.emit_stmt(s.body)
         self.close_block()
 
-    def s_Allocate(self, s):
+    def visit_allocate(self, s):
         t = parse_dtype(s.dtype)
         elem = c_type(_elem(s.dtype), memory=True)
         elem_bytes = max(1, t.bits // 8) * t.lanes
@@ -434,7 +434,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
         self.heap.pop()
         self.line(f"free({name});")
 
-    def s_For(self, s):
+    def visit_for(self, s):
         if s.kind == S.ForKind.THREAD_BINDING:
             raise CodegenError(f"loop {s.loop_var.name_hint} is bound to a GPU thread; the CPU "
                                f"targets cannot run it", s)
@@ -520,7 +520,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
             for node in deep_expr.evaluation_order(e, ahead):
                 ahead[id(node)] = (node, self.prec(node))
             self._depth = saved
-        method = method_table(type(self), "e_")[type(e)]
+        method = method_table(type(self))[type(e)]
         if method is None:
             raise CodegenError(f"C codegen cannot translate {type(e).__name__}: {e}", e)
         if _lanes(e) != 1 and not isinstance(e, E.StringImm):
@@ -531,15 +531,15 @@ class _FunctionWriter(VectorLanes, CallWriter):
         finally:
             self._depth -= 1
 
-    def e_Var(self, e):
+    def visit_var(self, e):
         name = self.names.get(e)
         if name is None:
             raise CodegenError(f"variable {e.name_hint} is used outside its scope", e)
         return name, P_ATOM
 
-    e_SizeVar = e_Var
+    visit_size_var = visit_var
 
-    def e_IntImm(self, e):
+    def visit_int_imm(self, e):
         t = parse_dtype(e.dtype)
         v = int(e.value)
         if t.code == "bool":
@@ -554,7 +554,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
             return (str(v) if v >= 0 else f"({v})"), P_ATOM
         return (str(v), P_ATOM) if v >= 0 else (str(v), P_UNARY)
 
-    def e_FloatImm(self, e):
+    def visit_float_imm(self, e):
         t = parse_dtype(e.dtype)
         v = float(e.value)
         if np.isnan(v):
@@ -572,7 +572,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
             text = f"(_Float16){text}f"
         return text, (P_UNARY if text.startswith("-") or t.bits == 16 else P_ATOM)
 
-    def e_StringImm(self, e):
+    def visit_string_imm(self, e):
         return _c_string(e.value), P_ATOM
 
     def cast_text(self, value, dst):
@@ -585,7 +585,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
             return f"{self.sub(value, P_REL)} != {zero}", P_EQ
         return f"({c_type(dst)}){self.sub(value, P_UNARY)}", P_UNARY
 
-    def e_Cast(self, e):
+    def visit_cast(self, e):
         return self.cast_text(e.value, e.dtype)
 
     def _narrow(self, e, pair):
@@ -606,20 +606,20 @@ class _FunctionWriter(VectorLanes, CallWriter):
             return self._narrow(e, (f"{self.sub(e.a, P_ADD)} {op} {-int(b.value)}", P_ADD))
         return None
 
-    def e_Add(self, e):
+    def visit_add(self, e):
         return self._negated(e, "-") or self._binop(e, "+", P_ADD)
 
-    def e_Sub(self, e):
+    def visit_sub(self, e):
         return self._negated(e, "+") or self._binop(e, "-", P_ADD)
 
-    def e_Mul(self, e):
+    def visit_mul(self, e):
         return self._binop(e, "*", P_MUL)
 
     def _cmp(self, e):
         op, p = _BINOPS[type(e)]
         return f"{self.sub(e.a, p)} {op} {self.sub(e.b, p + 1)}", p
 
-    e_EQ = e_NE = e_LT = e_LE = e_GT = e_GE = _cmp
+    visit_eq = visit_ne = visit_lt = visit_le = visit_gt = visit_ge = _cmp
 
     def _safe_divisor(self, e) -> bool:
         b = e.b
@@ -666,7 +666,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
         t = parse_dtype(dtype)
         return base + ("f" if t.bits <= 32 else "")
 
-    def e_Div(self, e):
+    def visit_div(self, e):
         if parse_dtype(e.dtype).is_float:
             return f"{self.sub(e.a, P_MUL)} / {self.sub(e.b, P_MUL + 1)}", P_MUL
         if self._safe_divisor(e):
@@ -674,7 +674,7 @@ class _FunctionWriter(VectorLanes, CallWriter):
                                     P_MUL))
         return self._checked(e, "div")
 
-    def e_Mod(self, e):
+    def visit_mod(self, e):
         if parse_dtype(e.dtype).is_float:
             return f"{self._libm_name('fmod', e.dtype)}({self.expr(e.a)}, " \
                    f"{self.expr(e.b)})", P_ATOM
@@ -683,21 +683,21 @@ class _FunctionWriter(VectorLanes, CallWriter):
                                     P_MUL))
         return self._checked(e, "mod")
 
-    def e_FloorDiv(self, e):
+    def visit_floor_div(self, e):
         if parse_dtype(e.dtype).is_float:
             return f"{self._libm_name('floor', e.dtype)}({self.sub(e.a, P_MUL)} / " \
                    f"{self.sub(e.b, P_MUL + 1)})", P_ATOM
         if parse_dtype(e.dtype).code == "uint" and self._safe_divisor(e):
-            return self.e_Div(e)
+            return self.visit_div(e)
         return self._checked(e, "floordiv")
 
-    def e_FloorMod(self, e):
+    def visit_floor_mod(self, e):
         if parse_dtype(e.dtype).is_float:
             fl = self._libm_name("floor", e.dtype)
             a, b = self.sub(e.a, P_MUL), self.sub(e.b, P_MUL + 1)
             return f"{self.sub(e.a, P_ADD)} - {fl}({a} / {b}) * {b}", P_ADD
         if parse_dtype(e.dtype).code == "uint" and self._safe_divisor(e):
-            return self.e_Mod(e)
+            return self.visit_mod(e)
         return self._checked(e, "floormod")
 
     def _minmax(self, e, kind):
@@ -718,33 +718,33 @@ class _FunctionWriter(VectorLanes, CallWriter):
                              f"  return {body};\n}}")
         return f"{name}({self.expr(a)}, {self.expr(b)})", P_ATOM
 
-    def e_Min(self, e):
+    def visit_min(self, e):
         return self._minmax(e, "min")
 
-    def e_Max(self, e):
+    def visit_max(self, e):
         return self._minmax(e, "max")
 
-    def e_And(self, e):
+    def visit_and(self, e):
         return f"{self.sub(e.a, P_LAND + 1)} && {self.sub(e.b, P_LAND + 1)}", P_LAND
 
-    def e_Or(self, e):
+    def visit_or(self, e):
         # ``a && b || c`` is legal C, but parentheses make it readable
         return f"{self.sub(e.a, P_LAND + 1)} || {self.sub(e.b, P_LAND + 1)}", P_LOR
 
-    def e_Not(self, e):
+    def visit_not(self, e):
         return f"!{self.sub(e.a, P_UNARY)}", P_UNARY
 
-    def e_Select(self, e):
+    def visit_select(self, e):
         return (f"{self.sub(e.condition, P_EQ)} ? {self.sub(e.true_value, P_COND + 1)} : "
                 f"{self.sub(e.false_value, P_COND)}"), P_COND
 
-    def e_Let(self, e):
+    def visit_let(self, e):
         value = self.expr(e.value)
         name = self.bind(e.var)
         self.pending.append(f"const {c_type(e.var.dtype)} {name} = {value};")
         return self.prec(e.body)
 
-    def e_BufferLoad(self, e):
+    def visit_buffer_load(self, e):
         if parse_dtype(e.buffer.dtype).lanes != 1:
             raise CodegenError(f"C codegen: buffer {e.buffer.name} has vector type "
                                f"{e.buffer.dtype}", e)
@@ -753,10 +753,10 @@ class _FunctionWriter(VectorLanes, CallWriter):
             return f"{text} != 0", P_EQ
         return text, P_ATOM
 
-    def e_Ramp(self, e):
+    def visit_ramp(self, e):
         raise CodegenError(f"C codegen: vector expression {e} was not scalarized", e)
 
-    e_Broadcast = e_Shuffle = e_Ramp
+    visit_broadcast = visit_shuffle = visit_ramp
 
     # -- parallel loops ------------------------------------------------------------------
     def parallel(self, s):

@@ -7,71 +7,46 @@ from irlab.errors import CodegenError
 from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
-from irlab.target.c_syntax import (P_ATOM, P_COND, P_EQ, P_MUL, P_UNARY, _BITWISE, _DOUBLE_TO_BITS,
-                                   _LIBM, _MATH_H, _c_string, _call_name, _comment,
-                                   _paren_if_needed, _suffix, c_type)
+from irlab.tir.intrinsics import INTRINSICS, register_lowering
+from irlab.target.c_syntax import (OPERATOR_PRECEDENCE, P_ATOM, P_COND, P_EQ, P_MUL, P_UNARY,
+                                   _DOUBLE_TO_BITS, _c_string, _comment, _paren_if_needed,
+                                   _suffix, c_type, math_h_functions)
 
 
 class CallWriter:
     """Mixin of ``_FunctionWriter``: how calls are written."""
 
-    def e_Call(self, e):
-        name = _call_name(e)
-        t = parse_dtype(e.dtype)
+    def visit_call(self, e):
+        """By the intrinsic's record (``irlab.tir.intrinsics``): its C lowering, else its C
+        math function (``f`` suffix for float32), else its C operator, else its C function."""
+        record = INTRINSICS.get(e.op)
+        lowering = record.lowering("c") if record is not None else None
+        if lowering is not None:
+            return lowering(self, e)
+        if record is None or not (record.libm or record.c_operator or record.c_function):
+            raise CodegenError(f"C codegen does not know the intrinsic {e.op}", e)
         args = list(e.args)
-        if name == "tir.if_then_else":
-            return (f"{self.sub(args[0], P_EQ)} ? {self.sub(args[1], P_COND + 1)} : "
-                    f"{self.sub(args[2], P_COND)}"), P_COND
-        if name in ("tir.likely", "tir.assume"):
-            return self.prec(args[0]) if name == "tir.likely" else ("0", P_ATOM)
-        if name in ("tir.call_packed", "tir.tvm_call_packed"):
-            raise CodegenError("C codegen: T.call_packed must be a statement of its own "
-                               "(T.evaluate(T.call_packed(...)))", e)
-        if name in ("tir.call_extern", "tir.call_pure_extern"):
-            return self.call_extern(e)
-        if name == "tir.sigmoid":
-            one = "1.0f" if t.bits == 32 else "1.0"
-            fn = self._libm_name("exp", e.dtype)
-            # P_ATOM: a negative literal operand must not print as ``--1.0f`` (a decrement)
-            return f"{one} / ({one} + {fn}(-{self.sub(args[0], P_ATOM)}))", P_MUL
-        if name == "tir.rsqrt":
-            one = "1.0f" if t.bits == 32 else "1.0"
-            return f"{one} / {self._libm_name('sqrt', e.dtype)}({self.expr(args[0])})", P_MUL
-        if name == "tir.exp10":
-            fn = self._libm_name("pow", e.dtype)
-            ten = "10.0f" if t.bits == 32 else "10.0"
-            return f"{fn}({ten}, {self.expr(args[0])})", P_ATOM
-        if name in _LIBM:
-            fn = self._libm_name(_LIBM[name], e.dtype)
+        if record.libm is not None:
+            fn = self._libm_name(record.libm, e.dtype)
             text = f"{fn}({', '.join(self.expr(a) for a in args)})"
-            return (text, P_ATOM) if t.bits != 16 else (f"(_Float16){text}", P_UNARY)
-        if name in ("tir.isnan", "tir.isinf", "tir.isfinite"):
-            return f"{name[4:]}({self.expr(args[0])})", P_ATOM
-        if name in _BITWISE:
-            op, p = _BITWISE[name]
+            return (text, P_ATOM) if parse_dtype(e.dtype).bits != 16 else (
+                f"(_Float16){text}", P_UNARY)
+        if record.c_operator is not None:
+            op = record.c_operator
+            p = OPERATOR_PRECEDENCE.get(op)
+            if p is None or len(args) != 2:
+                raise CodegenError(f"C codegen: {e.op} is spelled with {op!r}, not a binary C "
+                                   f"operator on its {len(args)} argument(s)", e)
             return self._narrow(e, (f"{self.sub(args[0], p + 1)} {op} "
                                     f"{self.sub(args[1], p + 1)}", p))
-        if name == "tir.bitwise_not":
-            return self._narrow(e, (f"~{self.sub(args[0], P_UNARY)}", P_UNARY))
-        if name == "tir.popcount":
-            src = parse_dtype(args[0].dtype)
-            fn = "__builtin_popcountll" if src.bits > 32 else "__builtin_popcount"
-            cast = "(unsigned long long)" if src.bits > 32 else "(unsigned)"
-            return f"({c_type(e.dtype)}){fn}({cast}{self.sub(args[0], P_UNARY)})", P_UNARY
-        if name == "tir.reinterpret":
-            src, dst = c_type(args[0].dtype), c_type(e.dtype)
-            fname = f"irlab_reinterpret_{_suffix(args[0].dtype)}_{_suffix(e.dtype)}"
-            self.cg.helper(fname, f"static inline {dst} {fname}({src} x) {{\n"
-                                  f"  {dst} y;\n  memcpy(&y, &x, sizeof y);\n  return y;\n}}")
-            return f"{fname}({self.expr(args[0])})", P_ATOM
-        raise CodegenError(f"C codegen does not know the intrinsic {name}", e)
+        return f"{record.c_function}({', '.join(self.expr(a) for a in args)})", P_ATOM
 
     def call_extern(self, e):
         if not e.args or not isinstance(e.args[0], E.StringImm):
             raise CodegenError("call_extern needs the function name (a string) first", e)
         fname = e.args[0].value
         args = list(e.args[1:])
-        if fname not in _MATH_H:
+        if fname not in math_h_functions():
             types = ", ".join(c_type(a.dtype) if not isinstance(a, E.StringImm)
                               else "const char *" for a in args) or "void"
             decl = f"extern {c_type(e.dtype) if e.dtype != 'void' else 'void'} {fname}({types});"
@@ -133,3 +108,82 @@ class CallWriter:
             return f"{abi.CODE_UINT if t.code == 'uint' else abi.CODE_INT}  /* {t.code} */", \
                 f"(int64_t)(uint64_t){_paren_if_needed(value)}"
         return f"{abi.CODE_INT}  /* int */", f"(int64_t){_paren_if_needed(value)}"
+
+
+# -- lowerings of the intrinsics that no C function or operator spells ----------------------
+# each is ``fn(writer, call) -> (text, precedence)``: writer is the _FunctionWriter
+def _if_then_else(w, e):
+    cond, t, f = e.args
+    return f"{w.sub(cond, P_EQ)} ? {w.sub(t, P_COND + 1)} : {w.sub(f, P_COND)}", P_COND
+
+
+def _call_packed_refused(w, e):
+    raise CodegenError("C codegen: T.call_packed must be a statement of its own "
+                       "(T.evaluate(T.call_packed(...)))", e)
+
+
+def _one(dtype, value):
+    return f"{value}f" if parse_dtype(dtype).bits == 32 else value
+
+
+register_lowering("tir.if_then_else", "c", _if_then_else)
+register_lowering("tir.likely", "c", lambda w, e: w.prec(e.args[0]))
+register_lowering("tir.assume", "c", lambda w, e: ("0", P_ATOM))
+for _name in ("tir.call_packed", "tir.tvm_call_packed"):
+    register_lowering(_name, "c", _call_packed_refused)
+for _name in ("tir.call_extern", "tir.call_pure_extern"):
+    register_lowering(_name, "c", lambda w, e: w.call_extern(e))
+
+
+@register_lowering("tir.sigmoid", "c")
+def _sigmoid(w, e):
+    one, fn = _one(e.dtype, "1.0"), w._libm_name("exp", e.dtype)
+    # P_ATOM: a negative literal operand must not print as ``--1.0f`` (a decrement)
+    return f"{one} / ({one} + {fn}(-{w.sub(e.args[0], P_ATOM)}))", P_MUL
+
+
+@register_lowering("tir.rsqrt", "c")
+def _rsqrt(w, e):
+    one = _one(e.dtype, "1.0")
+    return f"{one} / {w._libm_name('sqrt', e.dtype)}({w.expr(e.args[0])})", P_MUL
+
+
+@register_lowering("tir.exp10", "c")
+def _exp10(w, e):
+    fn = w._libm_name("pow", e.dtype)
+    return f"{fn}({_one(e.dtype, '10.0')}, {w.expr(e.args[0])})", P_ATOM
+
+
+@register_lowering("tir.bitwise_not", "c")
+def _bitwise_not(w, e):
+    return w._narrow(e, (f"~{w.sub(e.args[0], P_UNARY)}", P_UNARY))
+
+
+@register_lowering("tir.popcount", "c")
+def _popcount(w, e):
+    src = parse_dtype(e.args[0].dtype)
+    fn = "__builtin_popcountll" if src.bits > 32 else "__builtin_popcount"
+    cast = "(unsigned long long)" if src.bits > 32 else "(unsigned)"
+    return f"({c_type(e.dtype)}){fn}({cast}{w.sub(e.args[0], P_UNARY)})", P_UNARY
+
+
+@register_lowering("tir.clz", "c")
+def _clz(w, e):
+    bits = parse_dtype(e.args[0].dtype).bits
+    fn, width = ("__builtin_clzll", 64) if bits > 32 else ("__builtin_clz", 32)
+    cast = "(unsigned long long)" if bits > 32 else "(unsigned)"
+    unsigned = f"(uint{bits}_t)" if bits < 32 else ""  # no sign extension of a narrow value
+    x = w.sub(e.args[0], P_UNARY)
+    count = f"{fn}({cast}{unsigned}{x})" + (f" - {width - bits}" if bits < width else "")
+    # __builtin_clz(0) is undefined: clz(0) is the width
+    return f"({c_type(e.dtype)})({x} == 0 ? {bits} : {count})", P_UNARY
+
+
+@register_lowering("tir.reinterpret", "c")
+def _reinterpret(w, e):
+    (arg,) = e.args
+    src, dst = c_type(arg.dtype), c_type(e.dtype)
+    fname = f"irlab_reinterpret_{_suffix(arg.dtype)}_{_suffix(e.dtype)}"
+    w.cg.helper(fname, f"static inline {dst} {fname}({src} x) {{\n"
+                       f"  {dst} y;\n  memcpy(&y, &x, sizeof y);\n  return y;\n}}")
+    return f"{fname}({w.expr(arg)})", P_ATOM

@@ -9,7 +9,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir.buffer import Buffer
-from irlab.tir.functor import method_table, post_order_visit
+from irlab.tir.functor import method_table, post_order_visit, visit_name
 from irlab.target.c_syntax import (_contains, _elem, _lanes, c_type)
 
 
@@ -26,7 +26,7 @@ class VectorLanes:
         self.line(f"{elem} {name}[{t.lanes}];")
         return buf
 
-    def s_BufferStore(self, s):
+    def visit_buffer_store(self, s):
         if parse_dtype(s.buffer.dtype).lanes != 1:
             raise CodegenError(f"C codegen: buffer {s.buffer.name} has vector type "
                                f"{s.buffer.dtype}", s)
@@ -75,17 +75,29 @@ class VectorLanes:
         self.close_block()
 
     def lane(self, e, lane, env=None):
+        """The scalar expression computing lane ``lane`` (a Var or IntImm) of ``e``."""
+        return LaneScalarizer(self.vec_vars).lane(e, lane, env)
+
+
+class LaneScalarizer:
+    """The scalar expression of one lane of a vector expression; vector variables
+    (``vec_vars``: Var -> the local array holding its lanes) are read from their arrays."""
+
+    def __init__(self, vec_vars):
+        self.vec_vars = vec_vars
+
+    def lane(self, e, lane, env=None):
         """The scalar expression computing lane ``lane`` (a Var or IntImm) of ``e``, by the
-        ``lane_<Class>`` rules (found through ``tir.functor.method_table``)."""
+        ``visit_<node>`` rules (found through ``tir.functor.method_table``)."""
         env = env or {}
         if _lanes(e) == 1 and not isinstance(e, E.Var):
             return e
-        rule = method_table(type(self), "lane_")[type(e)]
+        rule = method_table(type(self))[type(e)]
         if rule is None:
             raise CodegenError(f"C codegen cannot scalarize {type(e).__name__}: {e}", e)
         return rule(self, e, lane, env)
 
-    def lane_Var(self, e, lane, env):
+    def visit_var(self, e, lane, env):
         if e in env:
             return env[e]
         if _lanes(e) == 1:
@@ -95,9 +107,9 @@ class VectorLanes:
             raise CodegenError(f"vector variable {e.name_hint} is used outside its scope", e)
         return E.BufferLoad(buf, [lane])
 
-    lane_SizeVar = lane_Var
+    visit_size_var = visit_var
 
-    def lane_Ramp(self, e, lane, env):
+    def visit_ramp(self, e, lane, env):
         base = e.base
         if isinstance(lane, E.IntImm) and isinstance(e.stride, E.IntImm):
             k = int(lane.value) * int(e.stride.value)
@@ -117,10 +129,10 @@ class VectorLanes:
             return offset
         return E.Add(base, offset)
 
-    def lane_Broadcast(self, e, lane, env):
+    def visit_broadcast(self, e, lane, env):
         return e.value
 
-    def lane_Shuffle(self, e, lane, env):
+    def visit_shuffle(self, e, lane, env):
         if not isinstance(lane, E.IntImm):
             raise CodegenError("Shuffle needs constant lanes", e)
         flat = []
@@ -129,29 +141,29 @@ class VectorLanes:
         v, k = flat[int(e.indices[int(lane.value)].value)]
         return self.lane(v, E.IntImm("int32", k), env) if _lanes(v) > 1 else v
 
-    def lane_BufferLoad(self, e, lane, env):
+    def visit_buffer_load(self, e, lane, env):
         return E.BufferLoad(e.buffer, [self.lane(i, lane, env) for i in e.indices])
 
-    def lane_Cast(self, e, lane, env):
+    def visit_cast(self, e, lane, env):
         return E.Cast(_elem(e.dtype), self.lane(e.value, lane, env))
 
-    def lane_Not(self, e, lane, env):
+    def visit_not(self, e, lane, env):
         return E.Not(self.lane(e.a, lane, env))
 
-    def lane_binary(self, e, lane, env):
+    def _visit_binary(self, e, lane, env):
         return type(e)(self.lane(e.a, lane, env), self.lane(e.b, lane, env))
 
-    def lane_Select(self, e, lane, env):
+    def visit_select(self, e, lane, env):
         return E.Select(self.lane(e.condition, lane, env), self.lane(e.true_value, lane, env),
                         self.lane(e.false_value, lane, env))
 
-    def lane_Let(self, e, lane, env):
+    def visit_let(self, e, lane, env):
         var = E.Var(e.var.name_hint, _elem(e.var.dtype))
         inner = dict(env)
         inner[e.var] = var
         return E.Let(var, self.lane(e.value, lane, env), self.lane(e.body, lane, inner))
 
-    def lane_Call(self, e, lane, env):
+    def visit_call(self, e, lane, env):
         args = [self.lane(a, lane, env) if isinstance(a, E.PrimExpr) else a for a in e.args]
         return E.Call(_elem(e.dtype), e.op, args)
 
@@ -162,4 +174,4 @@ def _binary_kinds(cls):
 
 
 for _kind in _binary_kinds(E.BinaryOpExpr) + _binary_kinds(E.And):  # And, Or
-    setattr(VectorLanes, "lane_" + _kind.__name__, VectorLanes.lane_binary)
+    setattr(LaneScalarizer, visit_name(_kind), LaneScalarizer._visit_binary)

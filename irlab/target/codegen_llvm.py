@@ -198,7 +198,7 @@ class _FunctionBuilder(CallLowering):
 
     # -- dispatch ------------------------------------------------------------------------
     def stmt(self, s):
-        method = method_table(type(self), "s_")[type(s)]
+        method = method_table(type(self))[type(s)]
         if method is None:
             raise CodegenError(f"LLVM codegen cannot translate {type(s).__name__} "
                                f"(lower the function first: irlab.lower)", s)
@@ -217,7 +217,7 @@ class _FunctionBuilder(CallLowering):
             return hit[1]
         if self._depth > deep_expr.DEEP:
             self._translate_below(e, ahead)
-        method = method_table(type(self), "e_")[type(e)]
+        method = method_table(type(self))[type(e)]
         if method is None:
             raise CodegenError(f"LLVM codegen cannot translate {type(e).__name__}: {e}", e)
         self._depth += 1
@@ -237,24 +237,24 @@ class _FunctionBuilder(CallLowering):
             self._depth = saved
 
     # -- expressions ---------------------------------------------------------------------
-    def e_Var(self, e):
+    def visit_var(self, e):
         value = self.vars.get(e)
         if value is None:
             raise CodegenError(f"variable {e.name_hint} is used outside its scope", e)
         return value
 
-    e_SizeVar = e_Var
+    visit_size_var = visit_var
 
-    def e_IntImm(self, e):
+    def visit_int_imm(self, e):
         return ir.Constant(llvm_type(e.dtype), int(e.value))
 
-    def e_FloatImm(self, e):
+    def visit_float_imm(self, e):
         return ir.Constant(llvm_type(e.dtype), float(e.value))
 
-    def e_StringImm(self, e):
+    def visit_string_imm(self, e):
         return self.cg.string(e.value)
 
-    def e_Cast(self, e):
+    def visit_cast(self, e):
         return self.cast(self.expr(e.value), e.value.dtype, e.dtype)
 
     def cast(self, value, src, dst):
@@ -290,13 +290,13 @@ class _FunctionBuilder(CallLowering):
             return getattr(self.b, int_op)(a, c, flags=("nsw",))
         return getattr(self.b, uint_op if t.code in ("uint", "bool") else int_op)(a, c)
 
-    def e_Add(self, e):
+    def visit_add(self, e):
         return self._binary(e, "add", "add", "fadd")
 
-    def e_Sub(self, e):
+    def visit_sub(self, e):
         return self._binary(e, "sub", "sub", "fsub")
 
-    def e_Mul(self, e):
+    def visit_mul(self, e):
         return self._binary(e, "mul", "mul", "fmul")
 
     def _int_divisor(self, e, c):
@@ -326,7 +326,7 @@ class _FunctionBuilder(CallLowering):
         f = self.cg.function(f"llvm.vector.reduce.or.v{cond.type.count}i1", I1, [cond.type])
         return self.b.call(f, [cond])
 
-    def e_Div(self, e):
+    def visit_div(self, e):
         if parse_dtype(e.dtype).is_float:
             return self._binary(e, "fdiv", "fdiv", "fdiv")
         a, c = self.expr(e.a), self.expr(e.b)
@@ -335,14 +335,14 @@ class _FunctionBuilder(CallLowering):
             return self.b.udiv(a, c)
         return self._negate_where(minus_one, a, self.b.sdiv(a, c))
 
-    def e_Mod(self, e):
+    def visit_mod(self, e):
         if parse_dtype(e.dtype).is_float:
             return self._binary(e, "frem", "frem", "frem")
         a, c = self.expr(e.a), self.expr(e.b)
         c, _ = self._int_divisor(e, c)  # x % -1 == x % 1 == 0
         return self.b.urem(a, c) if parse_dtype(e.dtype).code == "uint" else self.b.srem(a, c)
 
-    def e_FloorDiv(self, e):
+    def visit_floor_div(self, e):
         t = parse_dtype(e.dtype)
         a, c = self.expr(e.a), self.expr(e.b)
         b = self.b
@@ -359,7 +359,7 @@ class _FunctionBuilder(CallLowering):
             q, ir.Constant(a.type, 1) if not isinstance(a.type, ir.VectorType)
             else _splat_const(a.type, 1)), q))
 
-    def e_FloorMod(self, e):
+    def visit_floor_mod(self, e):
         t = parse_dtype(e.dtype)
         a, c = self.expr(e.a), self.expr(e.b)
         b = self.b
@@ -395,10 +395,10 @@ class _FunctionBuilder(CallLowering):
             cond = self.b.icmp_unsigned(op, a, c)
         return self.b.select(cond, a, c)
 
-    def e_Min(self, e):
+    def visit_min(self, e):
         return self._minmax(e, "<")
 
-    def e_Max(self, e):
+    def visit_max(self, e):
         return self._minmax(e, ">")
 
     def _compare(self, e, op):
@@ -412,38 +412,38 @@ class _FunctionBuilder(CallLowering):
             return self.b.icmp_signed(op, a, c)
         return self.b.icmp_unsigned(op, a, c)
 
-    def e_EQ(self, e):
+    def visit_eq(self, e):
         return self._compare(e, "==")
 
-    def e_NE(self, e):
+    def visit_ne(self, e):
         return self._compare(e, "!=")
 
-    def e_LT(self, e):
+    def visit_lt(self, e):
         return self._compare(e, "<")
 
-    def e_LE(self, e):
+    def visit_le(self, e):
         return self._compare(e, "<=")
 
-    def e_GT(self, e):
+    def visit_gt(self, e):
         return self._compare(e, ">")
 
-    def e_GE(self, e):
+    def visit_ge(self, e):
         return self._compare(e, ">=")
 
-    def e_And(self, e):
+    def visit_and(self, e):
         return self.b.and_(self.expr(e.a), self.expr(e.b))
 
-    def e_Or(self, e):
+    def visit_or(self, e):
         return self.b.or_(self.expr(e.a), self.expr(e.b))
 
-    def e_Not(self, e):
+    def visit_not(self, e):
         return self.b.not_(self.expr(e.a))
 
-    def e_Select(self, e):
+    def visit_select(self, e):
         cond = self.expr(e.condition)
         return self.b.select(cond, self.expr(e.true_value), self.expr(e.false_value))
 
-    def e_Ramp(self, e):
+    def visit_ramp(self, e):
         base, stride = self.expr(e.base), self.expr(e.stride)
         lanes = e.lanes
         vec = self.splat(base, lanes)
@@ -453,7 +453,7 @@ class _FunctionBuilder(CallLowering):
             return self.b.add(vec, steps)
         return self.b.add(vec, self.b.mul(self.splat(stride, lanes), steps))
 
-    def e_Broadcast(self, e):
+    def visit_broadcast(self, e):
         return self.splat(self.expr(e.value), e.lanes)
 
     def splat(self, value, lanes):
@@ -464,7 +464,7 @@ class _FunctionBuilder(CallLowering):
         mask = ir.Constant(ir.VectorType(I32, lanes), [0] * lanes)
         return self.b.shuffle_vector(one, ir.Constant(ty, ir.Undefined), mask)
 
-    def e_Shuffle(self, e):
+    def visit_shuffle(self, e):
         vectors = [self.expr(v) for v in e.vectors]
         lanes = []  # every source lane as a scalar
         for v in vectors:
@@ -481,7 +481,7 @@ class _FunctionBuilder(CallLowering):
             out = self.b.insert_element(out, value, ir.Constant(I32, i))
         return out
 
-    def e_Let(self, e):
+    def visit_let(self, e):
         self.vars[e.var] = self.expr(e.value)
         try:
             return self.expr(e.body)
@@ -493,7 +493,7 @@ class _FunctionBuilder(CallLowering):
         """(base pointer, flat element index value) of ``buffer[index]``."""
         if len(buffer.shape) != 1 and not isinstance(index, list):
             raise CodegenError(f"buffer {buffer.name} is not flattened")
-        base = self.e_Var(buffer.data)
+        base = self.visit_var(buffer.data)
         offset = buffer.elem_offset
         if not (isinstance(offset, E.IntImm) and offset.value == 0):
             index = index + offset if parse_dtype(index.dtype).lanes == 1 else index + E.Broadcast(
@@ -525,7 +525,7 @@ class _FunctionBuilder(CallLowering):
         return isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and \
             index.stride.value == 1
 
-    def e_BufferLoad(self, e):
+    def visit_buffer_load(self, e):
         index = self._flat_index(e.buffer, list(e.indices))
         base, index = self._address(e.buffer, index)
         elem = memory_type(e.buffer.dtype)
@@ -553,7 +553,7 @@ class _FunctionBuilder(CallLowering):
             value = self.b.icmp_unsigned("!=", value, ir.Constant(value.type, None))
         return value
 
-    def s_BufferStore(self, s):
+    def visit_buffer_store(self, s):
         index = self._flat_index(s.buffer, list(s.indices))
         base, index = self._address(s.buffer, index)
         value = self.expr(s.value)
@@ -596,33 +596,33 @@ class _FunctionBuilder(CallLowering):
         return slot
 
     # -- statements ----------------------------------------------------------------------
-    def s_SeqStmt(self, s):
+    def visit_seq_stmt(self, s):
         for child in s.seq:
             self.stmt(child)
 
-    def s_Evaluate(self, s):
+    def visit_evaluate(self, s):
         if isinstance(s.value, (E.IntImm, E.FloatImm)):
             return
         self.expr(s.value)
 
-    def s_LetStmt(self, s):
+    def visit_let_stmt(self, s):
         self.vars[s.var] = self.expr(s.value)
         self.stmt(s.body)
 
-    def s_AttrStmt(self, s):
+    def visit_attr_stmt(self, s):
         self.stmt(s.body)
 
-    def s_DeclBuffer(self, s):
+    def visit_decl_buffer(self, s):
         self.buffers.setdefault(s.buffer.data, s.buffer)
         self.stmt(s.body)
 
-    def s_AssertStmt(self, s):
+    def visit_assert_stmt(self, s):
         message = s.message.value if isinstance(s.message, E.StringImm) else str(s.message)
         cond = self.expr(s.condition)
         self.fail_if(self.b.not_(cond), message)
         self.stmt(s.body)
 
-    def s_IfThenElse(self, s):
+    def visit_if_then_else(self, s):
         cond = self.expr(s.condition)
         then_block = self.fn.append_basic_block("if.then")
         done = self.fn.append_basic_block("if.end")
@@ -637,7 +637,7 @@ class _FunctionBuilder(CallLowering):
             self.b.branch(done)
         self.b.position_at_end(done)
 
-    def s_While(self, s):
+    def visit_while(self, s):
         head = self.fn.append_basic_block("while.head")
         body = self.fn.append_basic_block("while.body")
         done = self.fn.append_basic_block("while.end")
@@ -649,7 +649,7 @@ class _FunctionBuilder(CallLowering):
         self.b.branch(head)
         self.b.position_at_end(done)
 
-    def s_Allocate(self, s):
+    def visit_allocate(self, s):
         elem = memory_type(s.dtype)
         elem_bytes = max(1, parse_dtype(s.dtype).bits * parse_dtype(s.dtype).lanes // 8)
         constant = all(isinstance(x, E.IntImm) for x in s.extents)
@@ -679,7 +679,7 @@ class _FunctionBuilder(CallLowering):
         self.stmt(s.body)
         self.b.call(self.cg.function("free", ir.VoidType(), [PTR]), [ptr])
 
-    def s_For(self, s):
+    def visit_for(self, s):
         if s.kind == S.ForKind.THREAD_BINDING:
             raise CodegenError(f"loop {s.loop_var.name_hint} is bound to a GPU thread; the CPU "
                                f"targets cannot run it", s)

@@ -12,24 +12,17 @@ from __future__ import annotations
 
 from irlab.tir import expr as E
 from irlab.tir.functor import expr_children
+from irlab.tir.intrinsics import INTRINSICS
 
 DEEP = 100  # translation depth past which what is below is translated first
-
-_PURE_CALLS = frozenset({
-    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-    "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
-    "erf", "sigmoid", "fabs", "abs", "floor", "ceil", "trunc", "round", "nearbyint", "pow",
-    "fma", "copysign", "likely", "isnan", "isinf", "isfinite", "fmod", "hypot", "nextafter",
-    "ldexp", "popcount", "clz", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-    "shift_left", "shift_right", "reinterpret", "q_multiply_shift"})
 
 
 def _is_pure(e) -> bool:
     if isinstance(e, E.Let):
         return False
-    if isinstance(e, E.Call):
-        name = e.op if isinstance(e.op, str) else getattr(e.op, "name", str(e.op))
-        return name.removeprefix("tir.") in _PURE_CALLS
+    if isinstance(e, E.Call):  # a pure intrinsic that evaluates all its arguments
+        record = INTRINSICS.get(e.op)
+        return record is not None and record.pure and not record.conditional
     return True
 
 

@@ -9,73 +9,30 @@ from irlab.errors import CodegenError
 from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
-from irlab.target.llvm_types import (F64, I32, I64, PTR, _IndirectCallee, _LIBM, _LLVM_BINARY,
-                                     _LLVM_UNARY, _splat_const, _to_word, _type_suffix, llvm_type)
+from irlab.tir.intrinsics import INTRINSICS, register_lowering
+from irlab.target.llvm_types import (F64, I1, I32, I64, PTR, _IndirectCallee, _splat_const,
+                                     _to_word, _type_suffix, llvm_type)
 
 
 class CallLowering:
-    """Mixin of ``_FunctionBuilder``: ``e_Call`` and its helpers."""
+    """Mixin of ``_FunctionBuilder``: ``visit_call`` and its helpers."""
 
-    def e_Call(self, e):
-        name = e.op if isinstance(e.op, str) else getattr(e.op, "name", str(e.op))
-        if not name.startswith("tir."):
-            name = "tir." + name
-        b = self.b
-        if name == "tir.if_then_else":
-            return self._if_then_else(e)
-        if name == "tir.likely":
-            return self.expr(e.args[0])
-        if name == "tir.tvm_call_packed" or name == "tir.call_packed":
-            return self._call_packed(e)
-        if name in ("tir.call_extern", "tir.call_pure_extern"):
-            return self._call_extern(e)
-        if name == "tir.assume":
-            return ir.Constant(I32, 0)
+    def visit_call(self, e):
+        """By the intrinsic's record (``irlab.tir.intrinsics``): its LLVM lowering, else its
+        LLVM intrinsic, else its C math function called per lane."""
+        record = INTRINSICS.get(e.op)
+        if record is None:
+            raise CodegenError(f"LLVM codegen does not know the intrinsic {e.op}", e)
+        lowering = record.lowering("llvm")
+        if lowering is not None:
+            return lowering(self, e)
+        if record.llvm is None and record.libm is None:
+            raise CodegenError(f"LLVM codegen does not know the intrinsic {e.op}", e)
         args = [self.expr(a) for a in e.args]
         ty = llvm_type(e.dtype)
-        if name in _LLVM_UNARY:
-            return self._float_intrinsic(_LLVM_UNARY[name], args, ty)
-        if name in _LLVM_BINARY:
-            return self._float_intrinsic(_LLVM_BINARY[name], args, ty)
-        if name == "tir.fma":
-            return b.call(self.cg.intrinsic("fma", ty, 3), args)
-        if name == "tir.rsqrt":
-            sqrt = b.call(self.cg.intrinsic("sqrt", ty), args)
-            return b.fdiv(_splat_const(ty, 1.0), sqrt, flags=self.fastmath)
-        if name == "tir.sigmoid":
-            neg = b.fneg(args[0])
-            ex = self._float_intrinsic("exp", [neg], ty)
-            one = _splat_const(ty, 1.0)
-            return b.fdiv(one, b.fadd(one, ex, flags=self.fastmath), flags=self.fastmath)
-        if name in _LIBM:
-            return self._libm(_LIBM[name], args, ty)
-        if name == "tir.isnan":
-            return b.fcmp_unordered("uno", args[0], args[0])
-        if name in ("tir.isinf", "tir.isfinite"):
-            a = args[0]
-            absolute = b.call(self.cg.intrinsic("fabs", a.type), [a])
-            inf = _splat_const(a.type, float("inf"))
-            if name == "tir.isinf":
-                return b.fcmp_ordered("==", absolute, inf)
-            return b.fcmp_ordered("<", absolute, inf)
-        if name == "tir.bitwise_and":
-            return b.and_(*args)
-        if name == "tir.bitwise_or":
-            return b.or_(*args)
-        if name == "tir.bitwise_xor":
-            return b.xor(*args)
-        if name == "tir.bitwise_not":
-            return b.not_(args[0])
-        if name == "tir.shift_left":
-            return b.shl(*args)
-        if name == "tir.shift_right":
-            signed = parse_dtype(e.dtype).code == "int"
-            return b.ashr(*args) if signed else b.lshr(*args)
-        if name == "tir.popcount":
-            return b.call(self.cg.function(f"llvm.ctpop.{_type_suffix(ty)}", ty, [ty]), args)
-        if name == "tir.reinterpret":
-            return b.bitcast(args[0], ty)
-        raise CodegenError(f"LLVM codegen does not know the intrinsic {name}", e)
+        if record.llvm is not None:
+            return self._float_intrinsic(record.llvm, args, ty)
+        return self._libm(record.libm, args, ty)
 
     def _float_intrinsic(self, name, args, ty):
         elem = ty.element if isinstance(ty, ir.VectorType) else ty
@@ -191,3 +148,108 @@ class CallLowering:
             return abi.CODE_FLOAT, _to_word(b, value, arg.dtype)
         return (abi.CODE_UINT if t.code == "uint" else abi.CODE_INT), _to_word(b, value,
                                                                                 arg.dtype)
+
+
+# -- lowerings of the intrinsics that no LLVM intrinsic or C function spells -----------------
+# each is ``fn(builder, call)``: builder is the _FunctionBuilder translating the call
+def _operands(builder, call):
+    return [builder.expr(a) for a in call.args], llvm_type(call.dtype)
+
+
+register_lowering("tir.if_then_else", "llvm", lambda bld, e: bld._if_then_else(e))
+register_lowering("tir.likely", "llvm", lambda bld, e: bld.expr(e.args[0]))
+register_lowering("tir.assume", "llvm", lambda bld, e: ir.Constant(I32, 0))
+for _name in ("tir.tvm_call_packed", "tir.call_packed"):
+    register_lowering(_name, "llvm", lambda bld, e: bld._call_packed(e))
+for _name in ("tir.call_extern", "tir.call_pure_extern"):
+    register_lowering(_name, "llvm", lambda bld, e: bld._call_extern(e))
+
+
+@register_lowering("tir.fma", "llvm")
+def _fma(bld, e):
+    args, ty = _operands(bld, e)
+    return bld.b.call(bld.cg.intrinsic("fma", ty, 3), args)
+
+
+@register_lowering("tir.rsqrt", "llvm")
+def _rsqrt(bld, e):
+    args, ty = _operands(bld, e)
+    sqrt = bld.b.call(bld.cg.intrinsic("sqrt", ty), args)
+    return bld.b.fdiv(_splat_const(ty, 1.0), sqrt, flags=bld.fastmath)
+
+
+@register_lowering("tir.sigmoid", "llvm")
+def _sigmoid(bld, e):
+    args, ty = _operands(bld, e)
+    b = bld.b
+    ex = bld._float_intrinsic("exp", [b.fneg(args[0])], ty)
+    one = _splat_const(ty, 1.0)
+    return b.fdiv(one, b.fadd(one, ex, flags=bld.fastmath), flags=bld.fastmath)
+
+
+@register_lowering("tir.isnan", "llvm")
+def _isnan(bld, e):
+    (a,), _ = _operands(bld, e)
+    return bld.b.fcmp_unordered("uno", a, a)
+
+
+def _magnitude_compare(op):
+    def lower(bld, e):
+        (a,), _ = _operands(bld, e)
+        absolute = bld.b.call(bld.cg.intrinsic("fabs", a.type), [a])
+        return bld.b.fcmp_ordered(op, absolute, _splat_const(a.type, float("inf")))
+
+    return lower
+
+
+register_lowering("tir.isinf", "llvm", _magnitude_compare("=="))
+register_lowering("tir.isfinite", "llvm", _magnitude_compare("<"))
+
+
+def _instruction(method):
+    def lower(bld, e):
+        args, _ = _operands(bld, e)
+        return getattr(bld.b, method)(*args)
+
+    return lower
+
+
+for _name, _method in (("tir.bitwise_and", "and_"), ("tir.bitwise_or", "or_"),
+                       ("tir.bitwise_xor", "xor"), ("tir.bitwise_not", "not_"),
+                       ("tir.shift_left", "shl")):
+    register_lowering(_name, "llvm", _instruction(_method))
+
+
+@register_lowering("tir.shift_right", "llvm")
+def _shift_right(bld, e):
+    args, _ = _operands(bld, e)
+    signed = parse_dtype(e.dtype).code == "int"
+    return bld.b.ashr(*args) if signed else bld.b.lshr(*args)
+
+
+@register_lowering("tir.popcount", "llvm")
+def _popcount(bld, e):
+    args, ty = _operands(bld, e)
+    return bld.b.call(bld.cg.function(f"llvm.ctpop.{_type_suffix(ty)}", ty, [ty]), args)
+
+
+@register_lowering("tir.clz", "llvm")
+def _clz(bld, e):
+    args, ty = _operands(bld, e)
+    src = args[0].type
+    ctlz = bld.cg.function(f"llvm.ctlz.{_type_suffix(src)}", src, [src, I1])
+    count = bld.b.call(ctlz, [args[0], ir.Constant(I1, 0)])  # 0 is defined: the width
+    width, to = _int_width(src), _int_width(ty)
+    if width == to:
+        return count
+    return bld.b.trunc(count, ty) if width > to else bld.b.zext(count, ty)
+
+
+def _int_width(ty):
+    return (ty.element if isinstance(ty, ir.VectorType) else ty).width
+
+
+@register_lowering("tir.reinterpret", "llvm")
+def _reinterpret(bld, e):
+    args, ty = _operands(bld, e)
+    return bld.b.bitcast(args[0], ty)

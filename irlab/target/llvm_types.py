@@ -14,19 +14,6 @@ PTR = ir.PointerType()
 ALIGN = 64
 STACK_LIMIT = 256 * 1024  # bytes: larger (or dynamic) allocations go to the heap
 
-# TIR intrinsic -> LLVM intrinsic (these accept vectors and every float width)
-_LLVM_UNARY = {"tir.exp": "exp", "tir.exp2": "exp2", "tir.exp10": "exp10", "tir.log": "log",
-               "tir.log2": "log2", "tir.log10": "log10", "tir.sqrt": "sqrt", "tir.fabs": "fabs",
-               "tir.floor": "floor", "tir.ceil": "ceil", "tir.round": "round",
-               "tir.nearbyint": "roundeven", "tir.trunc": "trunc", "tir.sin": "sin",
-               "tir.cos": "cos"}
-_LLVM_BINARY = {"tir.pow": "pow", "tir.copysign": "copysign"}
-# TIR intrinsic -> C math library function (called per lane; f suffix for float32)
-_LIBM = {"tir.tanh": "tanh", "tir.erf": "erf", "tir.log1p": "log1p", "tir.tan": "tan",
-         "tir.asin": "asin", "tir.acos": "acos", "tir.atan": "atan", "tir.sinh": "sinh",
-         "tir.cosh": "cosh", "tir.atan2": "atan2", "tir.hypot": "hypot", "tir.fmod": "fmod",
-         "tir.nextafter": "nextafter"}
-
 
 def llvm_type(dtype) -> ir.Type:
     t = parse_dtype(dtype)

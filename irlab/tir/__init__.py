@@ -14,7 +14,7 @@ from irlab.tir.op import (const, cast, exp, exp2, exp10, log, log2, log10, log1p
                           round, trunc, nearbyint, max_value, min_value, if_then_else, all, any,
                           call_intrin, call_extern, call_packed, truncdiv, truncmod, floordiv,
                           floormod, indexdiv, indexmod, div, min, max, infinity, logical_and,
-                          logical_or, logical_not, register_intrinsic)
+                          logical_or, logical_not, register_intrinsic, popcount, clz)
 from irlab.tir.functor import (ExprFunctor, ExprVisitor, ExprMutator, StmtFunctor,
                                StmtExprVisitor, StmtExprMutator, post_order_visit, substitute)
 from irlab.tir.interpreter import TIRInterpreter, run

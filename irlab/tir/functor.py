@@ -8,11 +8,10 @@
 - Long expression chains (a 10,000-term sum) do not overflow the stack: past a depth, the
   sub-expression is first visited iteratively in post-order so recursive calls hit the memo.
 - Mutators return the very same node when no child changed.
-- The same table (``MethodTable``, ``method_table(cls, prefix)``) is the dispatch of every
-  other TIR walker: the interpreter (``_e_Add``), both codegens (``e_Add``, ``s_For``), the
-  C vector scalarizer (``lane_Ramp``), VectorizeLoop (``v_Add``), the printers
-  (``expr_Call``, ``stmt_For``) and the arith analyses (``b_Add``, ``m_Mul``); none builds
-  method names at each call.
+- The same table (``MethodTable``, ``method_table(cls)``) and the same method names
+  (``visit_add``, ``visit_for``: ``visit_name(node_cls)``) are the dispatch of every other
+  TIR walker: the interpreter, both codegens, the C vector scalarizer, VectorizeLoop, the
+  printers and the arith analyses; none builds method names at each call.
 """
 
 from __future__ import annotations
@@ -43,10 +42,16 @@ def _snake(name):
     return special.get(name) or re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+def visit_name(node_cls) -> str:
+    """The method a TIR walker defines for ``node_cls``: ``visit_`` + its snake-case name
+    (``Add`` -> ``visit_add``, ``BufferLoad`` -> ``visit_buffer_load``, ``EQ`` -> ``visit_eq``)."""
+    return "visit_" + _snake(node_cls.__name__)
+
+
 def _method_name(cls):
     for klass in cls.__mro__:
         if klass in _EXPR_CLASSES or klass in _STMT_CLASSES:
-            return "visit_" + _snake(klass.__name__)
+            return visit_name(klass)
     return None
 
 
@@ -120,14 +125,14 @@ class MethodTable(dict):
         return f"MethodTable({self.functor_cls.__name__}: {', '.join(known)})"
 
 
-def method_table(functor_cls, prefix) -> MethodTable:
-    """The table of ``functor_cls`` for methods named ``prefix`` + node class name
-    (``e_Add``, ``s_For``), built once per (class, prefix); a subclass gets its own."""
-    key = "_method_table_" + prefix
-    table = functor_cls.__dict__.get(key)
+def method_table(functor_cls) -> MethodTable:
+    """The table of ``functor_cls`` for its methods named after the node class itself
+    (``visit_name``: ``visit_add``, ``visit_for``; no MRO walk: a subclass of a node class
+    needs its own method), built once per class; a subclass of the walker gets its own."""
+    table = functor_cls.__dict__.get("_method_table")
     if table is None:
-        table = MethodTable(functor_cls, lambda node_cls: prefix + node_cls.__name__)
-        setattr(functor_cls, key, table)
+        table = MethodTable(functor_cls, visit_name)
+        setattr(functor_cls, "_method_table", table)
     return table
 
 
@@ -226,11 +231,11 @@ class ExprMutator(ExprFunctor):
 
 
 for _cls in _EXPR_CLASSES:
-    _name = "visit_" + _snake(_cls.__name__)
+    _name = visit_name(_cls)
     setattr(ExprVisitor, _name, ExprVisitor._visit_children)
     setattr(ExprMutator, _name, ExprMutator._mutate_children)
 for _leaf in (E.Var, E.SizeVar, E.IntImm, E.FloatImm, E.StringImm):
-    _name = "visit_" + _snake(_leaf.__name__)
+    _name = visit_name(_leaf)
     setattr(ExprVisitor, _name, lambda self, e: None)
     setattr(ExprMutator, _name, lambda self, e: e)
 
@@ -301,7 +306,7 @@ class StmtExprMutator(ExprMutator, StmtFunctor):
 
 
 for _cls in _STMT_CLASSES:
-    _name = "visit_" + _snake(_cls.__name__)
+    _name = visit_name(_cls)
     setattr(StmtExprVisitor, _name, StmtExprVisitor._visit_stmt_children)
     setattr(StmtExprMutator, _name, StmtExprMutator._mutate_stmt_children)
 

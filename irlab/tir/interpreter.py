@@ -16,8 +16,6 @@ Semantics, as TVM's C codegen would give them:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from irlab.errors import TIRError
@@ -26,6 +24,7 @@ from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.function import PrimFunc
 from irlab.tir.functor import method_table
+from irlab.tir.intrinsics import INTRINSICS
 
 
 def run(func: PrimFunc, *args):
@@ -103,37 +102,6 @@ _COMPARE = {E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b, E.LT: lambda a
             E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b, E.GE: lambda a, b: a >= b}
 
 
-def _erf(x):
-    if isinstance(x, np.ndarray):
-        return np.vectorize(math.erf)(x).astype(x.dtype)
-    return math.erf(x)
-
-
-def _round_half_away(x):
-    """C's ``round`` (TVM's ``tir.round`` is ``llvm.round``): halves go away from zero."""
-    whole = np.trunc(x)
-    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
-
-
-_UNARY_MATH = {
-    "tir.exp": np.exp, "tir.exp2": np.exp2, "tir.exp10": lambda x: np.power(10, x),
-    "tir.log": np.log, "tir.log2": np.log2, "tir.log10": np.log10, "tir.log1p": np.log1p,
-    "tir.sqrt": np.sqrt, "tir.rsqrt": lambda x: 1 / np.sqrt(x), "tir.tanh": np.tanh,
-    "tir.erf": _erf, "tir.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tir.fabs": np.abs,
-    "tir.floor": np.floor, "tir.ceil": np.ceil, "tir.round": _round_half_away,
-    "tir.nearbyint": np.rint, "tir.trunc": np.trunc, "tir.sin": np.sin, "tir.cos": np.cos,
-    "tir.tan": np.tan, "tir.asin": np.arcsin, "tir.acos": np.arccos, "tir.atan": np.arctan,
-    "tir.sinh": np.sinh, "tir.cosh": np.cosh, "tir.isnan": np.isnan, "tir.isinf": np.isinf,
-    "tir.isfinite": np.isfinite, "tir.likely": lambda x: x,
-}
-_BINARY_MATH = {"tir.pow": np.power, "tir.fmod": np.fmod, "tir.atan2": np.arctan2,
-                "tir.hypot": np.hypot, "tir.copysign": np.copysign,
-                "tir.nextafter": np.nextafter}
-_BIT = {"tir.shift_left": lambda a, b: a << b, "tir.shift_right": lambda a, b: a >> b,
-        "tir.bitwise_and": lambda a, b: a & b, "tir.bitwise_or": lambda a, b: a | b,
-        "tir.bitwise_xor": lambda a, b: a ^ b}
-
-
 class TIRInterpreter:
     """Compiles ``func`` once; calling it runs the function on the given arguments."""
 
@@ -208,12 +176,12 @@ class TIRInterpreter:
 
     # -- expressions ---------------------------------------------------------------------
     def _expr(self, e):
-        method = method_table(type(self), "_e_")[type(e)]
+        method = method_table(type(self))[type(e)]
         if method is None:
             raise TIRError(f"the TIR interpreter cannot evaluate {type(e).__name__}", e)
         return method(self, e)
 
-    def _e_Var(self, e):
+    def visit_var(self, e):
         slot = self._slot(e)
         name = e.name_hint
 
@@ -225,21 +193,21 @@ class TIRInterpreter:
 
         return load
 
-    _e_SizeVar = _e_Var
+    visit_size_var = visit_var
 
-    def _e_IntImm(self, e):
+    def visit_int_imm(self, e):
         value = bool(e.value) if e.dtype == "bool" else e.value
         return lambda env: value
 
-    def _e_FloatImm(self, e):
+    def visit_float_imm(self, e):
         value = _to_value(e.value, e.dtype)
         return lambda env: value
 
-    def _e_StringImm(self, e):
+    def visit_string_imm(self, e):
         value = e.value
         return lambda env: value
 
-    def _e_Cast(self, e):
+    def visit_cast(self, e):
         inner = self._expr(e.value)
         convert = _caster(e.value.dtype, e.dtype)
         return lambda env: convert(inner(env))
@@ -272,28 +240,29 @@ class TIRInterpreter:
             return lambda env: ((fa(env) + fb(env) + 2147483648) & 4294967295) - 2147483648
         return lambda env: wrap(op(fa(env), fb(env)))
 
-    _e_Add = _e_Sub = _e_Mul = _e_Div = _e_Mod = _e_FloorDiv = _e_FloorMod = _binary
-    _e_Min = _e_Max = _e_EQ = _e_NE = _e_LT = _e_LE = _e_GT = _e_GE = _binary
+    visit_add = visit_sub = visit_mul = visit_div = visit_mod = _binary
+    visit_floor_div = visit_floor_mod = visit_min = visit_max = _binary
+    visit_eq = visit_ne = visit_lt = visit_le = visit_gt = visit_ge = _binary
 
-    def _e_And(self, e):
+    def visit_and(self, e):
         fa, fb = self._expr(e.a), self._expr(e.b)
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.logical_and(fa(env), fb(env))
         return lambda env: bool(fa(env)) and bool(fb(env))
 
-    def _e_Or(self, e):
+    def visit_or(self, e):
         fa, fb = self._expr(e.a), self._expr(e.b)
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.logical_or(fa(env), fb(env))
         return lambda env: bool(fa(env)) or bool(fb(env))
 
-    def _e_Not(self, e):
+    def visit_not(self, e):
         fa = self._expr(e.a)
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.logical_not(fa(env))
         return lambda env: not fa(env)
 
-    def _e_Select(self, e):
+    def visit_select(self, e):
         fc, ft, ff = (self._expr(x) for x in (e.condition, e.true_value, e.false_value))
         if parse_dtype(e.dtype).lanes > 1:
             return lambda env: np.where(fc(env), ft(env), ff(env))
@@ -304,18 +273,18 @@ class TIRInterpreter:
 
         return select
 
-    def _e_Ramp(self, e):
+    def visit_ramp(self, e):
         fb, fs = self._expr(e.base), self._expr(e.stride)
         lanes = np.arange(e.lanes)
         dtype = to_numpy_dtype(str(parse_dtype(e.dtype).element_of()))
         return lambda env: (fb(env) + fs(env) * lanes).astype(dtype)
 
-    def _e_Broadcast(self, e):
+    def visit_broadcast(self, e):
         fv, lanes = self._expr(e.value), e.lanes
         dtype = to_numpy_dtype(str(parse_dtype(e.dtype).element_of()))
         return lambda env: np.full(lanes, fv(env), dtype=dtype)
 
-    def _e_Shuffle(self, e):
+    def visit_shuffle(self, e):
         vectors = [self._expr(v) for v in e.vectors]
         indices = [self._expr(i) for i in e.indices]
 
@@ -325,7 +294,7 @@ class TIRInterpreter:
 
         return shuffle
 
-    def _e_Let(self, e):
+    def visit_let(self, e):
         slot, fv, fb = self._slot(e.var), self._expr(e.value), self._expr(e.body)
 
         def let(env):
@@ -334,7 +303,7 @@ class TIRInterpreter:
 
         return let
 
-    def _e_BufferLoad(self, e):
+    def visit_buffer_load(self, e):
         locate = self._locator(e.buffer, e.indices)
         t = parse_dtype(e.dtype)
         if t.lanes == 1 and t.code in ("int", "uint"):
@@ -343,34 +312,24 @@ class TIRInterpreter:
             return lambda env: bool(_load(locate(env)))
         return lambda env: _load(locate(env))
 
-    def _e_Call(self, e):
+    def visit_call(self, e):
+        """By the intrinsic's numpy reference (``irlab.tir.intrinsics``); ``if_then_else``
+        and ``assume`` are control, evaluated here."""
         name, args = e.op, [self._expr(a) for a in e.args]
-        dtype = parse_dtype(e.dtype)
-        np_dtype = None if dtype.code in ("handle", "void") else to_numpy_dtype(
-            str(dtype.element_of()))
         if name == "tir.if_then_else":
             fc, ft, ff = args
             if parse_dtype(e.args[0].dtype).lanes > 1:  # as the codegens and TVM
                 raise TIRError("if_then_else needs a scalar condition (use Select for a "
                                "lane-wise choice)", e)
             return lambda env: ft(env) if fc(env) else ff(env)
-        if name in _UNARY_MATH or name in _BINARY_MATH:
-            fn = _UNARY_MATH.get(name) or _BINARY_MATH[name]
-            return lambda env: _cast_result(fn(*[a(env) for a in args]), dtype, np_dtype)
-        if name in _BIT:
-            fn, wrap = _BIT[name], _int_wrapper(e.dtype) if dtype.lanes == 1 else (lambda v: v)
-            return lambda env: wrap(fn(*[a(env) for a in args]))
-        if name == "tir.bitwise_not":
-            (fa,) = args
-            wrap = (lambda v: v) if dtype.lanes != 1 else (lambda v: bool(v & 1)) \
-                if dtype.code == "bool" else _int_wrapper(e.dtype)
-            return lambda env: wrap(~fa(env))
-        if name == "tir.fma":
-            fa, fb, fc = args
-            return lambda env: _cast_result(fa(env) * fb(env) + fc(env), dtype, np_dtype)
         if name == "tir.assume":
             return lambda env: None
-        raise TIRError(f"the TIR interpreter cannot run the intrinsic {name}", e)
+        record = INTRINSICS.get(name)
+        if record is None or record.numpy is None:
+            raise TIRError(f"the TIR interpreter cannot run the intrinsic {name}", e)
+        fn, result = record.numpy, _result_caster(e.dtype)
+        args = [_as_numpy_argument(f, a.dtype) for f, a in zip(args, e.args)]
+        return lambda env: result(fn(*[a(env) for a in args]))
 
     # -- buffer access -------------------------------------------------------------------
     def _locator(self, buffer, indices):
@@ -431,12 +390,12 @@ class TIRInterpreter:
 
     # -- statements ----------------------------------------------------------------------
     def _stmt(self, s):
-        method = method_table(type(self), "_s_")[type(s)]
+        method = method_table(type(self))[type(s)]
         if method is None:
             raise TIRError(f"the TIR interpreter cannot run {type(s).__name__}", s)
         return method(self, s)
 
-    def _s_BufferStore(self, s):
+    def visit_buffer_store(self, s):
         locate, fv = self._locator(s.buffer, s.indices), self._expr(s.value)
 
         def store(env):
@@ -446,7 +405,7 @@ class TIRInterpreter:
 
         return store
 
-    def _s_For(self, s):
+    def visit_for(self, s):
         slot, fmin, fext, body = (self._slot(s.loop_var), self._expr(s.min),
                                   self._expr(s.extent), self._stmt(s.body))
 
@@ -458,7 +417,7 @@ class TIRInterpreter:
 
         return loop
 
-    def _s_While(self, s):
+    def visit_while(self, s):
         cond, body = self._expr(s.condition), self._stmt(s.body)
 
         def loop(env):
@@ -467,7 +426,7 @@ class TIRInterpreter:
 
         return loop
 
-    def _s_IfThenElse(self, s):
+    def visit_if_then_else(self, s):
         cond, then = self._expr(s.condition), self._stmt(s.then_case)
         other = self._stmt(s.else_case) if s.else_case is not None else None
 
@@ -479,7 +438,7 @@ class TIRInterpreter:
 
         return branch
 
-    def _s_SeqStmt(self, s):
+    def visit_seq_stmt(self, s):
         parts = [self._stmt(x) for x in s.seq]
 
         def seq(env):
@@ -488,7 +447,7 @@ class TIRInterpreter:
 
         return seq
 
-    def _s_LetStmt(self, s):
+    def visit_let_stmt(self, s):
         slot, fv, body = self._slot(s.var), self._expr(s.value), self._stmt(s.body)
 
         def let(env):
@@ -497,7 +456,7 @@ class TIRInterpreter:
 
         return let
 
-    def _s_Allocate(self, s):
+    def visit_allocate(self, s):
         slot, extents = self._slot(s.buffer_var), [self._expr(x) for x in s.extents]
         dtype, body = to_numpy_dtype(str(parse_dtype(s.dtype).element_of())), self._stmt(s.body)
         lanes = parse_dtype(s.dtype).lanes
@@ -511,7 +470,7 @@ class TIRInterpreter:
 
         return allocate
 
-    def _s_DeclBuffer(self, s):
+    def visit_decl_buffer(self, s):
         slot, size, body = self._slot(s.buffer.data), self._size(s.buffer), self._stmt(s.body)
         dtype = to_numpy_dtype(s.buffer.dtype)
 
@@ -534,10 +493,10 @@ class TIRInterpreter:
 
         return size
 
-    def _s_AttrStmt(self, s):
+    def visit_attr_stmt(self, s):
         return self._stmt(s.body)
 
-    def _s_AssertStmt(self, s):
+    def visit_assert_stmt(self, s):
         cond, body = self._expr(s.condition), self._stmt(s.body)
         message = self._expr(s.message)
 
@@ -548,14 +507,14 @@ class TIRInterpreter:
 
         return check
 
-    def _s_Evaluate(self, s):
+    def visit_evaluate(self, s):
         value = self._expr(s.value)
         return lambda env: (value(env), None)[1]
 
-    def _s_Block(self, s):
-        return self._s_BlockRealize(S.BlockRealize([], True, s) if not s.iter_vars else None, s)
+    def visit_block(self, s):
+        return self.visit_block_realize(S.BlockRealize([], True, s) if not s.iter_vars else None, s)
 
-    def _s_BlockRealize(self, s, bare_block=None):
+    def visit_block_realize(self, s, bare_block=None):
         if s is None:
             raise TIRError(f"block {bare_block.name_hint} has iter vars but no BlockRealize")
         block = s.block
@@ -668,6 +627,29 @@ def _caster(src, dst):
             return float
         return to_numpy_dtype(dst).type
     raise TIRError(f"cannot cast {src} to {dst}")
+
+
+def _as_numpy_argument(evaluate, dtype):
+    """``evaluate`` giving a scalar integer as a numpy scalar of its dtype (the interpreter
+    computes on Python ints), so that a numpy reference sees the argument's width."""
+    t = parse_dtype(dtype)
+    if t.lanes != 1 or t.code not in ("int", "uint"):
+        return evaluate
+    scalar = to_numpy_dtype(dtype).type
+    return lambda env: scalar(evaluate(env))
+
+
+def _result_caster(dtype):
+    """What an intrinsic's numpy result becomes: a value of ``dtype`` as the interpreter holds
+    it (integers wrap to the width, as the machine's)."""
+    t = parse_dtype(dtype)
+    if t.code in ("handle", "void"):
+        return lambda value: value
+    np_dtype = to_numpy_dtype(str(t.element_of()))
+    if t.lanes == 1 and t.code in ("int", "uint"):
+        wrap = _int_wrapper(dtype)
+        return lambda value: wrap(int(value))
+    return lambda value: _cast_result(value, t, np_dtype)
 
 
 def _cast_result(value, dtype, np_dtype):

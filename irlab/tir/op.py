@@ -1,4 +1,5 @@
-"""TIR operator builders (TVM's dtype matching + constant folding) and the intrinsic table.
+"""TIR operator builders (TVM's dtype matching + constant folding); the intrinsics they
+call are defined in ``irlab.tir.intrinsics``.
 
 Dtype rules (TVM ``BinaryOpMatchTypes``, src/tir/op/op.cc): Python ints become ``int32``
 (``int64`` if they do not fit) and floats ``float32``, as TVM's FFI converts them; then a
@@ -21,64 +22,9 @@ import numbers
 from irlab.errors import TIRError
 from irlab.runtime.dtype import parse_dtype, normalize_dtype
 from irlab.tir import expr as _e
-
-# -- the intrinsic table ---------------------------------------------------------------
-# name -> (number of arguments or None for any, pure?) ; the interpreter has the semantics.
-INTRINSICS: dict[str, tuple] = {}
-
-
-def register_intrinsic(name, num_args=None, pure=True):
-    """Declare an intrinsic usable as ``Call(dtype, name, args)``."""
-    INTRINSICS[name] = (num_args, pure)
-    return name
-
-
-for _name in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
-              "erf", "sigmoid", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "sin",
-              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-              "isnan", "isinf",
-              "isfinite", "bitwise_not", "popcount"):
-    register_intrinsic("tir." + _name, 1)
-for _name in ("pow", "fmod", "atan2", "hypot", "copysign", "shift_left", "shift_right",
-              "bitwise_and", "bitwise_or", "bitwise_xor", "nextafter"):
-    register_intrinsic("tir." + _name, 2)
-register_intrinsic("tir.fma", 3)
-register_intrinsic("tir.if_then_else", 3)
-register_intrinsic("tir.reinterpret", 1)
-register_intrinsic("tir.likely", 1)
-# TVM's lowered-code and accelerator builtins (name -> default result dtype): TVMScript reads
-# and prints them as opaque calls; irlab's interpreter and codegens do not execute them.
-OPAQUE_BUILTINS = {
-    "tvm_access_ptr": "handle", "tvm_struct_get": "int32", "tvm_struct_set": "int32",
-    "tvm_fill_fragment": "handle", "tvm_load_matrix_sync": "handle",
-    "tvm_store_matrix_sync": "handle", "tvm_mma_sync": "handle", "tvm_bmma_sync": "handle",
-    "tvm_tuple": "handle", "tvm_storage_sync": "int32", "tvm_warp_shuffle": "float32",
-    "tvm_warp_shuffle_up": "float32", "tvm_warp_shuffle_down": "float32",
-    "tvm_warp_activemask": "uint32", "tvm_thread_allreduce": "handle",
-    "tvm_stack_alloca": "handle", "tvm_stack_make_shape": "handle",
-    "tvm_stack_make_array": "handle", "tvm_throw_last_error": "int32",
-    "tvm_call_packed_lowered": "int32", "tvm_call_cpacked": "int32", "isnullptr": "bool",
-    "address_of": "handle", "type_annotation": "handle", "call_llvm_pure_intrin": "float32",
-    "llvm_lookup_intrinsic_id": "uint32",
-}
-for _name in OPAQUE_BUILTINS:
-    register_intrinsic("tir." + _name, None, pure=False)
-for _name in ("call_extern", "call_pure_extern", "call_packed", "call_intrin", "tvm_call_packed",
-              "assume", "undef", "ret"):
-    register_intrinsic("tir." + _name, None, pure=False)
-
-
-def intrinsic_name(op) -> str:
-    """The registered name of ``op`` (``"exp"`` and ``"tir.exp"`` both name ``tir.exp``)."""
-    name = getattr(op, "name", op)
-    if not isinstance(name, str):
-        raise TIRError(f"a TIR Call needs an intrinsic name, got {op!r}")
-    if name in INTRINSICS:
-        return name
-    if "tir." + name in INTRINSICS:
-        return "tir." + name
-    raise TIRError(f"unknown TIR intrinsic {name!r}; registered: {', '.join(sorted(INTRINSICS))}")
-
+# the intrinsics are defined in irlab.tir.intrinsics; these names stay importable from here
+from irlab.tir.intrinsics import (INTRINSICS, OPAQUE_BUILTINS, intrinsic_name,  # noqa: F401
+                                  register_intrinsic)
 
 # -- constants -------------------------------------------------------------------------
 def const(value, dtype=None, span=None):
@@ -426,6 +372,27 @@ def bitwise_not(a, span=None):
     if parse_dtype(a.dtype).code not in ("int", "uint", "bool"):
         raise TIRError(f"bitwise_not needs an integer operand, got {a.dtype}")
     return _e.Call(a.dtype, "tir.bitwise_not", (a,), span)
+
+
+def popcount(x, span=None):
+    """The number of set bits of the integer ``x`` (``tir.popcount``, of ``x``'s dtype)."""
+    x = _integer_operand(x, "popcount")
+    return _e.Call(x.dtype, "tir.popcount", (x,), span)
+
+
+def clz(x, span=None):
+    """The number of leading zero bits of the integer ``x`` in its width, as int32 (TVM's
+    ``tir.clz``; irlab defines ``clz(0)`` as the width)."""
+    x = _integer_operand(x, "clz")
+    return _e.Call(str(parse_dtype("int32").with_lanes(parse_dtype(x.dtype).lanes)), "tir.clz",
+                   (x,), span)
+
+
+def _integer_operand(x, name):
+    x = _e.convert(x)
+    if parse_dtype(x.dtype).code not in ("int", "uint"):
+        raise TIRError(f"{name} needs an integer operand, got {x.dtype}")
+    return x
 
 
 # -- math intrinsics -------------------------------------------------------------------

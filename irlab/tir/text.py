@@ -29,7 +29,7 @@ def expr_to_text(e) -> str:
 
 
 def _leaf_text(x) -> str:
-    method = method_table(_TextForm, "expr_")[type(x)]
+    method = method_table(_TextForm)[type(x)]
     return repr(x) if method is None else method(x)
 
 
@@ -46,7 +46,7 @@ def _region(r) -> str:
 def _stmt(s, ind, lines):
     if s is None:
         return
-    method = method_table(_TextForm, "stmt_")[type(s)]
+    method = method_table(_TextForm)[type(s)]
     if method is None:
         lines.append(f"{'    ' * ind}{type(s).__name__}")
     else:
@@ -54,17 +54,17 @@ def _stmt(s, ind, lines):
 
 
 class _TextForm:
-    """The ``expr_<Class>`` (non-binary expressions) and ``stmt_<Class>`` methods of the text
+    """The ``visit_<node>`` methods (non-binary expressions, statements) of the text
     form, found through ``tir.functor.method_table``; they need no state, hence static."""
 
     @staticmethod
-    def expr_Var(x):
+    def visit_var(x):
         return x.name_hint
 
-    expr_SizeVar = expr_Var
+    visit_size_var = visit_var
 
     @staticmethod
-    def expr_IntImm(x):
+    def visit_int_imm(x):
         if x.dtype == "int32":
             return str(x.value)
         if x.dtype == "bool":
@@ -72,74 +72,74 @@ class _TextForm:
         return f"{x.dtype}({x.value})"
 
     @staticmethod
-    def expr_FloatImm(x):
+    def visit_float_imm(x):
         return f"{x.dtype}({x.value!r})"
 
     @staticmethod
-    def expr_StringImm(x):
+    def visit_string_imm(x):
         return repr(x.value)
 
     @staticmethod
-    def expr_Cast(x):
+    def visit_cast(x):
         return f"{x.dtype}({expr_to_text(x.value)})"
 
     @staticmethod
-    def expr_Mod(x):
+    def visit_mod(x):
         return f"truncmod({expr_to_text(x.a)}, {expr_to_text(x.b)})"
 
     @staticmethod
-    def expr_Min(x):
+    def visit_min(x):
         return f"{type(x).__name__.lower()}({expr_to_text(x.a)}, {expr_to_text(x.b)})"
 
-    expr_Max = expr_Min
+    visit_max = visit_min
 
     @staticmethod
-    def expr_Not(x):
+    def visit_not(x):
         return f"not {expr_to_text(x.a)}"
 
     @staticmethod
-    def expr_Select(x):
+    def visit_select(x):
         t = expr_to_text
         return f"select({t(x.condition)}, {t(x.true_value)}, {t(x.false_value)})"
 
     @staticmethod
-    def expr_BufferLoad(x):
+    def visit_buffer_load(x):
         return f"{x.buffer.name}[{', '.join(expr_to_text(i) for i in x.indices)}]"
 
     @staticmethod
-    def expr_Ramp(x):
+    def visit_ramp(x):
         return f"ramp({expr_to_text(x.base)}, {expr_to_text(x.stride)}, {x.lanes})"
 
     @staticmethod
-    def expr_Broadcast(x):
+    def visit_broadcast(x):
         return f"broadcast({expr_to_text(x.value)}, {x.lanes})"
 
     @staticmethod
-    def expr_Shuffle(x):
+    def visit_shuffle(x):
         t = expr_to_text
         return f"shuffle({[t(v) for v in x.vectors]}, {[t(i) for i in x.indices]})"
 
     @staticmethod
-    def expr_Let(x):
+    def visit_let(x):
         t = expr_to_text
         return f"(let {x.var.name_hint} = {t(x.value)} in {t(x.body)})"
 
     @staticmethod
-    def expr_Call(x):
+    def visit_call(x):
         return f"{x.op}({', '.join(expr_to_text(a) for a in x.args)})"
 
     @staticmethod
-    def stmt_SeqStmt(s, pad, ind, lines):
+    def visit_seq_stmt(s, pad, ind, lines):
         for x in s.seq:
             _stmt(x, ind, lines)
 
     @staticmethod
-    def stmt_BufferStore(s, pad, ind, lines):
+    def visit_buffer_store(s, pad, ind, lines):
         idx = ", ".join(expr_to_text(i) for i in s.indices)
         lines.append(f"{pad}{s.buffer.name}[{idx}] = {expr_to_text(s.value)}")
 
     @staticmethod
-    def stmt_For(s, pad, ind, lines):
+    def visit_for(s, pad, ind, lines):
         t = expr_to_text
         kind = "" if s.kind == S.ForKind.SERIAL else f" ({s.kind.name.lower()})"
         lines.append(f"{pad}for {s.loop_var.name_hint} in range({t(s.min)}, "
@@ -147,12 +147,12 @@ class _TextForm:
         _stmt(s.body, ind + 1, lines)
 
     @staticmethod
-    def stmt_While(s, pad, ind, lines):
+    def visit_while(s, pad, ind, lines):
         lines.append(f"{pad}while {expr_to_text(s.condition)}:")
         _stmt(s.body, ind + 1, lines)
 
     @staticmethod
-    def stmt_IfThenElse(s, pad, ind, lines):
+    def visit_if_then_else(s, pad, ind, lines):
         lines.append(f"{pad}if {expr_to_text(s.condition)}:")
         _stmt(s.then_case, ind + 1, lines)
         if s.else_case is not None:
@@ -160,41 +160,41 @@ class _TextForm:
             _stmt(s.else_case, ind + 1, lines)
 
     @staticmethod
-    def stmt_LetStmt(s, pad, ind, lines):
+    def visit_let_stmt(s, pad, ind, lines):
         lines.append(f"{pad}{s.var.name_hint} = {expr_to_text(s.value)}")
         _stmt(s.body, ind, lines)
 
     @staticmethod
-    def stmt_Allocate(s, pad, ind, lines):
+    def visit_allocate(s, pad, ind, lines):
         ext = ", ".join(expr_to_text(e) for e in s.extents)
         lines.append(f"{pad}{s.buffer_var.name_hint} = allocate(({ext}), {s.dtype})")
         _stmt(s.body, ind, lines)
 
     @staticmethod
-    def stmt_DeclBuffer(s, pad, ind, lines):
+    def visit_decl_buffer(s, pad, ind, lines):
         lines.append(f"{pad}{s.buffer.name} = decl_buffer({s.buffer.astext()})")
         _stmt(s.body, ind, lines)
 
     @staticmethod
-    def stmt_AttrStmt(s, pad, ind, lines):
+    def visit_attr_stmt(s, pad, ind, lines):
         lines.append(f"{pad}attr [{s.attr_key}] = {expr_to_text(s.value)}")
         _stmt(s.body, ind, lines)
 
     @staticmethod
-    def stmt_AssertStmt(s, pad, ind, lines):
+    def visit_assert_stmt(s, pad, ind, lines):
         lines.append(f"{pad}assert {expr_to_text(s.condition)}, {expr_to_text(s.message)}")
         _stmt(s.body, ind, lines)
 
     @staticmethod
-    def stmt_Evaluate(s, pad, ind, lines):
+    def visit_evaluate(s, pad, ind, lines):
         lines.append(f"{pad}{expr_to_text(s.value)}")
 
     @staticmethod
-    def stmt_BlockRealize(s, pad, ind, lines):
+    def visit_block_realize(s, pad, ind, lines):
         _block(s, ind, lines)
 
     @staticmethod
-    def stmt_Block(s, pad, ind, lines):
+    def visit_block(s, pad, ind, lines):
         _block(S.BlockRealize([], True, s), ind, lines)
 
 

@@ -90,19 +90,19 @@ def test_method_table_built_once_per_class():
     from irlab.tir.functor import method_table
 
     class Base:
-        def e_Add(self, e):
+        def visit_add(self, e):
             return "base add"
 
     class Derived(Base):
-        def e_Add(self, e):
+        def visit_add(self, e):
             return "derived add"
 
     i = tir.Var("i")
-    base, derived = method_table(Base, "e_"), method_table(Derived, "e_")
-    assert method_table(Base, "e_") is base and base is not derived
+    base, derived = method_table(Base), method_table(Derived)
+    assert method_table(Base) is base and base is not derived
     assert base[type(i + 1)](None, i + 1) == "base add"
     assert derived[type(i + 1)](None, i + 1) == "derived add"
-    assert base[type(i)] is None  # no e_Var: the caller raises its own error
+    assert base[type(i)] is None  # no visit_var: the caller raises its own error
     assert "Add" in repr(base)
 
 

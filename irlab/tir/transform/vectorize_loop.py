@@ -23,18 +23,10 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.functor import (DEEP, StmtExprMutator, method_table, post_order_below,
-                               substitute)
+                               substitute, visit_name)
+from irlab.tir.intrinsics import INTRINSICS
 from irlab.tir.transform.common import const_int, is_no_op
 
-# elementwise intrinsics: a vector call computes each lane as the scalar call would
-_ELEMENTWISE = {
-    "tir.exp", "tir.exp2", "tir.exp10", "tir.log", "tir.log2", "tir.log10", "tir.log1p",
-    "tir.sqrt", "tir.rsqrt", "tir.tanh", "tir.erf", "tir.sigmoid", "tir.fabs", "tir.floor",
-    "tir.ceil", "tir.round", "tir.nearbyint", "tir.trunc", "tir.sin", "tir.cos", "tir.pow",
-    "tir.fma", "tir.if_then_else",
-}
-# the lane-wise condition of if_then_else would need both branches evaluated on every lane
-# (an out-of-bounds load in the untaken one): such calls stay scalar
 _BINARY = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max, E.EQ, E.NE,
            E.LT, E.LE, E.GT, E.GE)
 
@@ -98,21 +90,21 @@ class _Vectorizer:
         return out
 
     def _expr(self, e):
-        """By the ``v_<Class>`` rules (``tir.functor.method_table``); a kind without one
+        """By the ``visit_<node>`` rules (``tir.functor.method_table``); a kind without one
         (Let, Shuffle, vectors already there) is not vectorized."""
         if e is self.var:
             return self.ramp
-        rule = method_table(_Vectorizer, "v_")[type(e)]
+        rule = method_table(_Vectorizer)[type(e)]
         if rule is None:
             raise _NotVectorizable
         return rule(self, e)
 
-    def v_leaf(self, e):
+    def _visit_leaf(self, e):
         return e
 
-    v_Var = v_SizeVar = v_IntImm = v_FloatImm = v_StringImm = v_leaf
+    visit_var = visit_size_var = visit_int_imm = visit_float_imm = visit_string_imm = _visit_leaf
 
-    def v_binary(self, e):
+    def _visit_binary(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
         if a is e.a and b is e.b:
             return e
@@ -128,64 +120,69 @@ class _Vectorizer:
         n = max(_lanes(a), _lanes(b))
         return type(e)(_widen(a, n), _widen(b, n))
 
-    def v_logical(self, e):
+    def _visit_logical(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
         if a is e.a and b is e.b:
             return e
         n = max(_lanes(a), _lanes(b))
         return type(e)(_widen(a, n), _widen(b, n))
 
-    v_And = v_Or = v_logical
+    visit_and = visit_or = _visit_logical
 
-    def v_Not(self, e):
+    def visit_not(self, e):
         a = self.expr(e.a)
         return e if a is e.a else E.Not(a)
 
-    def v_Cast(self, e):
+    def visit_cast(self, e):
         v = self.expr(e.value)
         if v is e.value:
             return e
         return E.Cast(str(parse_dtype(e.dtype).with_lanes(_lanes(v))), v)
 
-    def v_Select(self, e):
+    def visit_select(self, e):
         parts = [self.expr(x) for x in (e.condition, e.true_value, e.false_value)]
         if all(a is b for a, b in zip(parts, (e.condition, e.true_value, e.false_value))):
             return e
         n = max(_lanes(p) for p in parts)
         return E.Select(*[_widen(p, n) for p in parts])
 
-    def v_BufferLoad(self, e):
+    def visit_buffer_load(self, e):
         indices = [self.expr(i) for i in e.indices]
         if all(a is b for a, b in zip(indices, e.indices)):
             return e
         n = max(_lanes(i) for i in indices)
         return E.BufferLoad(e.buffer, [_widen(i, n) for i in indices])
 
-    def v_Call(self, e):
-        if e.op not in _ELEMENTWISE:
+    def visit_call(self, e):
+        """An ``elementwise`` intrinsic (``irlab.tir.intrinsics``) computes each lane as the
+        scalar call would; a ``conditional`` one (``if_then_else``) keeps its condition
+        scalar: a lane-wise condition would need both branches evaluated on every lane (an
+        out-of-bounds load in the untaken one), so such a call stays scalar."""
+        record = INTRINSICS.get(e.op)
+        if record is None or not record.elementwise:
             raise _NotVectorizable
         args = [self.expr(a) for a in e.args]
-        if e.op == "tir.if_then_else" and _lanes(args[0]) != 1:
+        if record.conditional and _lanes(args[0]) != 1:
             raise _NotVectorizable
         if all(a is b for a, b in zip(args, e.args)):
             return e
         n = max(_lanes(a) for a in args)
         dtype = str(parse_dtype(e.dtype).with_lanes(n))
-        if e.op == "tir.if_then_else":  # the condition stays scalar (one branch taken)
+        if record.conditional:  # the condition stays scalar (one branch taken)
             return E.Call(dtype, e.op, [args[0]] + [_widen(a, n) for a in args[1:]])
         return E.Call(dtype, e.op, [_widen(a, n) for a in args])
 
     # -- statements ----------------------------------------------------------------------
     def stmt(self, s):
-        """By the ``s_<Class>`` rules; any other statement must be a no-op."""
-        rule = method_table(_Vectorizer, "s_")[type(s)]
+        """By the ``visit_<node>`` rules; any other statement must be a no-op."""
+        rule = method_table(_Vectorizer)[type(s)]
         if rule is not None:
             return rule(self, s)
         if is_no_op(s):
             return s
         raise _NotVectorizable
 
-    def s_BufferStore(self, s):
+    def visit_buffer_store(self, s):
         indices = [self.expr(i) for i in s.indices]
         if all(_lanes(i) == 1 for i in indices):
             # the same location every lane: sequential semantics differ from one store
@@ -194,24 +191,24 @@ class _Vectorizer:
         n = max(_lanes(i) for i in indices)
         return S.BufferStore(s.buffer, _widen(value, n), [_widen(i, n) for i in indices])
 
-    def s_SeqStmt(self, s):
+    def visit_seq_stmt(self, s):
         return S.SeqStmt([self.stmt(x) for x in s.seq])
 
-    def s_IfThenElse(self, s):
+    def visit_if_then_else(self, s):
         cond = self.expr(s.condition)
         if _lanes(cond) != 1:
             raise _NotVectorizable  # a per-lane branch
         else_case = self.stmt(s.else_case) if s.else_case is not None else None
         return S.IfThenElse(cond, self.stmt(s.then_case), else_case)
 
-    def s_AttrStmt(self, s):
+    def visit_attr_stmt(self, s):
         return s.with_fields(body=self.stmt(s.body))
 
-    s_DeclBuffer = s_AttrStmt
+    visit_decl_buffer = visit_attr_stmt
 
 
 for _kind in _BINARY:
-    setattr(_Vectorizer, "v_" + _kind.__name__, _Vectorizer.v_binary)
+    setattr(_Vectorizer, visit_name(_kind), _Vectorizer._visit_binary)
 
 
 class _LoopVectorizer(StmtExprMutator):
