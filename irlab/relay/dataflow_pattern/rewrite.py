@@ -18,6 +18,10 @@ subgraph. A match overlapping an earlier group, or whose inner values are used o
 
     out = rewrite(SubToAdd(), expr)
     fused = is_op("nn.relu")(is_op("add")(wildcard(), wildcard())).partition(out)
+
+A callback is a rule of the engine every IR shares (``irlab.ir.rewrite``: its name is its
+class's name; the grouper does the matching, ``build`` calls ``callback``), and ``rewrite``
+repeats its passes with the engine's ``rewrite_to_fixpoint``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
+from irlab.ir.rewrite import RewriteRule, rewrite_to_fixpoint
 from irlab.ir.structural import structural_equal
 from irlab.relay.dataflow_pattern.graph import IndexedGraph
 from irlab.relay.dataflow_pattern.matcher import DFPatternMatcher
@@ -278,16 +283,17 @@ class PatternGrouper:
 
 # ---------------------------------------------------------------------------------------------
 # rewrite
-class DFPatternCallback:
+class DFPatternCallback(RewriteRule):
     """Subclass it: set ``self.pattern`` and define ``callback(pre, post, node_map)``.
 
     ``pre`` is the matched expression, ``post`` the same with its inputs already rewritten and
     ``node_map`` maps each pattern node to the (rewritten) expressions it matched.
     ``require_type`` types the expression before matching; ``rewrite_once`` stops applying the
-    callback after the first pass that changed something.
+    callback after the first pass that changed something. As a rule, its name is its class's.
     """
 
     def __init__(self, require_type=False, rewrite_once=False):
+        super().__init__(type(self).__name__)
         self.pattern = None
         self.require_type = require_type
         self.rewrite_once = rewrite_once
@@ -299,11 +305,17 @@ class DFPatternCallback:
         raise NotImplementedError(f"{type(self).__name__} must define callback(pre, post, "
                                   f"node_map)")
 
+    def build(self, post, node_map, pre):
+        """The rule's result for a match the grouper found: ``callback(pre, post, node_map)``
+        (``pre``, the matched expression before its inputs were rewritten, is the context)."""
+        return self.callback(pre, post, node_map)
+
 
 class _CallbackRewriter(PostOrderRewriter):
-    def __init__(self, callback, grouper):
+    def __init__(self, callback, grouper, fired):
         super().__init__()
         self.callback = callback
+        self.fired = fired
         self.groups = grouper.groups
         self.gids = grouper.gid_assignments
 
@@ -314,10 +326,12 @@ class _CallbackRewriter(PostOrderRewriter):
         memo = self.memo_map
         node_map = {p: [post if e is pre else memo.get(e, e) for e in exprs]
                     for p, exprs in self.groups[gid].matched_nodes.items()}
-        result = self.callback.callback(pre, post, node_map)
+        result = self.callback.build(post, node_map, pre)
         if not isinstance(result, RelayExpr):
             raise IrlabError(f"{type(self.callback).__name__}.callback returned "
                              f"{type(result).__name__}, not a Relay expression")
+        if self.fired is not None and result is not post:
+            self.fired(self.callback.name)
         return result
 
 
@@ -331,8 +345,12 @@ def _converged(last, post) -> bool:
     return post is last or structural_equal(last, post, map_free_vars=True)
 
 
-def rewrite(callbacks, expr, mod: IRModule | None = None):
-    """Apply the callbacks until the expression stops changing (at most 100 passes)."""
+def rewrite(callbacks, expr, mod: IRModule | None = None, fired=None):
+    """Apply the callbacks until the expression stops changing (at most 100 passes).
+
+    ``fired`` (optional, e.g. an ``irlab.ir.rewrite.RuleCounts``) is called with a callback's
+    name each time it replaces a match.
+    """
     if isinstance(callbacks, DFPatternCallback):
         callbacks = [callbacks]
     callbacks = list(callbacks)
@@ -344,27 +362,38 @@ def rewrite(callbacks, expr, mod: IRModule | None = None):
     if not isinstance(expr, RelayExpr) or isinstance(expr, (Op, GlobalVar)):
         raise IrlabError(f"rewrite takes a Relay expression, got {type(expr).__name__}")
     mod = mod if mod is not None else IRModule()
-    post, done, count = expr, set(), 0
-    while True:
-        last = post
+    done = set()
+
+    def one_pass(post):
+        """Each callback not done once; the cost is the number of callbacks applied."""
+        last, count = post, 0
         for cb in callbacks:
             if cb in done:
                 continue
             before = post
-            if cb.require_type:
-                post = _infer_with_module(post, mod)
-            grouper = PatternGrouper()
-            grouper.group_matches(cb.pattern, post)
-            if grouper.groups:
-                post = _CallbackRewriter(cb, grouper).visit(post)
+            post = _apply_callback(cb, post, mod, fired)
             count += 1
             if cb.rewrite_once and not _converged(before, post):
                 done.add(cb)
-        if _converged(last, post):
-            return post
-        if count >= _MAX_REWRITE_PASSES:
-            raise IrlabError(f"Observed {_MAX_REWRITE_PASSES} rewrite passes, possible "
-                             f"conflicting passes?")
+        return post, not _converged(last, post), count
+
+    return rewrite_to_fixpoint(one_pass, expr, _MAX_REWRITE_PASSES, _too_many_passes)
+
+
+def _apply_callback(cb, post, mod, fired):
+    """One pass of ``cb``: its non-overlapping matches in ``post`` replaced."""
+    if cb.require_type:
+        post = _infer_with_module(post, mod)
+    grouper = PatternGrouper()
+    grouper.group_matches(cb.pattern, post)
+    if grouper.groups:
+        post = _CallbackRewriter(cb, grouper, fired).visit(post)
+    return post
+
+
+def _too_many_passes(post):
+    raise IrlabError(f"Observed {_MAX_REWRITE_PASSES} rewrite passes, possible conflicting "
+                     f"passes?")
 
 
 # ---------------------------------------------------------------------------------------------

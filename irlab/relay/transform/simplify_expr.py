@@ -13,23 +13,23 @@ x"...). After a run, ``rules_fired(mod)`` gives the counts for the module that r
 (a pass stepper holding the output module can show which rules fired) and
 ``last_rule_counts()`` those of the latest run; the pass object keeps them in ``rules_fired``.
 
-Rules are applied bottom-up; at each call the rules are tried again on the result until none
-applies, and whole sweeps repeat until a sweep changes nothing (rules can expose new chances
-to the sub-expressions they build).
+Rules are applied bottom-up by the engine every IR shares (``irlab.ir.rewrite``, indexed by
+operator name); at each call the rules are tried again on the result until none applies (a
+result whose type differs from the call's is rolled back), and whole sweeps repeat until a
+sweep changes nothing (rules can expose new chances to the sub-expressions they build).
 """
 
 from __future__ import annotations
 
 import weakref
 from collections import Counter
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.ir.op import Op, OpPattern
+from irlab.ir.rewrite import RewriteRule, RuleDriver, RuleTable, rewrite_to_fixpoint
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, const
 from irlab.relay.expr_functor import ExprMutator, expr_children
@@ -40,16 +40,25 @@ from irlab.relay.op import transform as _transform
 
 # ---------------------------------------------------------------------------------------------
 # rules
-@dataclass(frozen=True)
-class Rule:
-    """A named rewrite of calls of the operators ``ops`` (None: any operator)."""
+class Rule(RewriteRule):
+    """A named rewrite of calls of the operators ``ops`` (None: any operator): ``rewrite(call)``
+    returns the replacement, or None when it does not apply."""
 
-    name: str
-    ops: tuple | None
-    rewrite: Callable
+    __slots__ = ("rewrite",)
+
+    def __init__(self, name, ops, rewrite):
+        super().__init__(name, ops)
+        self.rewrite = rewrite
+
+    @property
+    def ops(self):
+        return self.keys
 
     def __repr__(self):
         return f"Rule({self.name!r})"
+
+    def build(self, call, bindings, context):
+        return self.rewrite(call)
 
 
 def _call_of(expr, *names):
@@ -487,21 +496,30 @@ def _keeps_type(result, original) -> bool:
     return not original.has_checked_type() or result.checked_type == original.checked_type
 
 
+def _op_name(expr):
+    """The index key of a node: its operator's name for a call of an operator, else None (no
+    rule rewrites it)."""
+    if isinstance(expr, Call) and isinstance(expr.op, Op):
+        return expr.op.name
+    return None
+
+
 class RuleRewriter(ExprMutator):
     """One bottom-up sweep applying ``rules``; counts every rewrite in ``fired``."""
 
     def __init__(self, rules, fired: Counter):
         super().__init__()
-        self.rules = list(rules)
+        table = rules if isinstance(rules, RuleTable) else RuleTable(rules)
+        self.rules = list(table.rules)
         self.fired = fired
-        self._by_op: dict = {}
+        self.driver = RuleDriver(table, _op_name, self._count, validate=_keeps_type,
+                                 max_steps=_MAX_STEPS_PER_CALL)
+
+    def _count(self, name):
+        self.fired[name] += 1
 
     def rules_for(self, op_name):
-        rules = self._by_op.get(op_name)
-        if rules is None:
-            rules = [r for r in self.rules if r.ops is None or op_name in r.ops]
-            self._by_op[op_name] = rules
-        return rules
+        return list(self.driver.table[op_name])
 
     def visit(self, expr):
         new = super().visit(expr)
@@ -518,18 +536,7 @@ class RuleRewriter(ExprMutator):
         return self.apply(post)
 
     def apply(self, expr):
-        for _ in range(_MAX_STEPS_PER_CALL):
-            if not (isinstance(expr, Call) and isinstance(expr.op, Op)):
-                return expr
-            for rule in self.rules_for(expr.op.name):
-                result = rule.rewrite(expr)
-                if result is not None and _keeps_type(result, expr):
-                    break
-            else:
-                return expr
-            self.fired[rule.name] += 1
-            expr = result
-        return expr
+        return self.driver.rewrite_at(expr)
 
 
 def rewrite_with_rules(func, rules, fired: Counter | None = None, mod=None):
@@ -539,12 +546,14 @@ def rewrite_with_rules(func, rules, fired: Counter | None = None, mod=None):
     fired = Counter() if fired is None else fired
     if not func.body.has_checked_type():
         func = infer_expr(func, mod)
-    for _ in range(_MAX_SWEEPS):
+    table = RuleTable(rules)
+
+    def sweep(func):
         count = sum(fired.values())
-        func = RuleRewriter(rules, fired).visit(func)
-        if sum(fired.values()) == count:
-            break
-    return func
+        func = RuleRewriter(table, fired).visit(func)
+        return func, sum(fired.values()) != count, 1
+
+    return rewrite_to_fixpoint(sweep, func, _MAX_SWEEPS)
 
 
 # ---------------------------------------------------------------------------------------------
