@@ -12,6 +12,8 @@ from irlab.errors import IrlabError
 from irlab.ir.rewrite import (RewriteRule, RuleCounts, RuleDriver, RuleTable,
                               rewrite_to_fixpoint)
 from irlab.relay.dataflow_pattern import DFPatternCallback, is_op, rewrite, wildcard
+from irlab.relay.dataflow_pattern.rewrite import pattern_keys
+from irlab.relay.testing import run_infer_type
 from irlab.relay.transform import simplify_expr
 
 
@@ -118,7 +120,7 @@ def test_arith_rules_are_engine_rules_indexed_by_node_class():
 
 def test_simplify_expr_rules_are_engine_rules_indexed_by_op():
     rules = simplify_expr.SIMPLIFY_EXPR_RULES
-    assert all(isinstance(r, RewriteRule) for r in rules)
+    assert all(isinstance(r, RewriteRule) and isinstance(r, DFPatternCallback) for r in rules)
     table = RuleTable(rules)
     assert [r.name for r in table["cast"]][:2] == ["cast(x, dtype(x)) => x",
                                                     "cast(cast(x)) => cast(x)"]
@@ -147,3 +149,33 @@ def test_dataflow_callbacks_are_engine_rules_and_counted():
     result = relay.create_executor(kind="debug").evaluate(func)(
         np.array([5.0, 7.0], "float32"), np.array([1.0, 2.0], "float32"))
     np.testing.assert_allclose(result.numpy(), [3.0, 3.0])
+
+
+def test_pattern_keys():
+    assert pattern_keys(is_op("add")(wildcard(), wildcard())) == ("add",)
+    assert pattern_keys((is_op("transpose") | is_op("layout_transform"))(None)) == \
+        ("transpose", "layout_transform")
+    assert pattern_keys(wildcard()(None)) is None
+    assert pattern_keys(wildcard()) is None
+
+
+def test_a_callback_runs_per_node_in_the_driver():
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    counts = RuleCounts()
+    driver = RuleDriver(RuleTable([SubToAdd()]), lambda n: getattr(n.op, "name", None)
+                        if isinstance(n, relay.Call) else None, counts)
+    out = driver.rewrite_at(relay.subtract(x, y))
+    assert out.op.name == "add" and counts == {"SubToAdd": 1}
+    assert driver.rewrite_at(relay.add(x, y)).op.name == "add"  # not indexed: untouched
+
+
+def test_a_simplify_rule_runs_under_dataflow_rewrite():
+    # SimplifyExpr's rules are DFPatternCallbacks: the grouper-driven rewrite runs them too.
+    x = relay.var("x", shape=(4, 6))
+    expr = run_infer_type(relay.reshape(relay.reshape(x, (2, 12)), (24,)))
+    counts = RuleCounts()
+    out = rewrite(simplify_expr.RULES["reshape"], expr, fired=counts)
+    assert out.op.name == "reshape" and out.args[0] is x
+    assert counts == {"reshape(reshape(x)) => reshape(x)": 1}
+    unchanged = run_infer_type(relay.reshape(x, (24,)))
+    assert rewrite(simplify_expr.RULES["reshape"], unchanged) is unchanged

@@ -19,9 +19,12 @@ subgraph. A match overlapping an earlier group, or whose inner values are used o
     out = rewrite(SubToAdd(), expr)
     fused = is_op("nn.relu")(is_op("add")(wildcard(), wildcard())).partition(out)
 
-A callback is a rule of the engine every IR shares (``irlab.ir.rewrite``: its name is its
-class's name; the grouper does the matching, ``build`` calls ``callback``), and ``rewrite``
-repeats its passes with the engine's ``rewrite_to_fixpoint``.
+A callback is also a rule of the engine every IR shares (``irlab.ir.rewrite``): its name is its
+class's, its index keys the operators its pattern's root calls, ``match`` matches the pattern
+at one node and ``build`` calls ``callback`` (a callback returning ``post`` rewrote nothing).
+So the same callbacks run here, where the grouper finds the matches, and in a per-node
+``RuleDriver`` (SimplifyExpr's rules are such callbacks). ``rewrite`` repeats its passes with
+the engine's ``rewrite_to_fixpoint``.
 """
 
 from __future__ import annotations
@@ -283,17 +286,38 @@ class PatternGrouper:
 
 # ---------------------------------------------------------------------------------------------
 # rewrite
+def pattern_keys(pattern):
+    """The operator names a call matching ``pattern`` can call (None: any call, or not only
+    calls): a rule's index keys."""
+    if isinstance(pattern, AltPattern):
+        left, right = pattern_keys(pattern.left), pattern_keys(pattern.right)
+        return None if left is None or right is None else left + right
+    if isinstance(pattern, CallPattern):
+        return _op_names(pattern.op)
+    return None
+
+
+def _op_names(pattern):
+    if isinstance(pattern, ExprPattern) and isinstance(pattern.expr, Op):
+        return (pattern.expr.name,)
+    if isinstance(pattern, AltPattern):
+        left, right = _op_names(pattern.left), _op_names(pattern.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
 class DFPatternCallback(RewriteRule):
     """Subclass it: set ``self.pattern`` and define ``callback(pre, post, node_map)``.
 
     ``pre`` is the matched expression, ``post`` the same with its inputs already rewritten and
-    ``node_map`` maps each pattern node to the (rewritten) expressions it matched.
-    ``require_type`` types the expression before matching; ``rewrite_once`` stops applying the
-    callback after the first pass that changed something. As a rule, its name is its class's.
+    ``node_map`` maps each pattern node to the (rewritten) expressions it matched; returning
+    ``post`` leaves it as it is. ``require_type`` types the expression before matching;
+    ``rewrite_once`` stops applying the callback after the first pass that changed something.
+    As a rule (``RewriteRule``), its name is its class's and its keys come from the pattern.
     """
 
     def __init__(self, require_type=False, rewrite_once=False):
-        super().__init__(type(self).__name__)
+        self.name = type(self).__name__  # keys: a property of the pattern
         self.pattern = None
         self.require_type = require_type
         self.rewrite_once = rewrite_once
@@ -305,10 +329,23 @@ class DFPatternCallback(RewriteRule):
         raise NotImplementedError(f"{type(self).__name__} must define callback(pre, post, "
                                   f"node_map)")
 
-    def build(self, post, node_map, pre):
-        """The rule's result for a match the grouper found: ``callback(pre, post, node_map)``
-        (``pre``, the matched expression before its inputs were rewritten, is the context)."""
-        return self.callback(pre, post, node_map)
+    @property
+    def keys(self):
+        """The operators the pattern's root calls (None: any node)."""
+        return pattern_keys(self.pattern)
+
+    def match(self, node):
+        """The pattern matched at ``node`` alone (no grouping): ``node_map``, or None."""
+        matcher = DFPatternMatcher(node)
+        if not matcher.match(self.pattern, node):
+            return None
+        return {p: list(exprs) for p, exprs in matcher.memo.items()}
+
+    def build(self, node, node_map, context):
+        """``callback(node, node, node_map)`` (the node's inputs are already rewritten), or
+        None when it returned ``node``."""
+        result = self.callback(node, node, node_map)
+        return None if result is node else result
 
 
 class _CallbackRewriter(PostOrderRewriter):
@@ -326,7 +363,7 @@ class _CallbackRewriter(PostOrderRewriter):
         memo = self.memo_map
         node_map = {p: [post if e is pre else memo.get(e, e) for e in exprs]
                     for p, exprs in self.groups[gid].matched_nodes.items()}
-        result = self.callback.build(post, node_map, pre)
+        result = self.callback.callback(pre, post, node_map)
         if not isinstance(result, RelayExpr):
             raise IrlabError(f"{type(self.callback).__name__}.callback returned "
                              f"{type(result).__name__}, not a Relay expression")
@@ -437,5 +474,5 @@ def partition(pattern, expr, attrs=None, check=lambda x: True):
     return _Partitioner(grouper, dict(attrs or {}), check).visit(expr)
 
 
-__all__ = ["DFPatternCallback", "rewrite", "partition", "PatternGrouper", "Group",
+__all__ = ["DFPatternCallback", "pattern_keys", "rewrite", "partition", "PatternGrouper", "Group",
            "extract_match", "pattern_post_order", "PARTITIONED_FROM_PATTERN"]
