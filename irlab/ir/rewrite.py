@@ -13,9 +13,13 @@ The engine knows nothing of any IR. A dialect supplies what it alone knows:
 - its bottom-up traversal (each IR's own mutator), which calls ``RuleDriver.rewrite_at``.
 
 Every rewrite is reported by name to ``fired`` (a callable: ``list.append``, or a
-``RuleCounts``), which is what the explorer's rule counts and ``Analyzer.rules_fired`` show::
+``RuleCounts``): that is what ``Analyzer.rules_fired`` and SimplifyExpr's ``rules_fired``
+show. Users: ``irlab.arith.rewrite_rules`` (keyed by node class, rules parsed from
+``"lhs => rhs when guard"``), ``irlab.relay.transform.simplify_expr`` (keyed by operator name,
+rules are dataflow patterns) and ``irlab.relay.dataflow_pattern.rewrite`` (whose callbacks
+are rules)::
 
-    table = RuleTable(rules, key=lambda rule: rule.keys)
+    table = RuleTable(rules)               # rules by key, in order
     driver = RuleDriver(table, key_of=type, fired=counts)
     new = driver.rewrite_at(node)          # rules applied here until none fires
 """
