@@ -380,7 +380,11 @@ class Rewriter(ExprMutator):
     def __init__(self, analyzer, fired, rules_by_node=None):
         super().__init__()
         self.analyzer, self.fired = analyzer, fired
-        self.rules = RULES_BY_NODE if rules_by_node is None else rules_by_node
+        if rules_by_node is None:
+            rules_by_node = RULES_BY_NODE
+        elif not isinstance(rules_by_node, RuleTable):  # {node class: [rules]}
+            rules_by_node = RuleTable(r for rules in rules_by_node.values() for r in rules)
+        self.rules = rules_by_node
         self.driver = RuleDriver(self.rules, type, fired, context=analyzer,
                                  descend=self._descend, max_steps=self.MAX_STEPS)
 

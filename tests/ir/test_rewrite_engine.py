@@ -116,6 +116,12 @@ def test_arith_rules_are_engine_rules_indexed_by_node_class():
     assert analyzer.rewrite_simplify(tir.Mul(tir.Add(x, zero), one)) is x
     # x * 1 is then folded by the operator that rebuilds the product, not by a rule
     assert analyzer.rules_fired == ["x + 0 => x"]
+    # a rewriter given its own rules, as a {node class: [rules]} dict
+    from irlab.arith.rewrite_rules import Rewriter
+    fired = []
+    own = Rewriter(Analyzer(), fired.append, {tir.Add: [rule]})
+    assert own.visit_expr(tir.Sub(tir.Add(x, zero), zero)) is x  # x - 0 refolded
+    assert fired == ["x + 0 => x"]
 
 
 def test_simplify_expr_rules_are_engine_rules_indexed_by_op():
