@@ -60,7 +60,7 @@ class Rule(RewriteRule):
         self.no_overflow = name not in WRAP_SAFE
         # An instance attribute, not a method: rules are matched hundreds of thousands of
         # times in a build, and the compiled pattern is one call away.
-        self.match = _compile_match(_compile(self.lhs), self.integers_only, self.no_overflow)
+        self.match = _compile_match(self.lhs, self.integers_only, self.no_overflow)
 
     def __repr__(self):
         return f"Rule({self.name!r})"
@@ -81,16 +81,44 @@ class Rule(RewriteRule):
         return result
 
 
-def _compile_match(matcher, integers_only, no_overflow):
-    """``match(e)``: the bindings of ``matcher`` in ``e``, or None (also when the rule does
-    not hold for ``e``'s dtypes)."""
-    def match(e):
+def _compile_match(lhs, integers_only, no_overflow):
+    """``match(e)``: the bindings of the left side ``lhs`` in ``e``, or None (also when the
+    rule does not hold for ``e``'s dtypes). The root's two operands (``a``, ``b``) are matched
+    here directly: one call fewer per attempt, and rules are tried ~30,000 times a model."""
+    operands = _operand_patterns(lhs)
+    if operands is None:
+        root = _compile(lhs)
+
+        def match(e):
+            env = {}
+            if not root(e, env) or (integers_only and _has_float_operand(e)) or (
+                    no_overflow and _wrapping_operand(e)):
+                return None
+            return env
+        return match
+    cls, match_a, match_b = _root_class(lhs), _compile(operands[0]), _compile(operands[1])
+
+    def match_operands(e):
         env = {}
-        if not matcher(e, env) or (integers_only and _has_float_operand(e)) or (
+        if type(e) is not cls or not match_a(e.a, env) or not match_b(e.b, env) or (
+                integers_only and _has_float_operand(e)) or (
                 no_overflow and _wrapping_operand(e)):
             return None
         return env
-    return match
+    return match_operands
+
+
+def _operand_patterns(pat):
+    """The patterns of the operands ``a`` and ``b`` of a two-operand root, else None."""
+    if isinstance(pat, ast.BinOp):
+        return pat.left, pat.right
+    if isinstance(pat, ast.Compare):
+        return pat.left, pat.comparators[0]
+    if isinstance(pat, ast.BoolOp):
+        return pat.values[0], pat.values[1]
+    if isinstance(pat, ast.Call) and pat.func.id != "select":
+        return pat.args[0], pat.args[1]
+    return None
 
 
 def _typed_const(value, dtype):
