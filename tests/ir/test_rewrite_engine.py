@@ -185,3 +185,13 @@ def test_a_simplify_rule_runs_under_dataflow_rewrite():
     assert counts == {"reshape(reshape(x)) => reshape(x)": 1}
     unchanged = run_infer_type(relay.reshape(x, (24,)))
     assert rewrite(simplify_expr.RULES["reshape"], unchanged) is unchanged
+
+
+def test_a_callback_may_set_its_own_keys():
+    class Keyed(SubToAdd):
+        def __init__(self):
+            super().__init__()
+            self.keys = ("subtract", "add")
+
+    assert Keyed().keys == ("subtract", "add") and SubToAdd().keys == ("subtract",)
+    assert [r.name for r in RuleTable([Keyed()])["add"]] == ["Keyed"]

@@ -306,6 +306,9 @@ def _op_names(pattern):
     return None
 
 
+_UNSET = object()
+
+
 class DFPatternCallback(RewriteRule):
     """Subclass it: set ``self.pattern`` and define ``callback(pre, post, node_map)``.
 
@@ -331,8 +334,13 @@ class DFPatternCallback(RewriteRule):
 
     @property
     def keys(self):
-        """The operators the pattern's root calls (None: any node)."""
-        return pattern_keys(self.pattern)
+        """The operators the pattern's root calls (None: any node), unless set."""
+        keys = self.__dict__.get("_keys", _UNSET)
+        return pattern_keys(self.pattern) if keys is _UNSET else keys
+
+    @keys.setter
+    def keys(self, value):  # a subclass may set its own (or use the name for its own ends)
+        self.__dict__["_keys"] = value
 
     def match(self, node):
         """The pattern matched at ``node`` alone (no grouping): ``node_map``, or None."""
