@@ -18,6 +18,13 @@ subgraph. A match overlapping an earlier group, or whose inner values are used o
 
     out = rewrite(SubToAdd(), expr)
     fused = is_op("nn.relu")(is_op("add")(wildcard(), wildcard())).partition(out)
+
+A callback is also a rule of the engine every IR shares (``irlab.ir.rewrite``): its name is its
+class's, its index keys the operators its pattern's root calls, ``match`` matches the pattern
+at one node and ``build`` calls ``callback`` (a callback returning ``post`` rewrote nothing).
+So the same callbacks run here, where the grouper finds the matches, and in a per-node
+``RuleDriver`` (SimplifyExpr's rules are such callbacks). ``rewrite`` repeats its passes with
+the engine's ``rewrite_to_fixpoint``.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
+from irlab.ir.rewrite import RewriteRule, rewrite_to_fixpoint
 from irlab.ir.structural import structural_equal
 from irlab.relay.dataflow_pattern.graph import IndexedGraph
 from irlab.relay.dataflow_pattern.matcher import DFPatternMatcher
@@ -278,16 +286,41 @@ class PatternGrouper:
 
 # ---------------------------------------------------------------------------------------------
 # rewrite
-class DFPatternCallback:
+def pattern_keys(pattern):
+    """The operator names a call matching ``pattern`` can call (None: any call, or not only
+    calls): a rule's index keys."""
+    if isinstance(pattern, AltPattern):
+        left, right = pattern_keys(pattern.left), pattern_keys(pattern.right)
+        return None if left is None or right is None else left + right
+    if isinstance(pattern, CallPattern):
+        return _op_names(pattern.op)
+    return None
+
+
+def _op_names(pattern):
+    if isinstance(pattern, ExprPattern) and isinstance(pattern.expr, Op):
+        return (pattern.expr.name,)
+    if isinstance(pattern, AltPattern):
+        left, right = _op_names(pattern.left), _op_names(pattern.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+_UNSET = object()
+
+
+class DFPatternCallback(RewriteRule):
     """Subclass it: set ``self.pattern`` and define ``callback(pre, post, node_map)``.
 
     ``pre`` is the matched expression, ``post`` the same with its inputs already rewritten and
-    ``node_map`` maps each pattern node to the (rewritten) expressions it matched.
-    ``require_type`` types the expression before matching; ``rewrite_once`` stops applying the
-    callback after the first pass that changed something.
+    ``node_map`` maps each pattern node to the (rewritten) expressions it matched; returning
+    ``post`` leaves it as it is. ``require_type`` types the expression before matching;
+    ``rewrite_once`` stops applying the callback after the first pass that changed something.
+    As a rule (``RewriteRule``), its name is its class's and its keys come from the pattern.
     """
 
     def __init__(self, require_type=False, rewrite_once=False):
+        self.name = type(self).__name__  # keys: a property of the pattern
         self.pattern = None
         self.require_type = require_type
         self.rewrite_once = rewrite_once
@@ -299,11 +332,35 @@ class DFPatternCallback:
         raise NotImplementedError(f"{type(self).__name__} must define callback(pre, post, "
                                   f"node_map)")
 
+    @property
+    def keys(self):
+        """The operators the pattern's root calls (None: any node), unless set."""
+        keys = self.__dict__.get("_keys", _UNSET)
+        return pattern_keys(self.pattern) if keys is _UNSET else keys
+
+    @keys.setter
+    def keys(self, value):  # a subclass may set its own (or use the name for its own ends)
+        self.__dict__["_keys"] = value
+
+    def match(self, node):
+        """The pattern matched at ``node`` alone (no grouping): ``node_map``, or None."""
+        matcher = DFPatternMatcher(node)
+        if not matcher.match(self.pattern, node):
+            return None
+        return {p: list(exprs) for p, exprs in matcher.memo.items()}
+
+    def build(self, node, node_map, context):
+        """``callback(node, node, node_map)`` (the node's inputs are already rewritten), or
+        None when it returned ``node``."""
+        result = self.callback(node, node, node_map)
+        return None if result is node else result
+
 
 class _CallbackRewriter(PostOrderRewriter):
-    def __init__(self, callback, grouper):
+    def __init__(self, callback, grouper, fired):
         super().__init__()
         self.callback = callback
+        self.fired = fired
         self.groups = grouper.groups
         self.gids = grouper.gid_assignments
 
@@ -318,6 +375,8 @@ class _CallbackRewriter(PostOrderRewriter):
         if not isinstance(result, RelayExpr):
             raise IrlabError(f"{type(self.callback).__name__}.callback returned "
                              f"{type(result).__name__}, not a Relay expression")
+        if self.fired is not None and result is not post:
+            self.fired(self.callback.name)
         return result
 
 
@@ -331,8 +390,12 @@ def _converged(last, post) -> bool:
     return post is last or structural_equal(last, post, map_free_vars=True)
 
 
-def rewrite(callbacks, expr, mod: IRModule | None = None):
-    """Apply the callbacks until the expression stops changing (at most 100 passes)."""
+def rewrite(callbacks, expr, mod: IRModule | None = None, fired=None):
+    """Apply the callbacks until the expression stops changing (at most 100 passes).
+
+    ``fired`` (optional, e.g. an ``irlab.ir.rewrite.RuleCounts``) is called with a callback's
+    name each time it replaces a match.
+    """
     if isinstance(callbacks, DFPatternCallback):
         callbacks = [callbacks]
     callbacks = list(callbacks)
@@ -344,27 +407,38 @@ def rewrite(callbacks, expr, mod: IRModule | None = None):
     if not isinstance(expr, RelayExpr) or isinstance(expr, (Op, GlobalVar)):
         raise IrlabError(f"rewrite takes a Relay expression, got {type(expr).__name__}")
     mod = mod if mod is not None else IRModule()
-    post, done, count = expr, set(), 0
-    while True:
-        last = post
+    done = set()
+
+    def one_pass(post):
+        """Each callback not done once; the cost is the number of callbacks applied."""
+        last, count = post, 0
         for cb in callbacks:
             if cb in done:
                 continue
             before = post
-            if cb.require_type:
-                post = _infer_with_module(post, mod)
-            grouper = PatternGrouper()
-            grouper.group_matches(cb.pattern, post)
-            if grouper.groups:
-                post = _CallbackRewriter(cb, grouper).visit(post)
+            post = _apply_callback(cb, post, mod, fired)
             count += 1
             if cb.rewrite_once and not _converged(before, post):
                 done.add(cb)
-        if _converged(last, post):
-            return post
-        if count >= _MAX_REWRITE_PASSES:
-            raise IrlabError(f"Observed {_MAX_REWRITE_PASSES} rewrite passes, possible "
-                             f"conflicting passes?")
+        return post, not _converged(last, post), count
+
+    return rewrite_to_fixpoint(one_pass, expr, _MAX_REWRITE_PASSES, _too_many_passes)
+
+
+def _apply_callback(cb, post, mod, fired):
+    """One pass of ``cb``: its non-overlapping matches in ``post`` replaced."""
+    if cb.require_type:
+        post = _infer_with_module(post, mod)
+    grouper = PatternGrouper()
+    grouper.group_matches(cb.pattern, post)
+    if grouper.groups:
+        post = _CallbackRewriter(cb, grouper, fired).visit(post)
+    return post
+
+
+def _too_many_passes(post):
+    raise IrlabError(f"Observed {_MAX_REWRITE_PASSES} rewrite passes, possible conflicting "
+                     f"passes?")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,5 +482,5 @@ def partition(pattern, expr, attrs=None, check=lambda x: True):
     return _Partitioner(grouper, dict(attrs or {}), check).visit(expr)
 
 
-__all__ = ["DFPatternCallback", "rewrite", "partition", "PatternGrouper", "Group",
+__all__ = ["DFPatternCallback", "pattern_keys", "rewrite", "partition", "PatternGrouper", "Group",
            "extract_match", "pattern_post_order", "PARTITIONED_FROM_PATTERN"]

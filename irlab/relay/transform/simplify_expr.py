@@ -1,8 +1,10 @@
 """SimplifyExpr and SimplifyExprPostAlterOp: algebraic clean-ups written as named rewrite rules.
 
-Each rule looks at one operator call (its arguments already simplified) and returns a
-replacement, or None when it does not apply. The rules are TVM's SimplifyExpr rewrites that
-make sense for irlab's operators, in TVM's order::
+Each rule is, as in TVM, a dataflow pattern with a callback (a ``DFPatternCallback``): the
+pattern says which calls it looks at (and indexes the rule by their operators), the callback
+looks at one such call (its arguments already simplified) and returns a replacement, or the
+call itself when it does not apply. The rules are TVM's SimplifyExpr rewrites that make sense
+for irlab's operators, in TVM's order::
 
     %0 = reshape(%x, newshape=[4, 6]);
     %1 = reshape(%0, newshape=[2, 12]);     =>     reshape(%x, newshape=[2, 12])
@@ -13,24 +15,25 @@ x"...). After a run, ``rules_fired(mod)`` gives the counts for the module that r
 (a pass stepper holding the output module can show which rules fired) and
 ``last_rule_counts()`` those of the latest run; the pass object keeps them in ``rules_fired``.
 
-Rules are applied bottom-up; at each call the rules are tried again on the result until none
-applies, and whole sweeps repeat until a sweep changes nothing (rules can expose new chances
-to the sub-expressions they build).
+Rules are applied bottom-up by the engine every IR shares (``irlab.ir.rewrite``, indexed by
+operator name); at each call the rules are tried again on the result until none applies (a
+result whose type differs from the call's is rolled back), and whole sweeps repeat until a
+sweep changes nothing (rules can expose new chances to the sub-expressions they build).
 """
 
 from __future__ import annotations
 
 import weakref
 from collections import Counter
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.ir.op import Op, OpPattern
+from irlab.ir.rewrite import RuleDriver, RuleTable, rewrite_to_fixpoint
 from irlab.ir.type import TensorType, TupleType
+from irlab.relay.dataflow_pattern import (DFPatternCallback, is_constant, is_op, wildcard)
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, const
 from irlab.relay.expr_functor import ExprMutator, expr_children
 from irlab.relay.type_relation import Defer, infer_call_type
@@ -40,16 +43,52 @@ from irlab.relay.op import transform as _transform
 
 # ---------------------------------------------------------------------------------------------
 # rules
-@dataclass(frozen=True)
-class Rule:
-    """A named rewrite of calls of the operators ``ops`` (None: any operator)."""
+class Rule(DFPatternCallback):
+    """A named rewrite of the calls matching ``pattern``: ``function(call)`` returns the
+    replacement, or None when it does not apply (the pattern is what the rule needs at
+    least; ``function`` checks the rest: types, attributes, constants' values)."""
 
-    name: str
-    ops: tuple | None
-    rewrite: Callable
+    def __init__(self, name, pattern, function):
+        super().__init__()
+        self.name, self.pattern, self.function = name, pattern, function
+
+    @property
+    def ops(self):
+        """The operators whose calls the rule rewrites (None: any operator)."""
+        return self.keys
 
     def __repr__(self):
         return f"Rule({self.name!r})"
+
+    def callback(self, pre, post, node_map):
+        result = self.function(post)
+        return post if result is None else result
+
+
+def _calls(name):
+    """A call of the operator ``name``, with any arguments."""
+    return is_op(name)(None)
+
+
+def _a_transpose():
+    """transpose or layout_transform (a permutation, or a layout change)."""
+    return is_op("transpose") | is_op("layout_transform")
+
+
+def _twice_nested(name):
+    """``name(name(x))``."""
+    return is_op(name)(is_op(name)(wildcard()))
+
+
+def _with_constants(outer, inner):
+    """``outer(inner(x, c1), c2)``, c1 and c2 constants (either order: add and multiply
+    commute)."""
+    return is_op(outer)(is_op(inner)(wildcard(), is_constant()), is_constant())
+
+
+def _twice():
+    x = wildcard()
+    return is_op("add")(x, x)
 
 
 def _call_of(expr, *names):
@@ -396,34 +435,42 @@ def _merge_constant_operands(call):
 
 
 RULES = {
-    "zeros_like": Rule("zeros_like(x) => zeros(shape(x))", ("zeros_like",),
+    "zeros_like": Rule("zeros_like(x) => zeros(shape(x))", _calls("zeros_like"),
                        _concretize_zeros_like),
-    "ones_like": Rule("ones_like(x) => ones(shape(x))", ("ones_like",), _concretize_ones_like),
-    "full_like": Rule("full_like(x, c) => full(c, shape(x))", ("full_like",),
+    "ones_like": Rule("ones_like(x) => ones(shape(x))", _calls("ones_like"),
+                      _concretize_ones_like),
+    "full_like": Rule("full_like(x, c) => full(c, shape(x))", _calls("full_like"),
                       _concretize_full_like),
-    "reshape_like": Rule("reshape_like(x, y) => reshape(x, shape(y))", ("reshape_like",),
+    "reshape_like": Rule("reshape_like(x, y) => reshape(x, shape(y))", _calls("reshape_like"),
                          _concretize_reshape_like),
-    "add_self": Rule("x + x => x * 2", ("add",), _add_to_multiply),
-    "rsqrt": Rule("x / sqrt(y) => x * rsqrt(y)", ("divide",), _divide_sqrt),
-    "add_zero": Rule("x + 0 => x", ("add",), _identity_rule(0)),
-    "subtract_zero": Rule("x - 0 => x", ("subtract",), _identity_rule(0)),
-    "multiply_one": Rule("x * 1 => x", ("multiply",), _identity_rule(1)),
-    "divide_one": Rule("x / 1 => x", ("divide",), _identity_rule(1)),
-    "reshape": Rule("reshape(reshape(x)) => reshape(x)", ("reshape",), _merge_reshapes),
+    "add_self": Rule("x + x => x * 2", _twice(), _add_to_multiply),
+    "rsqrt": Rule("x / sqrt(y) => x * rsqrt(y)",
+                  is_op("divide")(wildcard(), is_op("sqrt")(wildcard())), _divide_sqrt),
+    "add_zero": Rule("x + 0 => x", _calls("add"), _identity_rule(0)),
+    "subtract_zero": Rule("x - 0 => x", _calls("subtract"), _identity_rule(0)),
+    "multiply_one": Rule("x * 1 => x", _calls("multiply"), _identity_rule(1)),
+    "divide_one": Rule("x / 1 => x", _calls("divide"), _identity_rule(1)),
+    "reshape": Rule("reshape(reshape(x)) => reshape(x)", _twice_nested("reshape"),
+                    _merge_reshapes),
     "transpose": Rule("transpose(transpose(x)) => transpose(x)",
-                      ("transpose", "layout_transform"), _merge_transposes),
-    "noop_transpose": Rule("transpose(x, identity) => x", ("transpose", "layout_transform"),
+                      _a_transpose()(_a_transpose()(wildcard())), _merge_transposes),
+    "noop_transpose": Rule("transpose(x, identity) => x", _a_transpose()(None),
                            _drop_noop_transpose),
-    "same_cast": Rule("cast(x, dtype(x)) => x", ("cast",), _drop_same_cast),
-    "consecutive_cast": Rule("cast(cast(x)) => cast(x)", ("cast",), _merge_casts),
-    "full_elementwise": Rule("op(full(c), x) => op(c, x)", None, _fill_into_broadcast),
-    "switch_add_multiply": Rule("(x + c1) * c2 => x * c2 + c1 * c2", ("multiply",),
-                                _switch_add_multiply),
-    "multiply_constants": Rule("(x * c1) * c2 => x * (c1 * c2)", ("multiply",),
+    "same_cast": Rule("cast(x, dtype(x)) => x", _calls("cast"), _drop_same_cast),
+    "consecutive_cast": Rule("cast(cast(x)) => cast(x)", _twice_nested("cast"),
+                             _merge_casts),
+    "full_elementwise": Rule("op(full(c), x) => op(c, x)", wildcard()(None),
+                             _fill_into_broadcast),
+    "switch_add_multiply": Rule("(x + c1) * c2 => x * c2 + c1 * c2",
+                                _with_constants("multiply", "add"), _switch_add_multiply),
+    "multiply_constants": Rule("(x * c1) * c2 => x * (c1 * c2)",
+                               _with_constants("multiply", "multiply"),
                                _merge_constant_operands),
-    "add_constants": Rule("(x + c1) + c2 => x + (c1 + c2)", ("add",), _merge_constant_operands),
-    "clip_casts": Rule("cast(...cast(clip(x))) => clip(x)", ("cast",), _drop_casts_after_clip),
-    "clip": Rule("clip(x) => x", ("clip",), _drop_clip),
+    "add_constants": Rule("(x + c1) + c2 => x + (c1 + c2)", _with_constants("add", "add"),
+                          _merge_constant_operands),
+    "clip_casts": Rule("cast(...cast(clip(x))) => clip(x)", _twice_nested("cast"),
+                       _drop_casts_after_clip),
+    "clip": Rule("clip(x) => x", _calls("clip"), _drop_clip),
 }
 
 # TVM's SimplifyExpr order (simplify_expr.cc), less the rewrites of ops irlab does not have
@@ -487,21 +534,30 @@ def _keeps_type(result, original) -> bool:
     return not original.has_checked_type() or result.checked_type == original.checked_type
 
 
+def _op_name(expr):
+    """The index key of a node: its operator's name for a call of an operator, else None (no
+    rule rewrites it)."""
+    if isinstance(expr, Call) and isinstance(expr.op, Op):
+        return expr.op.name
+    return None
+
+
 class RuleRewriter(ExprMutator):
     """One bottom-up sweep applying ``rules``; counts every rewrite in ``fired``."""
 
     def __init__(self, rules, fired: Counter):
         super().__init__()
-        self.rules = list(rules)
+        table = rules if isinstance(rules, RuleTable) else RuleTable(rules)
+        self.rules = list(table.rules)
         self.fired = fired
-        self._by_op: dict = {}
+        self.driver = RuleDriver(table, _op_name, self._count, validate=_keeps_type,
+                                 max_steps=_MAX_STEPS_PER_CALL)
+
+    def _count(self, name):
+        self.fired[name] += 1
 
     def rules_for(self, op_name):
-        rules = self._by_op.get(op_name)
-        if rules is None:
-            rules = [r for r in self.rules if r.ops is None or op_name in r.ops]
-            self._by_op[op_name] = rules
-        return rules
+        return list(self.driver.table[op_name])
 
     def visit(self, expr):
         new = super().visit(expr)
@@ -518,18 +574,7 @@ class RuleRewriter(ExprMutator):
         return self.apply(post)
 
     def apply(self, expr):
-        for _ in range(_MAX_STEPS_PER_CALL):
-            if not (isinstance(expr, Call) and isinstance(expr.op, Op)):
-                return expr
-            for rule in self.rules_for(expr.op.name):
-                result = rule.rewrite(expr)
-                if result is not None and _keeps_type(result, expr):
-                    break
-            else:
-                return expr
-            self.fired[rule.name] += 1
-            expr = result
-        return expr
+        return self.driver.rewrite_at(expr)
 
 
 def rewrite_with_rules(func, rules, fired: Counter | None = None, mod=None):
@@ -539,12 +584,14 @@ def rewrite_with_rules(func, rules, fired: Counter | None = None, mod=None):
     fired = Counter() if fired is None else fired
     if not func.body.has_checked_type():
         func = infer_expr(func, mod)
-    for _ in range(_MAX_SWEEPS):
+    table = RuleTable(rules)
+
+    def sweep(func):
         count = sum(fired.values())
-        func = RuleRewriter(rules, fired).visit(func)
-        if sum(fired.values()) == count:
-            break
-    return func
+        func = RuleRewriter(table, fired).visit(func)
+        return func, sum(fired.values()) != count, 1
+
+    return rewrite_to_fixpoint(sweep, func, _MAX_SWEEPS)
 
 
 # ---------------------------------------------------------------------------------------------
