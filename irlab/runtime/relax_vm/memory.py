@@ -13,6 +13,7 @@ from irlab.runtime.container import ShapeTuple
 from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.runtime.ndarray import ALIGNMENT, NDArray, cpu
 from irlab.runtime.registry import register_func
+from irlab.runtime.relax_vm.specialize import reusable_allocation
 
 
 class Storage:
@@ -80,6 +81,10 @@ def alloc_tensor(storage, offset, shape, dtype):
     if not isinstance(storage, Storage):
         raise VMError(f"alloc_tensor: expected a Storage, got {type(storage).__name__}")
     return storage.alloc_tensor(int(offset), ShapeTuple(shape), dtype)
+
+
+reusable_allocation("vm.builtin.alloc_storage", alloc_storage)
+reusable_allocation("vm.builtin.alloc_tensor", alloc_tensor)
 
 
 __all__ = ["Storage", "storage_bytes", "alloc_storage", "alloc_tensor"]
