@@ -3,7 +3,9 @@
 1. ResNet-18 224 and the MLP (b32), imported from ONNX with the Relay frontend, then run three
    ways at 1 and 2 threads: ``relay.build`` + graph executor; the same optimized program
    translated to Relax (``relax.testing.relay_translator``: the very same kernels) +
-   ``relax.build`` + VM; onnxruntime. The goal: Relax within 1.1x of Relay.
+   ``relax.build`` + VM; onnxruntime. The goal: Relax within 1.1x of Relay. Wall-clock
+   medians, and the calling thread's CPU time per call (``cpu``: the figure to read on a
+   loaded machine; at 2 threads it leaves out the worker's share).
 2. Dynamic shapes: the MLP imported with a symbolic batch by ``relax.frontend.onnx``, built
    ONCE and run at batch 1, 7 and 32, next to one static build per batch (kernels legalized
    from Relax ops, unscheduled in both, so the column compares only what a symbolic shape
@@ -54,7 +56,7 @@ def compare_executors(name, model, threads, repeat):
     from irlab import relax, relay
     from irlab.contrib import graph_executor
     from irlab.relay.frontend import from_onnx, onnx_models
-    from bench_e2e import ort_latency
+    from bench_e2e import cpu_seconds, ort_latency
 
     inputs = onnx_models.random_input(model)
     mod, params = from_onnx(model, freeze_params=True)
@@ -64,17 +66,21 @@ def compare_executors(name, model, threads, repeat):
     g = graph_executor.GraphModule(lib["default"](tvm.cpu()))
     g.set_input(**inputs)
     relay_s = _median_seconds(g.run, repeat)
+    relay_cpu = cpu_seconds(g.run)
     relax_mod = relax.testing.relay_translator.from_relay(mod["main"], target, params)
     ex = relax.build(relax_mod, target)
     run = _vm_runner(ex, [inputs[p.name_hint] for p in relax_mod["main"].params])
     relax_s = _median_seconds(run, repeat)
+    relax_cpu = cpu_seconds(run)
     out = run()
     out = (out if hasattr(out, "numpy") else out[0]).numpy()
     g.run()
     assert np.array_equal(out, g.get_output(0).numpy()), "Relax and Relay outputs differ"
     ort_s, _, _ = ort_latency(model, inputs, threads, repeat)
     print(f"{name:24} {threads:>3} {relay_s * 1e3:>9.3f} {relax_s * 1e3:>9.3f} "
-          f"{ort_s * 1e3:>8.3f} {relax_s / relay_s:>11.2f} {relax_s / ort_s:>9.2f}", flush=True)
+          f"{ort_s * 1e3:>8.3f} {relax_s / relay_s:>11.2f} {relax_s / ort_s:>9.2f} "
+          f"{relay_cpu * 1e3:>13.3f} {relax_cpu * 1e3:>13.3f} {relax_cpu / relay_cpu:>9.2f}",
+          flush=True)
 
 
 def dynamic_batches(batches, repeat):
@@ -123,7 +129,8 @@ def main():
     size = 64 if args.quick else 224
     print(describe())
     print(f"{'model':24} {'thr':>3} {'relay ms':>9} {'relax ms':>9} {'ort ms':>8} "
-          f"{'relax/relay':>11} {'relax/ort':>9}")
+          f"{'relax/relay':>11} {'relax/ort':>9} {'relay cpu ms':>13} {'relax cpu ms':>13} "
+          f"{'cpu ratio':>9}")
     for name, model in {"mlp 784-256-256-10 b32": onnx_models.mlp(),
                         f"resnet18 1x3x{size}x{size}": onnx_models.resnet18(image_size=size)
                         }.items():

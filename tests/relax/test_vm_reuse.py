@@ -196,3 +196,34 @@ def test_profile_sees_every_instruction_after_fast_calls(static_mlp, weights):
     vm["main"](*args)
     callees = [row.callee for row in vm.profile("main", *args).rows]
     assert callees.count("vm.builtin.alloc_storage") >= 1 and "vm.builtin.match_shape" in callees
+
+
+def dynamic_program():
+    """out = x + 1 into storage sized at run time (x's shape); returns out and x + 1 again
+    (a second, dropped storage)."""
+    ib = relax.ExecBuilder()
+    with ib.function("main", num_inputs=1, param_names=["x"]):
+        ib.emit_call("vm.builtin.shape_of", args=[ib.r(0)], dst=ib.r(1))
+        for k, storage in ((0, 2), (1, 4)):
+            ib.emit_call("vm.builtin.alloc_storage",
+                         args=[ib.vm_state(), ib.r(1), ib.convert_constant(0), "float32",
+                               "global"], dst=ib.r(storage))
+            ib.emit_call("vm.builtin.alloc_tensor",
+                         args=[ib.r(storage), ib.imm(0), ib.r(1), "float32"],
+                         dst=ib.r(storage + 1))
+            ib.emit_call("test.vm_reuse.fill", args=[ib.r(0), ib.r(storage + 1)],
+                         dst=ib.void_arg())
+        ib.emit_ret(ib.r(3))
+    return relax.VirtualMachine(ib.get(), tvm.cpu())
+
+
+def test_storage_of_run_time_size_is_reused_unless_held():
+    vm = dynamic_program()
+    SEEN.clear()
+    outputs = [vm["main"](vector(k, k)) for k in range(3)]
+    vm["main"](vector(1, 2, 3))  # another size: a new storage
+    # the returned storage (first fill) is new every call; the dropped one serves again
+    assert len({SEEN[0], SEEN[2], SEEN[4]}) == 3 and SEEN[1] == SEEN[3] == SEEN[5]
+    assert SEEN[7] != SEEN[5]
+    for k, out in enumerate(outputs):
+        np.testing.assert_array_equal(out.numpy(), [k + 1, k + 1])

@@ -113,7 +113,7 @@ def match_shape(value, heap, size, *codes_and_ctx):
 
 
 @fast_path("vm.builtin.match_shape", match_shape)
-def _fast_match_shape(values, dynamic):
+def _fast_match_shape(values, dynamic, exclusive):
     """The value's shape against the codes: a static shape compares as one tuple; symbolic
     dimensions store to / compare with the heap slots, resolved once."""
     if dynamic != (0,):
@@ -186,7 +186,7 @@ def make_shape(heap, size, *codes):
 
 
 @fast_path("vm.builtin.make_shape", make_shape)
-def _fast_make_shape(values, dynamic):
+def _fast_make_shape(values, dynamic, exclusive):
     """The dims read straight from the heap slots (or immediates), resolved once."""
     data = _heap_data(values[0]) if not dynamic else None
     if data is None:
@@ -218,7 +218,7 @@ def check_tensor_info(value, ndim, *dtype_and_ctx):
 
 
 @fast_path("vm.builtin.check_tensor_info", check_tensor_info)
-def _fast_check_tensor_info(values, dynamic):
+def _fast_check_tensor_info(values, dynamic, exclusive):
     """One comparison of ndim and dtype for a tensor."""
     if dynamic != (0,):
         return None

@@ -185,7 +185,7 @@ class ResolvedFunction:
             except Exception as err:
                 raise self._failure(pc, err) from err
         pcs = [pc for pc in range(len(self.code)) if pc not in self.hoisted]
-        steps = [self._call_step(pc, values) for pc in pcs]
+        steps = [self._call_step(pc, values, exclusive=True) for pc in pcs]
         held = [values[self.code[pc][3]] for pc in sorted(self.hoisted)]
         return _Frame(values[self.num_args:], steps, pcs, held)
 
@@ -204,8 +204,9 @@ class ResolvedFunction:
                 steps.append(_if_step(instr[1], pc + 1, pc + instr[2]))
         return steps
 
-    def _call_step(self, pc, values):
-        """The closure of Call ``pc``; ``values`` knows the constants and hoisted values."""
+    def _call_step(self, pc, values, exclusive=False):
+        """The closure of Call ``pc``; ``values`` knows the constants and hoisted values.
+        ``exclusive``: the closure serves one frame (one call at a time)."""
         _, index, args, dst = self.code[pc]
         callee = self.callees[index]
         if self.observe is not None:
@@ -214,7 +215,7 @@ class ResolvedFunction:
         dynamic = [k for k, a in enumerate(args) if a < known and values[a] is None]
         fixed = [None if k in dynamic else values[a] for k, a in enumerate(args)]
         dynamic_args = tuple(args[k] for k in dynamic)
-        fast = fast_form(self.names[index], callee, fixed, dynamic)
+        fast = fast_form(self.names[index], callee, fixed, dynamic, exclusive)
         if fast is None and hasattr(callee, "bind"):
             try:
                 fast = callee.bind(fixed, dynamic)

@@ -13,10 +13,12 @@ _ALLOCATIONS: dict = {}  # builtin name -> the builtin
 
 
 def fast_path(name, builtin):
-    """Register ``maker(values, dynamic)`` as the fast-form maker of ``builtin`` (the function
-    registered as ``name``). ``values`` holds the instruction's arguments, None at the
-    ``dynamic`` positions (known only at run time); the maker returns a callable taking the
-    dynamic arguments in order, or None when it has no fast form for them."""
+    """Register ``maker(values, dynamic, exclusive)`` as the fast-form maker of ``builtin``
+    (the function registered as ``name``). ``values`` holds the instruction's arguments, None
+    at the ``dynamic`` positions (known only at run time); the maker returns a callable taking
+    the dynamic arguments in order, or None when it has no fast form for them. With
+    ``exclusive`` the form serves one call at a time (a frame's), so it may keep state from
+    one call to the next."""
     def register(maker):
         _FAST_PATHS[name] = (builtin, maker)
         return maker
@@ -30,13 +32,13 @@ def reusable_allocation(name, builtin):
     _ALLOCATIONS[name] = builtin
 
 
-def fast_form(name, callee, values, dynamic):
+def fast_form(name, callee, values, dynamic, exclusive=False):
     """The fast form of ``callee`` (found under ``name``) for these arguments, or None. A
     function registered over a builtin's name gets none."""
     entry = _FAST_PATHS.get(name)
     if entry is None or entry[0] is not callee:
         return None
-    return entry[1](values, tuple(dynamic))
+    return entry[1](values, tuple(dynamic), exclusive)
 
 
 def is_reusable_allocation(name, callee) -> bool:
