@@ -4,8 +4,9 @@
    ways at 1 and 2 threads: ``relay.build`` + graph executor; the same optimized program
    translated to Relax (``relax.testing.relay_translator``: the very same kernels) +
    ``relax.build`` + VM; onnxruntime. The goal: Relax within 1.1x of Relay. Wall-clock
-   medians, and the calling thread's CPU time per call (``cpu``: the figure to read on a
-   loaded machine; at 2 threads it leaves out the worker's share).
+   medians, and the calling thread's CPU time per call, Relay and Relax measured in alternating
+   rounds (``cpu``: the figure to read on a loaded machine; at 2 threads it leaves out the
+   worker's share).
 2. Dynamic shapes: the MLP imported with a symbolic batch by ``relax.frontend.onnx``, built
    ONCE and run at batch 1, 7 and 32, next to one static build per batch (kernels legalized
    from Relax ops, unscheduled in both, so the column compares only what a symbolic shape
@@ -42,6 +43,15 @@ def _median_seconds(run, repeat, budget=0.2):
     return float(np.median(times))
 
 
+def _interleaved_cpu_seconds(first, second, rounds):
+    """Median thread CPU seconds per call of ``first`` and of ``second``, measured in
+    alternating short rounds (so both see the same load)."""
+    from bench_e2e import cpu_seconds
+
+    pairs = [(cpu_seconds(first, 0.1), cpu_seconds(second, 0.1)) for _ in range(rounds)]
+    return float(np.median([a for a, _ in pairs])), float(np.median([b for _, b in pairs]))
+
+
 def _vm_runner(ex, inputs_in_order):
     import irlab as tvm
     from irlab import relax
@@ -56,7 +66,7 @@ def compare_executors(name, model, threads, repeat):
     from irlab import relax, relay
     from irlab.contrib import graph_executor
     from irlab.relay.frontend import from_onnx, onnx_models
-    from bench_e2e import cpu_seconds, ort_latency
+    from bench_e2e import ort_latency
 
     inputs = onnx_models.random_input(model)
     mod, params = from_onnx(model, freeze_params=True)
@@ -66,12 +76,11 @@ def compare_executors(name, model, threads, repeat):
     g = graph_executor.GraphModule(lib["default"](tvm.cpu()))
     g.set_input(**inputs)
     relay_s = _median_seconds(g.run, repeat)
-    relay_cpu = cpu_seconds(g.run)
     relax_mod = relax.testing.relay_translator.from_relay(mod["main"], target, params)
     ex = relax.build(relax_mod, target)
     run = _vm_runner(ex, [inputs[p.name_hint] for p in relax_mod["main"].params])
     relax_s = _median_seconds(run, repeat)
-    relax_cpu = cpu_seconds(run)
+    relay_cpu, relax_cpu = _interleaved_cpu_seconds(g.run, run, 2 * repeat)
     out = run()
     out = (out if hasattr(out, "numpy") else out[0]).numpy()
     g.run()
