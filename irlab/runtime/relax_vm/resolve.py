@@ -53,38 +53,10 @@ class ResolvedFunction:
         self.names = names
         self.callees = callees
         self.observe = observe
-        size = info.register_file_size
+        size = self.num_registers = info.register_file_size
         self.sink = size  # where a dropped result goes
-        slots: dict = {}  # constant value key -> slot index
         self.initial = [None] * (size + 1)  # registers, the sink, then constants
-
-        def slot(arg):
-            if arg.kind == ArgKind.REGISTER and arg.value < SpecialReg.VOID_ARG:
-                return arg.value
-            if arg.kind == ArgKind.REGISTER and arg.value == SpecialReg.VOID_ARG:
-                key = ("void",)
-            else:
-                key = (int(arg.kind), arg.value)
-            if key not in slots:
-                slots[key] = len(self.initial)
-                self.initial.append(None if key == ("void",) else constant(arg))
-            return slots[key]
-
-        self.code = []  # (instruction kind, ...) with argument slots
-        for instr in code:
-            if type(instr) is Call:
-                dst = instr.dst.value
-                self.code.append((Call, instr.func_idx, tuple(slot(a) for a in instr.args),
-                                  self.sink if dst >= SpecialReg.VOID_ARG else dst))
-            elif type(instr) is Ret:
-                self.code.append((Ret, slot(instr.result)))
-            elif type(instr) is Goto:
-                self.code.append((Goto, instr.offset))
-            elif type(instr) is If:
-                self.code.append((If, slot(instr.cond), instr.false_offset))
-            else:
-                raise VMError(f"{self.name}: unknown instruction {instr!r}")
-        self.num_registers = size
+        self.code = self._decode(code, constant)
         self.straight = all(c[0] is Call or c[0] is Ret for c in self.code)
         if self.straight:
             ret = next((pc for pc, c in enumerate(self.code) if c[0] is Ret), None)
@@ -94,6 +66,37 @@ class ResolvedFunction:
         self.hoisted = self._hoistable() if self.straight and observe is None else set()
         self.frames: list = []  # free frames
         self.jump_steps = None  # a function with jumps: its closures (kept: nothing hoisted)
+
+    def _decode(self, code, constant):
+        """The instructions as tuples whose arguments are slots of the register file (a
+        constant, an immediate or a function value gets a slot after the sink)."""
+        slots: dict = {}  # constant key -> slot
+
+        def slot(arg):
+            if arg.kind == ArgKind.REGISTER and arg.value < SpecialReg.VOID_ARG:
+                return arg.value
+            void = arg.kind == ArgKind.REGISTER and arg.value == SpecialReg.VOID_ARG
+            key = ("void",) if void else (int(arg.kind), arg.value)
+            if key not in slots:
+                slots[key] = len(self.initial)
+                self.initial.append(None if void else constant(arg))
+            return slots[key]
+
+        decoded = []
+        for instr in code:
+            if type(instr) is Call:
+                dst = instr.dst.value
+                decoded.append((Call, instr.func_idx, tuple(slot(a) for a in instr.args),
+                                self.sink if dst >= SpecialReg.VOID_ARG else dst))
+            elif type(instr) is Ret:
+                decoded.append((Ret, slot(instr.result)))
+            elif type(instr) is Goto:
+                decoded.append((Goto, instr.offset))
+            elif type(instr) is If:
+                decoded.append((If, slot(instr.cond), instr.false_offset))
+            else:
+                raise VMError(f"{self.name}: unknown instruction {instr!r}")
+        return decoded
 
     # -- what may be kept across calls ---------------------------------------------------
     def _hoistable(self):
