@@ -227,3 +227,28 @@ def test_storage_of_run_time_size_is_reused_unless_held():
     assert SEEN[7] != SEEN[5]
     for k, out in enumerate(outputs):
         np.testing.assert_array_equal(out.numpy(), [k + 1, k + 1])
+
+
+def test_a_function_with_branches_keeps_its_planned_storage_too():
+    """if c: out = x + 1 in planned storage, else: out = x; the storage serves every call."""
+    ib = relax.ExecBuilder()
+    with ib.function("main", num_inputs=2, param_names=["c", "x"]):
+        ib.emit_if(ib.r(0), 4)
+        ib.emit_call("vm.builtin.alloc_storage",
+                     args=[ib.vm_state(), (16,), ib.convert_constant(0), "float32", "global"],
+                     dst=ib.r(2))
+        ib.emit_call("vm.builtin.alloc_tensor", args=[ib.r(2), ib.imm(0), (4,), "float32"],
+                     dst=ib.r(3))
+        ib.emit_goto(2)
+        ib.emit_call("vm.builtin.copy", args=[ib.r(1)], dst=ib.r(3))
+        ib.emit_call("test.vm_reuse.fill", args=[ib.r(1), ib.r(3)], dst=ib.void_arg())
+        ib.emit_ret(ib.r(3))
+    vm = relax.VirtualMachine(ib.get(), tvm.cpu())
+    SEEN.clear()
+    x = vector(1, 2, 3, 4)
+    first = vm["main"](True, x)
+    second = vm["main"](True, vector(5, 6, 7, 8))
+    assert SEEN[0] == SEEN[1]
+    np.testing.assert_array_equal(first.numpy(), [2, 3, 4, 5])
+    np.testing.assert_array_equal(second.numpy(), [6, 7, 8, 9])
+    assert vm["main"](False, x) is x and SEEN[2] == x.data_ptr

@@ -7,10 +7,10 @@ register read. Builtins with a fast form for their constant arguments (``special
 compiled kernels are bound to their fixed arguments (``CompiledFunction.bind``), so only the
 arguments that change from call to call are checked.
 
-**Frames: storage reused across calls.** In a straight-line function, an allocation whose
-arguments are all constant (``alloc_shape_heap``, ``alloc_storage`` of a static size, and
-``alloc_tensor`` of a static shape in such a storage: what StaticPlanBlockMemory plans) runs
-once per *frame*, not once per call. A frame holds those buffers and the closures bound to
+**Frames: storage reused across calls.** An allocation whose arguments are all constant
+(``alloc_shape_heap``, ``alloc_storage`` of a static size, and ``alloc_tensor`` of a static
+shape in such a storage: what StaticPlanBlockMemory plans) runs once per *frame*, not once
+per call. A frame holds those buffers and the closures bound to
 them; a call takes a free frame (or makes one) and gives it back when it returns. A buffer
 must never be overwritten while someone still holds it, so on return:
 
@@ -20,7 +20,8 @@ must never be overwritten while someone still holds it, so on return:
   TVM's pooled allocator likewise reuses memory only once nothing refers to it.
 
 A call that fails drops its frame too. Concurrent and recursive calls each take their own
-frame. Functions with ``If``/``Goto`` run their closures in a pc loop and allocate per call.
+frame. Functions with ``If``/``Goto`` run their closures in a pc loop; one that jumps back
+keeps nothing across calls.
 """
 
 from __future__ import annotations
@@ -63,9 +64,8 @@ class ResolvedFunction:
             if ret is None:
                 raise VMError(f"{self.name}: the bytecode has no ret")
             self.code, self.result = self.code[:ret], self.code[ret][1]
-        self.hoisted = self._hoistable() if self.straight and observe is None else set()
+        self.hoisted = self._hoistable() if observe is None else set()
         self.frames: list = []  # free frames
-        self.jump_steps = None  # a function with jumps: its closures (kept: nothing hoisted)
 
     def _decode(self, code, constant):
         """The instructions as tuples whose arguments are slots of the register file (a
@@ -101,12 +101,19 @@ class ResolvedFunction:
     # -- what may be kept across calls ---------------------------------------------------
     def _hoistable(self):
         """The pcs of allocations with constant arguments whose register nothing else
-        writes (their value is the same at every call while a frame is reused)."""
+        writes (their value is the same at every call while a frame is reused). None in a
+        function that jumps back (an allocation there may run more than once a call)."""
+        if any((c[0] is Goto and c[1] <= 0) or (c[0] is If and c[2] <= 0) for c in self.code):
+            return set()
         writes: dict = {}
         for c in self.code:
-            writes[c[3]] = writes.get(c[3], 0) + 1
+            if c[0] is Call:
+                writes[c[3]] = writes.get(c[3], 0) + 1
         static, hoisted = set(), set()
-        for pc, (_, index, args, dst) in enumerate(self.code):
+        for pc, c in enumerate(self.code):
+            if c[0] is not Call:
+                continue
+            _, index, args, dst = c
             if dst == self.sink or dst < self.num_args or writes[dst] != 1:
                 continue
             if not is_reusable_allocation(self.names[index], self.callees[index]):
@@ -120,25 +127,15 @@ class ResolvedFunction:
     def run(self, args):
         if len(args) != self.num_args:
             return self._arity_error(args)
-        if not self.straight:
-            if self.jump_steps is None:
-                self.jump_steps = self._steps(self.initial)
-            return self._run_with_jumps(self.jump_steps, args)
         frames = self.frames
         frame = frames.pop() if frames else self._frame()
         if frame.counts is None:  # now that the frame's makers let go of its buffers
             frame.counts = _refcounts(frame.held)
         registers = [*args, *frame.tail]
-        step = None
-        try:
-            for step in frame.steps:
-                step(registers)
-        except IrlabError:
-            raise
-        except Exception as err:
-            pc = frame.pcs[frame.steps.index(step)] if step is not None else 0
-            raise self._failure(pc, err) from err
-        result = registers[self.result]
+        if self.straight:
+            result = self._run_straight(frame, registers)
+        else:
+            result = self._run_with_jumps(frame.steps, registers)
         registers.clear()
         if frame.held:
             result = frame.copy_out(result)
@@ -148,8 +145,19 @@ class ResolvedFunction:
             frames.append(frame)
         return result
 
-    def _run_with_jumps(self, steps, args):
-        registers = [*args, *self.initial[len(args):]]
+    def _run_straight(self, frame, registers):
+        step = None
+        try:
+            for step in frame.steps:
+                step(registers)
+        except IrlabError:
+            raise
+        except Exception as err:
+            pc = frame.pcs[frame.steps.index(step)] if step is not None else 0
+            raise self._failure(pc, err) from err
+        return registers[self.result]
+
+    def _run_with_jumps(self, steps, registers):
         pc = 0
         try:
             while True:
@@ -187,17 +195,23 @@ class ResolvedFunction:
                 raise
             except Exception as err:
                 raise self._failure(pc, err) from err
-        pcs = [pc for pc in range(len(self.code)) if pc not in self.hoisted]
-        steps = [self._call_step(pc, values, exclusive=True) for pc in pcs]
         held = [values[self.code[pc][3]] for pc in sorted(self.hoisted)]
+        if self.straight:
+            pcs = [pc for pc in range(len(self.code)) if pc not in self.hoisted]
+            steps = [self._call_step(pc, values) for pc in pcs]
+        else:
+            pcs, steps = list(range(len(self.code))), self._steps(values)
         return _Frame(values[self.num_args:], steps, pcs, held)
 
     def _steps(self, values):
-        """Closures for every instruction (a function with jumps: each returns where to go)."""
+        """Closures for every instruction of a function with jumps: each returns where to
+        go (None: the next one); a hoisted allocation does nothing (its value is there)."""
         steps = []
         for pc, instr in enumerate(self.code):
             kind = instr[0]
-            if kind is Call:
+            if pc in self.hoisted:
+                steps.append(_nothing)
+            elif kind is Call:
                 steps.append(self._call_step(pc, values))
             elif kind is Ret:
                 steps.append(_ret_step(instr[1], self.sink))
@@ -207,9 +221,9 @@ class ResolvedFunction:
                 steps.append(_if_step(instr[1], pc + 1, pc + instr[2]))
         return steps
 
-    def _call_step(self, pc, values, exclusive=False):
-        """The closure of Call ``pc``; ``values`` knows the constants and hoisted values.
-        ``exclusive``: the closure serves one frame (one call at a time)."""
+    def _call_step(self, pc, values):
+        """The closure of Call ``pc`` in a frame (it serves one call at a time); ``values``
+        knows the constants and hoisted values."""
         _, index, args, dst = self.code[pc]
         callee = self.callees[index]
         if self.observe is not None:
@@ -218,7 +232,7 @@ class ResolvedFunction:
         dynamic = [k for k, a in enumerate(args) if a < known and values[a] is None]
         fixed = [None if k in dynamic else values[a] for k, a in enumerate(args)]
         dynamic_args = tuple(args[k] for k in dynamic)
-        fast = fast_form(self.names[index], callee, fixed, dynamic, exclusive)
+        fast = fast_form(self.names[index], callee, fixed, dynamic, exclusive=True)
         if fast is None and hasattr(callee, "bind"):
             try:
                 fast = callee.bind(fixed, dynamic)
@@ -372,6 +386,10 @@ def _ret_step(result, sink):
         registers[sink] = registers[result]
         return -1
     return step
+
+
+def _nothing(registers):
+    return None
 
 
 def _goto_step(target):
