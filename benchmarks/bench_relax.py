@@ -3,7 +3,10 @@
 1. ResNet-18 224 and the MLP (b32), imported from ONNX with the Relay frontend, then run three
    ways at 1 and 2 threads: ``relay.build`` + graph executor; the same optimized program
    translated to Relax (``relax.testing.relay_translator``: the very same kernels) +
-   ``relax.build`` + VM; onnxruntime. The goal: Relax within 1.1x of Relay.
+   ``relax.build`` + VM; onnxruntime. The goal: Relax within 1.1x of Relay. Wall-clock
+   medians, and the calling thread's CPU time per call, Relay and Relax measured in alternating
+   rounds (``cpu``: the figure to read on a loaded machine; at 2 threads it leaves out the
+   worker's share).
 2. Dynamic shapes: the MLP imported with a symbolic batch by ``relax.frontend.onnx``, built
    ONCE and run at batch 1, 7 and 32, next to one static build per batch (kernels legalized
    from Relax ops, unscheduled in both, so the column compares only what a symbolic shape
@@ -40,6 +43,15 @@ def _median_seconds(run, repeat, budget=0.2):
     return float(np.median(times))
 
 
+def _interleaved_cpu_seconds(first, second, rounds):
+    """Median thread CPU seconds per call of ``first`` and of ``second``, measured in
+    alternating short rounds (so both see the same load)."""
+    from bench_e2e import cpu_seconds
+
+    pairs = [(cpu_seconds(first, 0.1), cpu_seconds(second, 0.1)) for _ in range(rounds)]
+    return float(np.median([a for a, _ in pairs])), float(np.median([b for _, b in pairs]))
+
+
 def _vm_runner(ex, inputs_in_order):
     import irlab as tvm
     from irlab import relax
@@ -68,13 +80,16 @@ def compare_executors(name, model, threads, repeat):
     ex = relax.build(relax_mod, target)
     run = _vm_runner(ex, [inputs[p.name_hint] for p in relax_mod["main"].params])
     relax_s = _median_seconds(run, repeat)
+    relay_cpu, relax_cpu = _interleaved_cpu_seconds(g.run, run, 2 * repeat)
     out = run()
     out = (out if hasattr(out, "numpy") else out[0]).numpy()
     g.run()
     assert np.array_equal(out, g.get_output(0).numpy()), "Relax and Relay outputs differ"
     ort_s, _, _ = ort_latency(model, inputs, threads, repeat)
     print(f"{name:24} {threads:>3} {relay_s * 1e3:>9.3f} {relax_s * 1e3:>9.3f} "
-          f"{ort_s * 1e3:>8.3f} {relax_s / relay_s:>11.2f} {relax_s / ort_s:>9.2f}", flush=True)
+          f"{ort_s * 1e3:>8.3f} {relax_s / relay_s:>11.2f} {relax_s / ort_s:>9.2f} "
+          f"{relay_cpu * 1e3:>13.3f} {relax_cpu * 1e3:>13.3f} {relax_cpu / relay_cpu:>9.2f}",
+          flush=True)
 
 
 def dynamic_batches(batches, repeat):
@@ -123,7 +138,8 @@ def main():
     size = 64 if args.quick else 224
     print(describe())
     print(f"{'model':24} {'thr':>3} {'relay ms':>9} {'relax ms':>9} {'ort ms':>8} "
-          f"{'relax/relay':>11} {'relax/ort':>9}")
+          f"{'relax/relay':>11} {'relax/ort':>9} {'relay cpu ms':>13} {'relax cpu ms':>13} "
+          f"{'cpu ratio':>9}")
     for name, model in {"mlp 784-256-256-10 b32": onnx_models.mlp(),
                         f"resnet18 1x3x{size}x{size}": onnx_models.resnet18(image_size=size)
                         }.items():

@@ -61,7 +61,7 @@ def _vmlink(builder: ExecBuilder, target=None, tir_mod=None, ext_libs=None, para
         raise IrlabError("relax.build: params are not supported yet")
     executable = builder.get()
     if tir_mod is not None and len(tir_mod):
-        executable.import_module(tir_build(tir_mod, target or "llvm"))
+        executable.import_module(tir_build(tir_mod, target=target or "llvm"))
     for lib in ext_libs or ():
         executable.import_module(lib)
     return executable

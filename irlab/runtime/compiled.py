@@ -326,6 +326,55 @@ class CompiledFunction:
                 raise ArgumentError(
                     f"{self._where(index, info.params[index])}: {name} = {int(args[index])}, "
                     f"but {seen[1]} has {seen[2]} = {seen[0]}; {info.signature()}")
+        self._enter(call)
+
+    def bind(self, args, dynamic=()):
+        """This function with the arguments at every position but those in ``dynamic``
+        fixed to ``args[position]``: a callable taking the ``dynamic`` arguments (in order).
+
+        The fixed arguments are checked now, once; the dynamic ones at each call, as
+        ``__call__`` checks them. For executors calling a kernel on the same arrays every time
+        (the Relax VM's constants and planned tensors, as the graph executor's views): a
+        numpy array never changes its shape, dtype or address, so a check that passed once
+        cannot fail later. The callable keeps the fixed arrays alive. Returns None (call the
+        function itself) when the function has symbolic dimensions (every call binds them)
+        or a fixed array would need a staging copy written back after each call."""
+        info = self.info
+        if len(args) != len(info.params):
+            raise ArgumentError(f"{self.name} takes {len(info.params)} arguments, got "
+                                f"{len(args)}: {info.signature()}")
+        if info.bound_vars or self._scalar_dims:
+            return None
+        dynamic = tuple(dynamic)
+        if any(not _own_memory(value) for position, value in enumerate(args)
+               if position not in dynamic):
+            return None
+        fixed = _Call(info.num_slots)
+        for position, (checker, value) in enumerate(zip(self._checkers, args)):
+            if position not in dynamic:
+                checker(fixed, value)
+        if fixed.write_back:
+            return None
+        if not dynamic:
+            return lambda: self._enter(fixed)
+        checkers = [self._checkers[position] for position in dynamic]
+        slots_type, template = type(fixed.slots), fixed.slots
+
+        def call(*values):
+            if len(values) != len(checkers):
+                raise ArgumentError(f"{self.name} bound with {len(checkers)} free arguments, "
+                                    f"got {len(values)}: {info.signature()}")
+            this = _Call.__new__(_Call)
+            this.slots, this.bound = slots_type.from_buffer_copy(template), {}
+            this.write_back, this.keep = [], []
+            for checker, value in zip(checkers, values):
+                checker(this, value)
+            self._enter(this)
+        call.fixed = fixed  # keeps the fixed arrays alive
+        return call
+
+    def _enter(self, call):
+        """Run the machine code on the checked slots of ``call``."""
         _pending.error = None
         state = _pool._state  # the thread count parallel loops of this call use
         previous = getattr(state, "num_threads", None)
@@ -351,6 +400,13 @@ class CompiledFunction:
         if 0 < code <= len(self.info.asserts):
             raise IrlabError(f"{self.name}: assertion failed: {self.info.asserts[code - 1]}")
         raise IrlabError(f"{self.name}: compiled code returned the unknown status {code}")
+
+
+def _own_memory(value) -> bool:
+    """Whether a call passes ``value``'s own memory to the code (no staged copy made from it
+    that a later change of ``value`` would not reach): anything but a read-only array."""
+    array = getattr(value, "_data", value)
+    return not isinstance(array, np.ndarray) or array.flags.writeable
 
 
 def _writable_copy(array: np.ndarray) -> np.ndarray:

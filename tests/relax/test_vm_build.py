@@ -285,3 +285,8 @@ def test_pipelines_are_visible_lists():
     run = [p.info.name for p in relax.pipeline.pipeline_passes("default_build")]
     assert run == names[-len(run):] and "LegalizeOps" in run
     assert relax.get_pipeline("zero").info.name == "relax.zero_pipeline"
+
+
+def test_kernels_are_compiled_for_the_target_given():
+    ex = relax.build(mlp_module(), "llvm -num-cores=1")
+    assert "-num-cores=1" in str(ex.imported_modules[0].target)

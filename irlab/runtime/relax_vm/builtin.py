@@ -16,6 +16,7 @@ from irlab.runtime.container import ShapeTuple
 from irlab.runtime.dtype import normalize_dtype
 from irlab.runtime.ndarray import NDArray, array
 from irlab.runtime.relax_vm.memory import Storage
+from irlab.runtime.relax_vm.specialize import fast_path, reusable_allocation
 from irlab.runtime.registry import register_func
 
 
@@ -78,6 +79,9 @@ def alloc_shape_heap(vm, size):
     return Storage(8 * int(size)).alloc_tensor(0, (int(size),), "int64")
 
 
+reusable_allocation("vm.builtin.alloc_shape_heap", alloc_shape_heap)
+
+
 @register_func("vm.builtin.match_shape")
 def match_shape(value, heap, size, *codes_and_ctx):
     """Check ``value``'s shape (a tensor or a shape) against ``size`` (code, operand) pairs;
@@ -106,6 +110,45 @@ def match_shape(value, heap, size, *codes_and_ctx):
         elif code not in _MATCH_CODES:
             raise VMError(f"match_shape: unknown code {code}")
     return None
+
+
+@fast_path("vm.builtin.match_shape", match_shape)
+def _fast_match_shape(values, dynamic, exclusive):
+    """The value's shape against the codes: a static shape compares as one tuple; symbolic
+    dimensions store to / compare with the heap slots, resolved once."""
+    if dynamic != (0,):
+        return None
+    heap, size, rest = values[1], int(values[2]), values[3:]
+    codes = [(int(rest[2 * i]), int(rest[2 * i + 1])) for i in range(size)]
+    if any(code not in _MATCH_CODES for code, _ in codes):
+        return None
+    slow = match_shape
+
+    if all(code == _IMM for code, _ in codes):
+        expected = tuple(operand for _, operand in codes)
+
+        def check_static(value):
+            if type(value) is not NDArray or value.shape != expected:
+                slow(value, *values[1:])
+        return check_static
+    data = _heap_data(heap)
+    if data is None:
+        return None
+    stores = [(i, operand) for i, (code, operand) in enumerate(codes) if code == _STORE]
+    checks = [(i, code, operand) for i, (code, operand) in enumerate(codes)
+              if code in (_IMM, _LOAD)]
+
+    def check(value):
+        shape = value.shape if type(value) is NDArray else None
+        if shape is None or len(shape) != size:
+            return slow(value, *values[1:])
+        for i, operand in stores:
+            data[operand] = shape[i]
+        for i, code, operand in checks:
+            if shape[i] != (operand if code == _IMM else data[operand]):
+                return slow(value, *values[1:])
+        return None
+    return check
 
 
 def _shape_of_value(value, ctx):
@@ -142,6 +185,17 @@ def make_shape(heap, size, *codes):
     return ShapeTuple(dims)
 
 
+@fast_path("vm.builtin.make_shape", make_shape)
+def _fast_make_shape(values, dynamic, exclusive):
+    """The dims read straight from the heap slots (or immediates), resolved once."""
+    data = _heap_data(values[0]) if not dynamic else None
+    if data is None:
+        return None
+    size, codes = int(values[1]), values[2:]
+    dims = [(codes[2 * i] == _USE_IMM, int(codes[2 * i + 1])) for i in range(size)]
+    return lambda: ShapeTuple([operand if imm else data[operand] for imm, operand in dims])
+
+
 @register_func("vm.builtin.make_prim_value")
 def make_prim_value(heap, code, operand):
     if MakeShapeCode(code) == MakeShapeCode.USE_IMM:
@@ -161,6 +215,23 @@ def check_tensor_info(value, ndim, *dtype_and_ctx):
     if dtype and str(dtype) not in ("void", "") and value.dtype != normalize_dtype(str(dtype)):
         raise VMValueError(f"{_context(err_ctx)}expected a Tensor with dtype {dtype}, got "
                            f"{value.dtype}")
+
+
+@fast_path("vm.builtin.check_tensor_info", check_tensor_info)
+def _fast_check_tensor_info(values, dynamic, exclusive):
+    """One comparison of ndim and dtype for a tensor."""
+    if dynamic != (0,):
+        return None
+    ndim, rest = values[1], values[2:]
+    dtype = None if len(rest) == 1 else rest[0]
+    want = normalize_dtype(str(dtype)) if dtype and str(dtype) not in ("void", "") else None
+    slow = check_tensor_info
+
+    def check(value):
+        if type(value) is not NDArray or (ndim != -1 and value.ndim != ndim) or \
+                (want is not None and value.dtype != want):
+            slow(value, *values[1:])
+    return check
 
 
 @register_func("vm.builtin.check_shape_info")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from irlab.runtime.container import ShapeTuple
 from irlab.runtime.dtype import parse_dtype, to_numpy_dtype
 from irlab.runtime.ndarray import ALIGNMENT, NDArray, cpu
 from irlab.runtime.registry import register_func
+from irlab.runtime.relax_vm.specialize import fast_path, reusable_allocation
 
 
 class Storage:
@@ -24,7 +26,7 @@ class Storage:
         if nbytes < 0:
             raise VMError(f"alloc_storage: negative size {nbytes}")
         raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-        start = -raw.__array_interface__["data"][0] % ALIGNMENT
+        start = -raw.ctypes.data % ALIGNMENT
         self.buffer = raw[start:start + nbytes]
         self.nbytes = nbytes
         self.device = device or cpu(0)
@@ -80,6 +82,39 @@ def alloc_tensor(storage, offset, shape, dtype):
     if not isinstance(storage, Storage):
         raise VMError(f"alloc_tensor: expected a Storage, got {type(storage).__name__}")
     return storage.alloc_tensor(int(offset), ShapeTuple(shape), dtype)
+
+
+reusable_allocation("vm.builtin.alloc_storage", alloc_storage)
+reusable_allocation("vm.builtin.alloc_tensor", alloc_tensor)
+
+
+@fast_path("vm.builtin.alloc_storage", alloc_storage)
+def _fast_alloc_storage(values, dynamic, exclusive):
+    """A storage of a size known only at run time (a symbolic shape): in a frame, the last
+    call's storage serves again when it has the size asked and nothing holds it any longer
+    (no tensor in it survived the call; see ``resolve``)."""
+    if dynamic != (1,) or not exclusive:
+        return None
+    vm, rest = values[0], values[2:]
+    dtype_hint = rest[1] if len(rest) > 1 else "uint8"
+    last = [None, None]  # the storage, the references to it and its memory when only here
+
+    def alloc(shape):
+        storage, counts = last
+        if storage is not None and storage.nbytes == storage_bytes(shape, dtype_hint) \
+                and _references(storage) == counts:
+            return storage
+        storage = last[0] = alloc_storage(vm, shape, *rest)
+        last[1] = _references(storage)
+        return storage
+    return alloc
+
+
+def _references(storage):
+    """References to a storage, its buffer and the array owning its memory (which every
+    view of it refers to)."""
+    return (sys.getrefcount(storage), sys.getrefcount(storage.buffer),
+            sys.getrefcount(storage.buffer.base))
 
 
 __all__ = ["Storage", "storage_bytes", "alloc_storage", "alloc_tensor"]

@@ -2,8 +2,10 @@
 
 Each call of a VM function gets a fresh register file; ``Call`` instructions run packed
 functions (the executable's kernels, then the global registry: ``vm.builtin.*`` and anything
-registered) or other VM functions. Nothing is kept between calls except what ``set_input`` /
-``invoke_stateful`` store, so a failed call leaves the VM usable.
+registered) or other VM functions. Each function is resolved once into closures
+(``resolve``); the storage StaticPlanBlockMemory planned is kept for the next call when
+nothing holds it any more (returned tensors are the caller's own). A failed call leaves the
+VM usable.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ import numpy as np
 from irlab.errors import IrlabError, VMError, VMValueError
 from irlab.runtime.benchmark import time_evaluator
 from irlab.runtime.container import ShapeTuple
-from irlab.runtime.ndarray import Device, array, cpu
+from irlab.runtime.ndarray import Device, NDArray, array, cpu
 from irlab.runtime.packed_func import PackedFunc
 from irlab.runtime.registry import get_global_func
-from irlab.runtime.relax_vm.builtin import VMClosure, read_if_cond
-from irlab.runtime.relax_vm.bytecode import (ArgKind, Call, Goto, If, Ret, SpecialReg,
-                                             VMFuncKind)
+from irlab.runtime.relax_vm.builtin import VMClosure
+from irlab.runtime.relax_vm.bytecode import ArgKind, SpecialReg, VMFuncKind
 from irlab.runtime.relax_vm.executable import VMExecutable
 from irlab.runtime.relax_vm.profiling import ProfileReport
+from irlab.runtime.relax_vm.resolve import ResolvedFunction
 
 
 class VMInstrumentReturnKind(enum.IntEnum):
@@ -56,7 +58,11 @@ class VirtualMachine:
         self._outputs: dict = {}
         self._profile: list | None = None
         self._instrument = None
-        self._decoded_code: dict = {}
+        self._names = [info.name for info in exe.func_table]
+        self._callee_values = [self._vm_function(k) if callee is None else callee
+                               for k, callee in enumerate(self._callees)]
+        self._fast_code: dict = {}
+        self._observed_code: dict = {}
 
     def _resolve(self, info):
         """What a function-table entry calls: VM bytecode, a kernel, or a global function."""
@@ -81,7 +87,15 @@ class VirtualMachine:
             raise VMError(f"the executable has no function {name!r}; it has "
                           f"{self.module.get_func_names()}")
         index = self.module.func_map[name]
-        return PackedFunc(lambda *args: self._invoke(index, [_convert(a) for a in args]), name)
+        invoke = self._invoke
+
+        def call(*args):
+            return invoke(index, [a if type(a) is NDArray else _convert(a) for a in args])
+        return PackedFunc(call, name)
+
+    def _vm_function(self, index):
+        """What a Call of VM function ``index`` calls."""
+        return lambda *args: self._invoke(index, args)
 
     def invoke_closure(self, closure, *args):
         """Call a closure a VM function returned."""
@@ -175,84 +189,43 @@ class VirtualMachine:
             records, self._profile = self._profile, None
         return ProfileReport(records, total)
 
-    # -- the interpreter ---------------------------------------------------------------------
-    # Bytecode is decoded once per function into tuples: an argument becomes (True, register)
-    # or (False, value) with constants, immediates, the VM and function values resolved.
-    def _decoded(self, name):
-        code = self._decoded_code.get(name)
-        if code is None:
-            code = self._decoded_code[name] = [self._decode(i) for i in self.module.code[name]]
-        return code
-
-    def _decode(self, instr):
-        if type(instr) is Call:
-            dst = instr.dst.value
-            return (_CALL, instr.func_idx, tuple(self._decode_arg(a) for a in instr.args),
-                    None if dst == SpecialReg.VOID_ARG else dst)
-        if type(instr) is Ret:
-            return (_RET, self._decode_arg(instr.result))
-        if type(instr) is Goto:
-            return (_GOTO, instr.offset)
-        if type(instr) is If:
-            return (_IF, self._decode_arg(instr.cond), instr.false_offset)
-        raise VMError(f"unknown instruction {instr!r}")
-
-    def _decode_arg(self, arg):
-        kind = arg.kind
-        if kind == ArgKind.REGISTER:
-            if arg.value == SpecialReg.VM_STATE:
-                return (False, self)
-            if arg.value == SpecialReg.VOID_ARG:
-                return (False, None)
-            return (True, arg.value)
-        if kind == ArgKind.IMMEDIATE:
-            return (False, arg.value)
-        if kind == ArgKind.CONST_IDX:
-            return (False, self.module.constants[arg.value])
-        return (False, self._function_value(arg.value))
+    # -- running ------------------------------------------------------------------------------
+    # Each VM function is resolved once into closures (``resolve.ResolvedFunction``): one form
+    # for plain calls (fast paths, kernels bound, planned storage kept across calls), one for
+    # observed calls (profile, instrument: every instruction runs and is seen as written).
+    def _resolved(self, index, observed):
+        table = self._observed_code if observed else self._fast_code
+        function = table.get(index)
+        if function is None:
+            info = self.module.func_table[index]
+            observe = self._observer(info.name) if observed else None
+            function = table[index] = ResolvedFunction(
+                info, self.module.code[info.name], self._callee_values, self._names,
+                self._constant, observe)
+        return function
 
     def _invoke(self, index, args):
         info = self.module.func_table[index]
         if info.kind != VMFuncKind.VM_FUNC:
             return self._callees[index](*args)
-        if len(args) != info.num_args:
-            names = ", ".join(info.param_names) or f"{info.num_args} arguments"
-            raise VMError(f"{info.name} takes {info.num_args} arguments ({names}), "
-                          f"got {len(args)}")
-        registers = list(args) + [None] * (info.register_file_size - len(args))
-        code = self._decoded(info.name)
-        callees = self._callees
         observed = self._profile is not None or self._instrument is not None
-        pc = 0
-        try:
-            while True:
-                instr = code[pc]
-                op = instr[0]
-                if op is _CALL:
-                    values = [registers[v] if is_reg else v for is_reg, v in instr[2]]
-                    callee = callees[instr[1]]
-                    if callee is None or observed:
-                        result = self._call(info.name, pc, instr[1], values)
-                    else:
-                        result = callee(*values)
-                    if instr[3] is not None:
-                        registers[instr[3]] = result
-                    pc += 1
-                elif op is _RET:
-                    is_reg, value = instr[1]
-                    return registers[value] if is_reg else value
-                elif op is _GOTO:
-                    pc += instr[1]
-                else:
-                    is_reg, value = instr[1]
-                    cond = registers[value] if is_reg else value
-                    pc += 1 if read_if_cond(cond) else instr[2]
-        except IrlabError:
-            raise
-        except Exception as err:
-            callee = self.module.func_table[code[pc][1]].name if code[pc][0] is _CALL else "?"
-            raise VMError(f"{info.name}, instruction {pc} (call {callee}): "
-                          f"{type(err).__name__}: {err}") from err
+        return self._resolved(index, observed).run(args)
+
+    def _constant(self, arg):
+        """The value of a non-register instruction argument."""
+        if arg.kind == ArgKind.REGISTER:
+            return self if arg.value == SpecialReg.VM_STATE else None
+        if arg.kind == ArgKind.IMMEDIATE:
+            return arg.value
+        if arg.kind == ArgKind.CONST_IDX:
+            return self.module.constants[arg.value]
+        return self._function_value(arg.value)
+
+    def _observer(self, func_name):
+        """Wraps each Call of ``func_name`` so the profiler and the instrument see it."""
+        def observe(pc, index, callee):
+            return lambda *values: self._call(func_name, pc, index, values)
+        return observe
 
     def _function_value(self, index):
         """A function-table entry as a value (``f[name]``): callable, e.g. by make_closure."""
@@ -269,7 +242,7 @@ class VirtualMachine:
             if instrument(func, symbol, True, None, *values) == VMInstrumentReturnKind.SKIP_RUN:
                 return None
         start = time.perf_counter() if self._profile is not None else 0.0
-        result = callee(*values) if callee is not None else self._invoke(index, values)
+        result = callee(*values) if callee is not None else self._invoke(index, list(values))
         if self._profile is not None:
             self._profile.append((func_name, pc, self.module.func_table[index].name,
                                   self.module.func_table[index].kind,
@@ -289,8 +262,5 @@ def _convert(value):
     if isinstance(value, (list, tuple)) and not isinstance(value, ShapeTuple):
         return tuple(_convert(v) for v in value)
     return value
-
-
-_CALL, _RET, _GOTO, _IF = "call", "ret", "goto", "if"
 
 __all__ = ["VirtualMachine", "VMInstrumentReturnKind"]
