@@ -153,7 +153,8 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         self._trace = self._at = None
         self.step_names, self.changed_steps = [], []
         self._provenance, self._names = {}, []
-        self._set_source(graph, trace.text(0), "input program", "", step=0)
+        text = graph.graph.get("text") or trace.text(0)  # printed once, by the graph builder
+        self._set_source(graph, text, "input program", "", step=0)
 
     def _with_groups(self, trace, graph):
         """``graph`` (a step of ``trace``) with its layer groups, made once per graph; the
