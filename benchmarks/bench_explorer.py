@@ -64,6 +64,28 @@ about view + load (+ building the model: BERT-base's 85 M random weights take 4-
   graphs view (two canvas-painted panes) median 29-31 ms (max 104-151); before batching the
   canvas shapes per colour 224 ms. The side view (the text diff of a 5,000-line program, not
   the graph) 513-1104 ms: the diff rows are not virtualized (not done).
+
+Figures of 2026-11-26 (issue 21's two missed goals), same Xeon, 2 cores shared by 8 agents,
+load average 12-23 (very noisy), Chromium 156:
+  Side view step switch, the flat 5,000-node graph through FoldConstant (5,003 lines), main's
+  page script and this one on the same exported data, interleaved in one Chromium, load 22:
+                               main                    this (rows built by blocks near view)
+    input step, first draw     4231 ms                 120 ms
+    switches, median (max)     453 ms (1952), 60 of    127 ms (421), 4 of it script
+                               it script
+  --switch-only (relay.optimize's pipeline, input + every changed step, load 15-23),
+  median to the next paint (script): simplenet 16-34 ms (2), ResNet-18 300-536 ms (106),
+  ResNet-50 470-567 ms (99), BERT-base 224-415 ms (22), flat5000 (7,004 lines) 261-446 ms
+  (37). Exporting flat5000's pass report took minutes before (the IR diff was quadratic, and
+  FuseOps took 67 s): 120-138 s now, mostly laying out the union graphs.
+  --dashboard-only, load 12-14, median of 2, picking the model to its graph drawn (the
+  pipeline of a model above 150 nodes waits for the Passes tab), then the Passes tab to its
+  pass list: simplenet 1.29 s (pipeline at once) / 0.11 s; ResNet-18 0.97 / 4.0 s;
+  ResNet-50 1.37 / 8.0 s; BERT-base 3.21 / 13.2 s (before: explore() 10-19 s, plus the
+  model); flat5000 5.96 / 22.1 s (before: explore() 197 s).
+  In Python (load 13): BERT-base's weights 4.2-6.9 s -> 3.0 s (page faults of 340 MB
+  dominate on this host), explore(bert_base) 8.2-13 s -> 1.0 s, explore(flat5000) 197 s ->
+  4.0 s; the pipeline of flat5000 12.1 s -> 4.7 s (FuseOps 8.4 -> 1.2 s).
 """
 
 from __future__ import annotations
