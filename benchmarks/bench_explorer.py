@@ -64,6 +64,28 @@ about view + load (+ building the model: BERT-base's 85 M random weights take 4-
   graphs view (two canvas-painted panes) median 29-31 ms (max 104-151); before batching the
   canvas shapes per colour 224 ms. The side view (the text diff of a 5,000-line program, not
   the graph) 513-1104 ms: the diff rows are not virtualized (not done).
+
+Figures of 2026-11-26 (issue 21's two missed goals), same Xeon, 2 cores shared by 8 agents,
+load average 12-23 (very noisy), Chromium 156:
+  Side view step switch, the flat 5,000-node graph through FoldConstant (5,003 lines), main's
+  page script and this one on the same exported data, interleaved in one Chromium, load 22:
+                               main                    this (rows built by blocks near view)
+    input step, first draw     4231 ms                 120 ms
+    switches, median (max)     453 ms (1952), 60 of    127 ms (421), 4 of it script
+                               it script
+  --switch-only (relay.optimize's pipeline, input + every changed step, load 15-23),
+  median to the next paint (script): simplenet 16-34 ms (2), ResNet-18 300-536 ms (106),
+  ResNet-50 470-567 ms (99), BERT-base 224-415 ms (22), flat5000 (7,004 lines) 261-446 ms
+  (37). Exporting flat5000's pass report took minutes before (the IR diff was quadratic, and
+  FuseOps took 67 s): 120-138 s now, mostly laying out the union graphs.
+  --dashboard-only, load 12-14, median of 2, picking the model to its graph drawn (the
+  pipeline of a model above 150 nodes waits for the Passes tab), then the Passes tab to its
+  pass list: simplenet 1.29 s (pipeline at once) / 0.11 s; ResNet-18 0.97 / 4.0 s;
+  ResNet-50 1.37 / 8.0 s; BERT-base 3.21 / 13.2 s (before: explore() 10-19 s, plus the
+  model); flat5000 5.96 / 22.1 s (before: explore() 197 s).
+  In Python (load 13): BERT-base's weights 4.2-6.9 s -> 3.0 s (page faults of 340 MB
+  dominate on this host), explore(bert_base) 8.2-13 s -> 1.0 s, explore(flat5000) 197 s ->
+  4.0 s; the pipeline of flat5000 12.1 s -> 4.7 s (FuseOps 8.4 -> 1.2 s).
 """
 
 from __future__ import annotations
@@ -437,6 +459,175 @@ def bench_flat_stepper(out_dir: Path, browser: bool, repeat: int):
         browser.close()
 
 
+def bench_side_switch(out_dir: Path, browser: bool, repeat: int):
+    """Pass step switches in the side view (the IR text diff), per model: the exported pass
+    report of relay.optimize's pipeline, switched in Chromium between the input (every line
+    of the program shown: "no change") and each step that changed the program."""
+    from irlab.widgets import export_html
+
+    print(f"\nSide view step switch (issue 21), load average {os.getloadavg()[0]:.1f}, "
+          f"median of {repeat} rounds")
+    pages = []
+    for name, build in _scale_models().items():
+        mod, params = build()
+        t_export, path = _once(lambda: export_html(mod, out_dir / f"{name}_passes.html",
+                                                   params=params))
+        app = json.loads(_page_data(path))["apps"][0]
+        lines = max(len(text.split("\n")) for text in app["texts"].values())
+        pages.append((name, path, lines, t_export))
+    if not browser or not os.access(CHROMIUM, os.X_OK):
+        for name, path, lines, t_export in pages:
+            print(f"  {name:10s} {lines:5d} lines, exported in {t_export:.1f} s "
+                  f"({_mb(path.stat().st_size)})")
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = chromium.new_page(viewport={"width": 1600, "height": 1000})
+        for name, path, lines, t_export in pages:
+            page.goto(path.resolve().as_uri())
+            page.wait_for_selector("[data-testid=pass-item]")
+            page.click("[data-testid=view-side]")
+            steps = page.evaluate("() => [...document.querySelectorAll("
+                                  "'[data-testid=pass-item][data-changed=true]')]"
+                                  ".map((e) => e.dataset.step)")
+            steps = ["0", *steps]
+            times, scripts = [], []
+            for _ in range(repeat + 1):  # the first round draws each diff once
+                for i in steps:
+                    script, painted = page.evaluate(
+                        _CLICK, f"[data-testid=pass-item][data-step='{i}']")
+                    times.append(painted)
+                    scripts.append(script)
+            first, again = times[:len(steps)], times[len(steps):]
+            print(f"  {name:10s} {lines:5d} lines, {len(steps)} steps: first {max(first):7.1f}"
+                  f" ms (slowest; script {max(scripts[:len(steps)]):.1f}), then median "
+                  f"{statistics.median(again):6.1f} ms (script "
+                  f"{statistics.median(scripts[len(steps):]):.1f}), max {max(again):6.1f} ms "
+                  f"to the next paint (exported in {t_export:.1f} s)")
+        chromium.close()
+
+
+def _page_data(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    start = text.index('id="irlab-data">') + len('id="irlab-data">')
+    return text[start:text.index("</script>", start)]
+
+
+# The dashboard (notebooks/explorer.ipynb) with the 5,000-node graph among its models.
+_DASHBOARD_MODELS = ("import irlab.relay.testing as _testing\n"
+                     "from irlab.relay.testing import synthetic as _synthetic\n"
+                     "_testing.MODELS['flat5000'] = "
+                     "lambda: _synthetic.get_workload(num_nodes=5000)\n")
+
+
+def _dashboard(root: Path) -> Path:
+    """A copy of the dashboard whose first code cell adds flat5000 to MODELS."""
+    import nbformat
+
+    repo = Path(__file__).resolve().parents[1]
+    nb = nbformat.read(repo / "notebooks" / "explorer.ipynb", as_version=4)
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.source = _DASHBOARD_MODELS + code.source
+    path = root / "dashboard.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def _start_voila(root: Path):
+    """Voila serving ``root`` on a free local port (irlab's template): (process, URL)."""
+    import socket
+    import subprocess
+    import sys
+
+    from irlab.widgets.assets import JUPYTER_DATA, VOILA_TEMPLATE
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ)
+    repo = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH")) if p)
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(JUPYTER_DATA),
+                                                      env.get("JUPYTER_PATH")) if p)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "voila", str(root), "--no-browser", "--Voila.ip=127.0.0.1",
+         f"--port={port}", f"--template={VOILA_TEMPLATE}"],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    for line in proc.stdout:
+        if "running at" in line.lower():
+            break
+    return proc, f"http://127.0.0.1:{port}"
+
+
+# A graph view other than the ones marked old, drawn (SVG nodes or the painted canvas).
+_NEW_DRAWN = """() => [...document.querySelectorAll('[data-testid=graph-view]')]
+  .filter((v) => !v.dataset.old).some((v) => {
+    const paint = v.querySelector('[data-testid=graph-paint]');
+    return v.querySelectorAll('[data-testid=graph-node]').length > 0 ||
+      (paint && paint.style.display !== 'none' && paint.width > 0);
+  })"""
+
+
+def bench_dashboard(repeat: int):
+    """Picking a model in the Voila dashboard (notebooks/explorer.ipynb) to its graph drawn
+    in Chromium: building the model, explore() (the pipeline of a big model waits for the
+    Passes tab), sending the graph, drawing it. Then opening the Passes tab: the pipeline
+    runs, to the pass list drawn."""
+    import signal
+
+    if not os.access(CHROMIUM, os.X_OK):
+        print("\nDashboard: skipped (no Chromium)")
+        return
+    from playwright.sync_api import sync_playwright
+
+    print(f"\nDashboard (Voila + Chromium), load average {os.getloadavg()[0]:.1f}, "
+          f"median of {repeat}")
+    with tempfile.TemporaryDirectory() as tmp:
+        _dashboard(Path(tmp))
+        proc, url = _start_voila(Path(tmp))
+        try:
+            with sync_playwright() as pw:
+                chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                page = chromium.new_page(viewport={"width": 1600, "height": 1000})
+                page.set_default_timeout(600_000)
+                page.goto(f"{url}/voila/render/dashboard.ipynb")
+                page.wait_for_function(_NEW_DRAWN)
+                names = ["resnet18", "resnet50", "bert_base", "flat5000", "simplenet"]
+                picked = {n: [] for n in names}
+                passes = {}
+                for _ in range(repeat):
+                    for name in names:
+                        page.evaluate("() => document.querySelectorAll("
+                                      "'[data-testid=graph-view]').forEach("
+                                      "(v) => { v.dataset.old = '1'; })")
+                        start = time.perf_counter()
+                        page.select_option(".widget-dropdown select", name)
+                        page.wait_for_function(_NEW_DRAWN)
+                        picked[name].append(time.perf_counter() - start)
+                        if name not in passes:
+                            page.wait_for_selector(f".widget-label:has-text('{name}:')")
+                            start = time.perf_counter()
+                            page.locator(".irlab-explorer .lm-TabBar-tab, "
+                                         ".irlab-explorer .p-TabBar-tab").nth(1).click()
+                            page.wait_for_selector("[data-testid=pass-stepper] "
+                                                   "[data-testid=pass-item]")
+                            passes[name] = time.perf_counter() - start
+                chromium.close()
+        finally:
+            proc.terminate()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for name in names:
+        print(f"  {name:10s} picked to graph drawn {_ms(statistics.median(picked[name]))} "
+              f"(max {_ms(max(picked[name])).strip()}); Passes tab opened to the pass list "
+              f"{_ms(passes[name])}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -447,15 +638,31 @@ def main():
     parser.add_argument("--out", help="keep the exported HTML files in this directory")
     parser.add_argument("--scale-only", action="store_true",
                         help="only the side-by-side figures at scale (BERT-base, flat5000)")
+    parser.add_argument("--switch-only", action="store_true",
+                        help="only the side view's step switch per model")
+    parser.add_argument("--dashboard-only", action="store_true",
+                        help="only picking each model in the Voila dashboard")
     args = parser.parse_args()
     print(f"bench_explorer: {os.cpu_count()} CPUs, load average "
           f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    if args.dashboard_only:
+        bench_dashboard(args.repeat)
+        return
+    if args.switch_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(args.out) if args.out else Path(tmp)
+            out.mkdir(parents=True, exist_ok=True)
+            bench_side_switch(out, not args.no_browser, args.repeat)
+        return
     if args.scale_only:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(args.out) if args.out else Path(tmp)
             out.mkdir(parents=True, exist_ok=True)
             bench_scale(out, not args.no_browser, args.repeat)
             bench_flat_stepper(out, not args.no_browser, args.repeat)
+            bench_side_switch(out, not args.no_browser, args.repeat)
+        if not args.no_browser:
+            bench_dashboard(args.repeat)
         return
     bench_draw(args.repeat)
     mod, params = resnet.get_workload(num_layers=50)

@@ -7,6 +7,11 @@ fused function as one node. Selecting a node in either selects it in both (the
 inspector then lists the passes that made it); clicking a pass in the graph tab's provenance
 list selects that step.
 
+A big program (above ``DEFER_PASSES_ABOVE`` nodes: BERT-base's pipeline takes seconds) is
+drawn at once and its pipeline runs when the passes are first asked for: the passes tab is
+opened, ``stepper`` or ``trace`` is read (``defer_passes`` overrides the choice). Until then
+the graph tab shows the input program with the run's node ids and no step control.
+
 Tabs "Lowering" (``LoweringExplorer``) and "Run" (``RunPanel``) share one ``relay.build`` of the
 program, made when either is first opened (or ``lowering`` / ``run_panel`` is first read):
 building takes seconds. A run's time per kernel shows in the lowering tab's kernel list.
@@ -29,15 +34,22 @@ import html
 import ipywidgets as widgets
 import traitlets as t
 
+from irlab.viz.pass_trace import PassTrace
+from irlab.viz.relax_graph import is_relax_module
 from irlab.widgets.graph_view import GraphView
 from irlab.widgets.layout import LAYOUT_TIMEOUT
 from irlab.widgets.lowering_data import as_factory
 from irlab.widgets.lowering_explorer import LoweringExplorer
 from irlab.widgets.pass_stepper import PassStepper
+from irlab.widgets.pipeline import default_passes
 from irlab.widgets.picture import StaticPicture, titled
 from irlab.widgets.run_panel import RunPanel
 
 TAB_TITLES = ("Graph", "Passes", "Lowering", "Run")
+# Program nodes (distinct calls, variables, constants: ``instrument.module_counts``) above
+# which the pipeline runs on demand. ResNet-18 has 193 (its pipeline and the graphs of its
+# steps take 2 s), ResNet-50 498, BERT-base 720 (8 s), simplenet 14.
+DEFER_PASSES_ABOVE = 150
 
 
 class Explorer(StaticPicture, widgets.VBox):
@@ -46,41 +58,76 @@ class Explorer(StaticPicture, widgets.VBox):
 
     def __init__(self, mod_or_expr, params=None, passes=None, opt_level=3, *, disabled_pass=(),
                  timeout=LAYOUT_TIMEOUT, tab="Graph", target="llvm", database=None,
-                 **kwargs):
+                 defer_passes=None, **kwargs):
         # the passes run under the build's target, so the steps are what relay.build does
-        self.stepper = PassStepper(mod_or_expr, passes, params, opt_level,
-                                   disabled_pass=disabled_pass, target=target, timeout=timeout)
-        self.graph_view = GraphView(trace=self.stepper.trace, step=0, timeout=timeout)
+        if passes is None and not is_relax_module(mod_or_expr):
+            passes = default_passes()
+        trace = PassTrace(mod_or_expr, passes, params, opt_level, disabled_pass=disabled_pass,
+                          target=target, lazy=True)
+        self._timeout = timeout
+        self.graph_view = GraphView(timeout=timeout)
         self._source, self._params, self._target = mod_or_expr, params, target
-        self.is_relax = self.stepper.trace.is_relax
+        self.is_relax = trace.is_relax
         self._database = database
         self._factory = None
+        self._stepper = None
         self._lowering = None
         self._run_panel = None
         build = "relax.build" if self.is_relax else "relay.build"
+        self._passes_box = widgets.VBox([widgets.HTML(
+            "<i>Running the pass pipeline when this tab is first opened…</i>")])
         self._lowering_box = widgets.VBox([widgets.HTML(
             f"<i>Building the module ({build}) when this tab is first opened…</i>")])
         self._run_box = widgets.VBox([widgets.HTML(
             "<i>Building and running the module when this tab is first opened…</i>")])
-        self.tabs = widgets.Tab(children=[self.graph_view, self.stepper, self._lowering_box,
-                                          self._run_box])
+        self.tabs = widgets.Tab(children=[self.graph_view, self._passes_box,
+                                          self._lowering_box, self._run_box])
         self.tabs.titles = TAB_TITLES
         self.tabs.selected_index = TAB_TITLES.index(tab) if tab in TAB_TITLES else 0
-        self._link = t.link((self.graph_view, "selected"), (self.stepper, "selected"))
         self._stale = False
-        self.stepper.observe(self._follow_step, names=["step", "runs"])
         self.graph_view.observe(self._goto_step, names=["step"])
         self.tabs.observe(self._on_tab, names=["selected_index"])
         if self.is_relax:
             self.graph_view.observe(self._follow_call, names=["selected"])
         super().__init__(children=[self.tabs], **kwargs)
         self.add_class("irlab-explorer")
+        self._pending = trace
+        if defer_passes is None:
+            defer_passes = _size(trace) > DEFER_PASSES_ABOVE
+        if defer_passes:
+            self.graph_view.show_input(trace)
+        else:
+            self._start_stepper()
         self._on_tab({"new": self.tabs.selected_index})
+
+    def _start_stepper(self):
+        """Run the pipeline (when deferred) and make the passes tab and the graph tab's step
+        control."""
+        trace = self._pending
+        stepper = PassStepper(trace, timeout=self._timeout)
+        # the graph tab stays where it is (before ``_stepper`` is set: not a step change)
+        self.graph_view.show_step(trace, max(0, self.graph_view.step))
+        self._stepper, self._pending = stepper, None
+        self._link = t.link((self.graph_view, "selected"), (self._stepper, "selected"))
+        self._stepper.observe(self._follow_step, names=["step", "runs"])
+        self.tabs.children = [self.graph_view, self._stepper, self._lowering_box, self._run_box]
+
+    @property
+    def stepper(self):
+        """The ``PassStepper`` (the pipeline runs on first use when it was deferred)."""
+        if self._stepper is None:
+            self._start_stepper()
+        return self._stepper
 
     @property
     def trace(self):
         """The current ``PassTrace`` (a new one after each re-run)."""
         return self.stepper.trace
+
+    @property
+    def passes_ran(self) -> bool:
+        """False while the pipeline waits for the passes tab (a deferred run)."""
+        return self._stepper is not None
 
     def _follow_step(self, change):
         # Laying out a big graph takes time: only when the graph tab is in view.
@@ -90,7 +137,14 @@ class Explorer(StaticPicture, widgets.VBox):
             self._stale = True
 
     def _on_tab(self, change):
-        if change["new"] == 0 and self._stale:
+        if change["new"] == 1 and self._stepper is None:
+            try:
+                self._start_stepper()
+            except Exception as err:  # noqa: BLE001 - shown in the tab, not lost in a log
+                self._passes_box.children = [widgets.HTML(
+                    f"<pre style='color:#dc2626'>cannot run the passes: "
+                    f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>")]
+        elif change["new"] == 0 and self._stale:
             self._stale = False
             self.graph_view.show_step(self.stepper.trace, self.stepper.step)
         elif change["new"] == 2:
@@ -201,13 +255,17 @@ class Explorer(StaticPicture, widgets.VBox):
             self._lowering.set_times(self._run_panel.kernel_times)
 
     def _goto_step(self, change):
+        if self._stepper is None:  # the input program, before a deferred run
+            return
         if change["new"] >= 0 and change["new"] != self.stepper.step:
             self.stepper.step = change["new"]
 
     def to_html(self) -> str:
-        """The static pictures of the tabs made so far: graph, passes, and lowering and run
-        once built (building is not started for a picture)."""
-        parts = [self.graph_view.to_html(), self.stepper.to_html()]
+        """The static pictures of the tabs made so far: graph, passes once run, and lowering
+        and run once built (nothing is run or built for a picture)."""
+        parts = [self.graph_view.to_html()]
+        if self._stepper is not None:  # a picture does not run a deferred pipeline
+            parts.append(self._stepper.to_html())
         parts += [view.to_html() for view in (self._lowering, self._run_panel)
                   if view is not None]
         return titled("Explorer", " · ".join(TAB_TITLES), *parts)
@@ -220,3 +278,10 @@ def explore(mod_or_expr, params=None, passes=None, opt_level=3, **kwargs) -> Exp
     the Relax pipeline), and the lowering explorer and run panel of its ``relay.build`` /
     ``relax.build`` (made when their tab is first opened), as one app."""
     return Explorer(mod_or_expr, params, passes, opt_level, **kwargs)
+
+
+def _size(trace) -> int:
+    """Nodes of the trace's input program (what decides whether its pipeline waits)."""
+    from irlab.instrument import module_counts
+
+    return module_counts(trace.input)[0]

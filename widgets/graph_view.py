@@ -134,6 +134,7 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         self._program = None
         if trace is not self._trace:
             self.changed_steps = interesting_steps(trace)
+            self._layouts.clear()  # laid out without the provenance of this trace's steps
         self._trace, self._at = trace, index
         self._provenance = trace.provenance()
         self._names = [s.name for s in trace.steps]
@@ -141,6 +142,19 @@ class GraphView(StaticPicture, anywidget.AnyWidget):
         # The final program reads as one node per fused function, whatever its size.
         final = index == len(trace.steps) - 1
         self._set_source(graph, trace.text(index), title, "", step=index, collapse=final)
+
+    def show_input(self, trace):
+        """Show the input program of ``trace`` (a ``PassTrace``) with the node ids of its run,
+        without running its passes (a lazy trace: the explorer draws a big model at once and
+        runs the pipeline when the passes are asked for). ``show_step`` adds the step control
+        once the trace has run."""
+        graph = self._with_groups(trace, trace.graph(0))
+        self._program = None
+        self._trace = self._at = None
+        self.step_names, self.changed_steps = [], []
+        self._provenance, self._names = {}, []
+        text = graph.graph.get("text") or trace.text(0)  # printed once, by the graph builder
+        self._set_source(graph, text, "input program", "", step=0)
 
     def _with_groups(self, trace, graph):
         """``graph`` (a step of ``trace``) with its layer groups, made once per graph; the

@@ -92,6 +92,7 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
     def _adopt(self, trace, step, selected=""):
         self.trace = trace
         self.data = TraceData(trace, self.timeout)
+        self._untyped = {}  # pair key -> the pair without type annotations
         rows = self.data.step_rows()
         with self.hold_trait_notifications():
             self.steps = rows
@@ -152,7 +153,11 @@ class PassStepper(StaticPicture, anywidget.AnyWidget):
     def _update_current(self):
         try:
             current = self.data.resolve(self.data.pair(self.step, self.base))
-            self.current = pair_without_types(current) if self.hide_types else current
+            if self.hide_types:  # diffed once per pair (a 5,000-line diff takes a second)
+                if current["key"] not in self._untyped:
+                    self._untyped[current["key"]] = pair_without_types(current)
+                current = self._untyped[current["key"]]
+            self.current = current
         except Exception as err:  # noqa: BLE001 - shown in the widget, not lost in a log
             self.status = f"cannot show step {self.step}: {type(err).__name__}: {err}"
             return

@@ -245,10 +245,9 @@ def const(value, dtype=None, span=None) -> Constant:
     """A constant: Python int -> int32, float -> float32, bool -> bool; arrays keep their dtype,
     except that float64/int64 arrays given without ``dtype`` become float32/int32 (as TVM)."""
     if isinstance(value, NDArray):
-        value = value.numpy()
-        if dtype is not None:
-            value = value.astype(dtype)
-        return Constant(value, span)
+        if dtype is None or dtype == value.dtype:
+            return Constant(value, span)  # shares the array, as TVM's relay.const does
+        return Constant(value.numpy().astype(dtype), span)
     if isinstance(value, (bool, np.bool_)):
         value = np.array(value, dtype=dtype or "bool")
     elif isinstance(value, (numbers.Number, list, tuple)):

@@ -95,11 +95,14 @@ class PassTrace:
     the PassContext the pipeline runs under. ``target``: the target in scope while the passes
     run (relay.build's; AlterOpLayout's hooks depend on it), None for the current one.
     ``fold_weights``: the graphs list constants in their users instead of drawing them
-    (see ``build_relay_graph``).
+    (see ``build_relay_graph``). ``lazy``: run the passes when a step is first asked for
+    (``steps``, ``output``, ``error``, ``seconds``, ``graph(i > 0)``), not now; the input
+    program (``input``, ``graph(0)``, ``text(0)``) is there at once, with the node ids the
+    run gives it (the explorer draws it while the pipeline has not run).
     """
 
     def __init__(self, mod, passes=None, params=None, opt_level=3, disabled_pass=(),
-                 required_pass=(), config=None, target=None, fold_weights=True):
+                 required_pass=(), config=None, target=None, fold_weights=True, lazy=False):
         from irlab.relay.transform import InferType
 
         self.is_relax = is_relax_module(mod)
@@ -119,19 +122,53 @@ class PassTrace:
         self.config = dict(config or {})
         self.target = target
         self.fold_weights = fold_weights
-        self.steps: list[Step] = []
-        self.output = None
-        self.error = None  # the exception a pass raised, if the pipeline failed
+        self._steps: list[Step] | None = None  # None: not run yet (lazy)
+        self._output = None
+        self._error = None  # the exception a pass raised, if the pipeline failed
+        self._seconds = 0.0
         self._ids = NodeIds()
         self._graphs: dict = {}
         self._by_module: dict = {}  # module key -> graph (same functions: same picture)
         self._provenance = None
         self._texts: dict = {}
-        self.run()
+        if not lazy:
+            self.run()
 
     # -- running --------------------------------------------------------------------------------
+    @property
+    def has_run(self) -> bool:
+        """True once the passes have run (at once unless ``lazy``)."""
+        return self._steps is not None
+
+    @property
+    def steps(self) -> list:
+        """One ``Step`` per pass run, after the input program (step 0)."""
+        if self._steps is None:
+            self.run()
+        return self._steps
+
+    @property
+    def output(self):
+        """The program the last pass returned (the last good one when a pass failed)."""
+        self.steps  # noqa: B018 - runs a lazy trace
+        return self._output
+
+    @property
+    def error(self):
+        """The exception a pass raised, if the pipeline failed (else None)."""
+        self.steps  # noqa: B018 - runs a lazy trace
+        return self._error
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of the pipeline run."""
+        self.steps  # noqa: B018 - runs a lazy trace
+        return self._seconds
+
     def run(self):
+        """Run the passes (again) and record the steps."""
         snapshot = IRSnapshot()
+        error = None
         start = time.perf_counter()
         mod = self.input
         try:
@@ -142,20 +179,22 @@ class PassTrace:
                 for pass_ in self.passes:
                     mod = pass_(mod)
         except Exception as err:  # keep what ran: the viewer shows the failing pass
-            self.error = err
-        self.seconds = time.perf_counter() - start
-        self.output = mod
+            error = err
+        self._error = error
+        self._seconds = time.perf_counter() - start
+        self._output = mod
         from irlab.instrument import module_counts
 
         nodes, ops = module_counts(self.input)
-        self.steps = [Step(0, "input", 0, None, 0, 0.0, False, self.input, nodes, dict(ops))]
+        steps = [Step(0, "input", 0, None, 0, 0.0, False, self.input, nodes, dict(ops))]
         for record in snapshot.records:
-            self.steps.append(Step(
+            steps.append(Step(
                 record.index + 1, record.name, record.depth,
                 None if record.parent is None else record.parent + 1, record.opt_level,
                 record.seconds, record.changed,
                 record.after if record.after is not None else record.before,
                 record.node_count, dict(record.op_counts), before=record.before))
+        self._steps = steps
 
     def _target_scope(self):
         if self.target is None:
@@ -174,13 +213,17 @@ class PassTrace:
     def text(self, index) -> str:
         """The printed program after step ``index``."""
         if index not in self._texts:
-            self._texts[index] = str(self.steps[index].module)
+            module = self.input if index == 0 else self.steps[index].module
+            self._texts[index] = str(module)
         return self._texts[index]
 
     def graph(self, index):
         """The graph after step ``index``; an unchanged step shares the graph of the program
         it received (not of the step listed before it: with nesting, that is the enclosing
-        Sequential's *result*)."""
+        Sequential's *result*). The input's (0) does not run a lazy trace: the run's first
+        graph is the input's, so its ids are the same either way."""
+        if index == 0 and not self._graphs:
+            return self._graph_of(self.input)
         if not self._graphs:
             self._build_graphs()
         return self._graphs[index]

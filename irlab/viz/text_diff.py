@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 _LOCAL = re.compile(r"%[A-Za-z_0-9.]+")
@@ -34,14 +35,49 @@ class DiffLine:
     right_no: int | None
 
 
+# Above this many candidate line pairs (each line of one program against the equal lines
+# of the other) the exact matcher is too slow: it looks at them again for every block it
+# matches. Renumbering ignored, the 5,000 lines of a regular graph are a few distinct lines,
+# and difflib took minutes on them.
+MATCH_BUDGET = 300_000
+
+
+def _match_cost(na, nb) -> int:
+    """How many (line, equal line) pairs difflib's matcher would look at, about."""
+    counts = Counter(nb)
+    return sum(counts[x] for x in na)
+
+
+def line_opcodes(na: list, nb: list) -> list:
+    """difflib opcodes of two lists of normalized lines. Exact (no junk heuristic) when that
+    is cheap; otherwise the common head and tail are kept as they are and the middle is
+    matched with difflib's "popular lines are junk" heuristic, which stays fast."""
+    if _match_cost(na, nb) <= MATCH_BUDGET:
+        return difflib.SequenceMatcher(a=na, b=nb, autojunk=False).get_opcodes()
+    head = 0
+    while head < min(len(na), len(nb)) and na[head] == nb[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(na), len(nb)) - head and na[-1 - tail] == nb[-1 - tail]:
+        tail += 1
+    ma, mb = na[head:len(na) - tail], nb[head:len(nb) - tail]
+    junk = _match_cost(ma, mb) > MATCH_BUDGET
+    ops = [("equal", 0, head, 0, head)] if head else []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+            a=ma, b=mb, autojunk=junk).get_opcodes():
+        ops.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    if tail:
+        ops.append(("equal", len(na) - tail, len(na), len(nb) - tail, len(nb)))
+    return ops
+
+
 def diff_lines(before: str, after: str, ignore_types=False) -> list:
     """Side-by-side rows (``DiffLine``) of two printed programs."""
     a, b = before.splitlines(), after.splitlines()
     na = [normalize_line(x, ignore_types) for x in a]
     nb = [normalize_line(x, ignore_types) for x in b]
     rows = []
-    matcher = difflib.SequenceMatcher(a=na, b=nb, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(na, nb):
         if tag == "equal":
             rows.extend(DiffLine("equal", a[i], b[j], i + 1, j + 1)
                         for i, j in zip(range(i1, i2), range(j1, j2)))

@@ -106,3 +106,51 @@ def test_bert_base_draws_with_graphviz(page, tmp_path):
     assert page.get_by_test_id("minimap").is_visible()
     assert "simple layout" not in page.get_by_test_id("status").inner_text()
     assert page.log.page_errors == []
+
+
+@pytest.fixture(scope="module")
+def flat_stepper_path(tmp_path_factory):
+    """The flat 5,000-node graph plus one constant expression through FoldConstant: two
+    steps of ~5,000 lines each (the input: no change, every line shown; FoldConstant: one
+    line changed), as the pass stepper's static page."""
+    from irlab import relay
+    from irlab.relay.testing import synthetic
+    from irlab.widgets import export_html
+
+    func = synthetic.get_net(num_nodes=5000)
+    folded = relay.add(relay.const(1.0), relay.const(2.0))
+    func = relay.Function(func.params, relay.add(func.body, folded))
+    return export_html(func, tmp_path_factory.mktemp("scale") / "flat5000_passes.html",
+                       passes=[relay.transform.FoldConstant()])
+
+
+def test_flat_5000_nodes_step_switch_updates_the_side_view(page, flat_stepper_path):
+    page.goto(flat_stepper_path.as_uri())
+    page.wait_for_selector("[data-testid=pass-item]")
+    page.click("[data-testid=view-side]")
+    diff = page.get_by_test_id("diff-view")
+    page.click("[data-testid=pass-item][data-step='0']")
+    diff.get_by_test_id("diff-nochange").wait_for()
+    assert page.get_by_test_id("step-title").inner_text().startswith("0:")
+    # 5,000 lines: rows built by blocks, the first at once, the others near the view
+    blocks = diff.get_by_test_id("diff-block")
+    assert blocks.count() >= 40
+    assert diff.locator("[data-testid=diff-row]").first.inner_text().startswith("1")
+    last = page.evaluate("() => JSON.parse(document.getElementById('irlab-data').textContent)"
+                         ".apps[0].pairs['-1:0'].rows.at(-1)[1]")
+    assert last > 4000
+    diff.evaluate("(el) => { el.scrollTop = el.scrollHeight; }")
+    page.wait_for_function(
+        "(n) => [...document.querySelectorAll('[data-testid=diff-row] .no')]"
+        ".some((e) => e.textContent === String(n))", arg=last)
+    # the next step: FoldConstant's one changed line replaces the whole program
+    page.click("[data-testid=pass-item][data-step='1']")
+    page.get_by_test_id("step-title").filter(has_text="FoldConstant").wait_for()
+    assert diff.get_by_test_id("diff-nochange").count() == 0
+    changed = diff.locator("[data-testid=diff-row]:not([data-tag=e])")
+    changed.first.wait_for()
+    assert "3f" in changed.first.inner_text()
+    # back: the drawn diff is reused, scrolled rows and all
+    page.click("[data-testid=pass-item][data-step='0']")
+    diff.get_by_test_id("diff-nochange").wait_for()
+    assert page.log.page_errors == []

@@ -77,3 +77,17 @@ def test_target_in_scope_for_alter_op_layout():
     assert 'kernel_layout="OIHW' in after_fold and "layout_transform" not in after_fold
     after_alter, _ = texts(PassTrace(mod, params=params))  # no target: no CPU hook
     assert 'kernel_layout="OIHW' not in after_alter
+
+
+def test_lazy_trace_runs_when_a_step_is_asked_for():
+    mod, params = MODELS["simplenet"]()
+    eager = PassTrace(mod, params=params)
+    lazy = PassTrace(mod, params=params, lazy=True)
+    # the input program is there at once, with the ids the run gives its nodes
+    graph = lazy.graph(0)
+    assert not lazy.has_run and lazy.text(0) == eager.text(0)
+    assert sorted(graph.nodes) == sorted(eager.graph(0).nodes)
+    assert len(lazy.steps) == len(eager.steps) and lazy.has_run
+    assert lazy.graph(0) is graph and lazy.output is not None and lazy.error is None
+    assert [sorted(lazy.graph(i).nodes) for i in range(len(lazy.steps))] == \
+        [sorted(eager.graph(i).nodes) for i in range(len(eager.steps))]

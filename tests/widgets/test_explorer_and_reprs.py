@@ -142,3 +142,29 @@ def test_explorer_prints_numbers_as_a_person_writes_them():
     view.set_state({"step": len(view.step_names) - 1})
     texts += [json.dumps(view.graph), view.ir, json.dumps(view.inspector)]
     assert [f for text in texts for f in _long_floats(text)] == []
+
+
+def test_explore_defers_the_pipeline_of_a_big_program():
+    from irlab.widgets.explorer import DEFER_PASSES_ABOVE
+
+    mod, params = MODELS["simplenet"]()
+    eager = irlab.explore(mod, params=params)
+    app = irlab.explore(mod, params=params, defer_passes=True)
+    view = app.graph_view
+    # drawn at once: the input program with the run's node ids, no step control yet
+    assert not app.passes_ran and view.title == "input program" and view.step_names == []
+    assert [n["id"] for n in view.graph["nodes"]] == \
+        [n["id"] for n in eager.graph_view.graph["nodes"]]
+    assert "Explorer" in app.to_html()  # a picture runs nothing
+    node = view.graph["nodes"][-1]["id"]
+    view.set_state({"selected": node})
+    app.tabs.selected_index = 1  # the passes tab runs the pipeline
+    assert app.passes_ran and app.tabs.children[1] is app.stepper
+    assert app.stepper.step == eager.stepper.step and app.stepper.selected == node
+    assert view.step == 0 and view.step_names == eager.graph_view.step_names
+    view.set_state({"step": 1})
+    assert app.stepper.step == 1
+    # a big program (ResNet-18: 193 distinct nodes) waits for the passes tab by default
+    big, big_params = MODELS["resnet18"]()
+    assert DEFER_PASSES_ABOVE < 193
+    assert not irlab.explore(big, params=big_params).passes_ran

@@ -1065,8 +1065,10 @@ function foldRuns(items, isEqual, expanded, makeFold) {
   return out;
 }
 
-/** Draw `cur` (a resolved pair) into `box`; mode "side" or "unified". */
-function renderDiff(box, cur, mode, expanded, redraw) {
+/** Draw `cur` (a resolved pair) into `box`; mode "side" or "unified". `scroller`: the
+ *  scrolling element the diff is shown in (rows of a long diff are built when they come near
+ *  its visible part; see diffBody). */
+function renderDiff(box, cur, mode, expanded, redraw, scroller = null) {
   box.replaceChildren();
   box.setAttribute("data-mode", mode);
   const { a, b } = diffLines(cur);
@@ -1083,19 +1085,19 @@ function renderDiff(box, cur, mode, expanded, redraw) {
   // Rows are grid lines, not table rows: off-screen ones skip style, layout and paint
   // (content-visibility), which keeps a step switch fast on a 1,000-line program.
   const table = h("div", { class: `irlab-diff irlab-diff-${mode}`, "data-testid": "diff-table" });
-  const body = table;
+  let items, rowOf;
   if (mode === "side") {
-    const items = changed ? foldRuns(rows, (r) => r[0] === "e", expanded, fold) : rows;
-    for (const r of items) {
-      if (r.fold) { body.append(foldRow(r)); continue; }
+    items = changed ? foldRuns(rows, (r) => r[0] === "e", expanded, fold) : rows;
+    rowOf = (r) => {
+      if (r.fold) return foldRow(r);
       const [tag, ln, rn, lc, rc] = r;
-      body.append(h("div", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
+      return h("div", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
         "data-tag": tag },
-        h("span", { class: "no", text: ln || "" }),
-        h("span", { class: "code left" }, ln ? irHighlight(a[ln - 1] || "", lc) : ""),
-        h("span", { class: "no", text: rn || "" }),
-        h("span", { class: "code right" }, rn ? irHighlight(b[rn - 1] || "", rc) : "")));
-    }
+      h("span", { class: "no", text: ln || "" }),
+      h("span", { class: "code left" }, ln ? irHighlight(a[ln - 1] || "", lc) : ""),
+      h("span", { class: "no", text: rn || "" }),
+      h("span", { class: "code right" }, rn ? irHighlight(b[rn - 1] || "", rc) : ""));
+    };
   } else {
     // Unified: each run of changed rows as all its old lines, then all its new lines.
     const lines = [];
@@ -1111,19 +1113,75 @@ function renderDiff(box, cur, mode, expanded, redraw) {
       for (const r of rows.slice(i, j)) if (r[2]) lines.push(["+", 0, r[2], b[r[2] - 1], r[4]]);
       i = j;
     }
-    const items = changed ? foldRuns(lines, (l) => l[0] === " ", expanded, fold) : lines;
-    for (const l of items) {
-      if (l.fold) { body.append(foldRow(l)); continue; }
+    items = changed ? foldRuns(lines, (l) => l[0] === " ", expanded, fold) : lines;
+    rowOf = (l) => {
+      if (l.fold) return foldRow(l);
       const [sign, ln, rn, text, chg] = l;
       const tag = sign === "-" ? "d" : sign === "+" ? "i" : "e";
-      body.append(h("div", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
+      return h("div", { class: `irlab-row tag-${tag}`, "data-testid": "diff-row",
         "data-tag": tag },
-        h("span", { class: "no", text: ln || "" }), h("span", { class: "no", text: rn || "" }),
-        h("span", { class: "sign", text: sign }),
-        h("span", { class: "code" }, irHighlight(text || "", chg))));
-    }
+      h("span", { class: "no", text: ln || "" }), h("span", { class: "no", text: rn || "" }),
+      h("span", { class: "sign", text: sign }),
+      h("span", { class: "code" }, irHighlight(text || "", chg)));
+    };
   }
+  diffBody(table, items, rowOf, scroller);
   box.append(table);
+}
+
+// A long diff (a 5,000-line program: 5,000 rows of highlighted spans, 0.5-1 s to build) is
+// cut into blocks of DIFF_BLOCK_ROWS rows. A block holds its rows' items and the height they
+// will take; its rows are built when it comes within DIFF_MARGIN of the visible part of the
+// pane (an IntersectionObserver), or in idle time (so that the browser's find sees them).
+// A step switch then builds only what is in view.
+const DIFF_EAGER_ROWS = 300, DIFF_BLOCK_ROWS = 100, DIFF_ROW_PX = 15, DIFF_MARGIN = "1000px";
+
+function diffBody(table, items, rowOf, scroller) {
+  if (items.length <= DIFF_EAGER_ROWS || typeof IntersectionObserver === "undefined") {
+    for (const item of items) table.append(rowOf(item));
+    return;
+  }
+  const blocks = [];
+  for (let i = 0; i < items.length; i += DIFF_BLOCK_ROWS) {
+    const block = h("div", { class: "irlab-diff-block", "data-testid": "diff-block",
+      "data-first": i });
+    block.pending = items.slice(i, i + DIFF_BLOCK_ROWS);
+    block.style.height = `${block.pending.length * DIFF_ROW_PX}px`;
+    blocks.push(block);
+  }
+  const observer = new IntersectionObserver((entries) => {
+    for (const e of entries) if (e.isIntersecting) fill(e.target);
+  }, { root: scroller, rootMargin: `${DIFF_MARGIN} 0px` });
+  function fill(block) {
+    if (!block.pending) return;
+    const frag = document.createDocumentFragment();
+    for (const item of block.pending) frag.append(rowOf(item));
+    block.pending = null;
+    block.style.height = "";
+    block.append(frag);
+    block.setAttribute("data-built", "");
+    observer.unobserve(block);
+  }
+  table.append(...blocks);
+  fill(blocks[0]);
+  for (const block of blocks) if (block.pending) observer.observe(block);
+  // The rest in idle time, while the diff is shown (drawn again: `table.resumeFill()`).
+  const idle = window.requestIdleCallback ||
+    ((fn) => setTimeout(() => fn({ timeRemaining: () => 10 }), 50));
+  let next = 1, waiting = false;
+  const work = (deadline) => {
+    waiting = false;
+    if (!table.isConnected) return;
+    while (next < blocks.length && (!blocks[next].pending || deadline.timeRemaining() > 5)) {
+      fill(blocks[next++]);
+    }
+    if (next < blocks.length) { waiting = true; idle(work); }
+    else observer.disconnect();
+  };
+  table.resumeFill = () => {
+    if (!waiting && next < blocks.length) { waiting = true; idle(work); }
+  };
+  table.resumeFill();
 }
 
 /** The printed program as numbered lines; `onLine(n)` when a line is clicked. */

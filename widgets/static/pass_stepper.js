@@ -264,7 +264,8 @@ function renderPassStepper({ model, el }) {
   }
 
   // Drawn diffs, kept for going back and forth between steps: a 1,000-line program is
-  // ~40 ms of building rows. An entry is only used for the very same two texts.
+  // ~40 ms of building rows (a long one builds the rows in view first: renderDiff). An entry
+  // is only used for the very same two texts.
   const diffCache = new Map();
 
   function drawDiff(cur, mode) {
@@ -274,7 +275,7 @@ function renderPassStepper({ model, el }) {
       hit.n !== (cur.rows || []).length)) hit = null;
     if (!hit) {
       const holder = h("div");
-      renderDiff(holder, cur, mode, expanded, drawView);
+      renderDiff(holder, cur, mode, expanded, drawView, diffBox);
       hit = { a: cur.text_a, b: cur.text_b, n: (cur.rows || []).length,
         nodes: [...holder.childNodes] };
     }
@@ -283,6 +284,9 @@ function renderPassStepper({ model, el }) {
     while (diffCache.size > 8) diffCache.delete(diffCache.keys().next().value);
     diffBox.setAttribute("data-mode", mode);
     diffBox.replaceChildren(...hit.nodes);
+    for (const table of diffBox.querySelectorAll(".irlab-diff")) {
+      if (table.resumeFill) table.resumeFill();
+    }
   }
 
   function drawSelection() {
