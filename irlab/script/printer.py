@@ -148,6 +148,13 @@ class _FuncPrinter:
         self.scope_names.append(name)
         return name
 
+    def define_buffer(self, buf) -> str:
+        """Name a buffer a block allocates or matches; its data handle prints as
+        ``name.data`` (the handle has no definition of its own to print)."""
+        name = self.define(buf, buf.name)
+        self.names.setdefault(id(buf.data), f"{name}.data")
+        return name
+
     def open_scope(self) -> int:
         return len(self.scope_names)
 
@@ -248,7 +255,7 @@ class _FuncPrinter:
         if self._implicit_root(body):
             self.emit(1, '# with T.block("root"):')
             for b in body.block.alloc_buffers:
-                self.emit(1, f"{self.define(b, b.name)} = T.alloc_buffer({self.buffer_args(b)})")
+                self.emit(1, f"{self.define_buffer(b)} = T.alloc_buffer({self.buffer_args(b)})")
             body = body.block.body
         self.stmt(body, 1, last=True)
         return self.out
@@ -492,11 +499,11 @@ class _FuncPrinter:
         if b.annotations:
             self.emit(ind, f"T.block_attr({self.attr_value(dict(b.annotations))})")
         for buf in b.alloc_buffers:
-            self.emit(ind, f"{self.define(buf, buf.name)} = T.alloc_buffer("
+            self.emit(ind, f"{self.define_buffer(buf)} = T.alloc_buffer("
                            f"{self.buffer_args(buf)})")
         for mb in b.match_buffers:
             src = self.region_text(mb.source)
-            self.emit(ind, f"{self.define(mb.buffer, mb.buffer.name)} = T.match_buffer("
+            self.emit(ind, f"{self.define_buffer(mb.buffer)} = T.match_buffer("
                            f"{src}, {self.buffer_args(mb.buffer)})")
         if b.init is not None:
             self.emit(ind, "with T.init():")

@@ -22,7 +22,7 @@ def _free_vars(e):
     return out
 
 
-def _bound(expr, inner, analyzer):
+def bound_over_loops(expr, inner, analyzer):
     """[lo, hi] of ``expr`` as ``inner`` loops (For nodes) run; outer vars stay symbolic."""
     lo = hi = expr
     free = {id(v) for v in _free_vars(expr)}  # one walk, not one per inner loop
@@ -72,7 +72,8 @@ def _accessed_region(func, loop, realizes, buffer, kind, analyzer):
             for r in acc.region:
                 lo_e = substitute(r.min, bind)
                 hi_e = substitute(r.min + r.extent - 1, bind)
-                dims.append((_bound(lo_e, inner, analyzer)[0], _bound(hi_e, inner, analyzer)[1]))
+                dims.append((bound_over_loops(lo_e, inner, analyzer)[0],
+                             bound_over_loops(hi_e, inner, analyzer)[1]))
             if region is None:
                 region = dims
             else:
