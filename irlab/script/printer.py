@@ -124,6 +124,11 @@ class _IdSet:
         return id(node) in self.memo
 
 
+def _const_text(value) -> str:
+    """A constant of ``T.allocate_const``: ints as written, floats so they read back exactly."""
+    return _float_text(value) if isinstance(value, float) else str(value)
+
+
 class _FuncPrinter:
     """Prints one PrimFunc; holds the var/buffer naming of that function."""
 
@@ -264,7 +269,7 @@ class _FuncPrinter:
         found = []
 
         def visit(n):
-            if isinstance(n, S.Allocate) and id(n.buffer_var) == var_id:
+            if isinstance(n, (S.Allocate, S.AllocateConst)) and id(n.buffer_var) == var_id:
                 found.append(n)
             elif isinstance(n, S.LetStmt) and id(n.var) == var_id:
                 found.append(n)
@@ -395,6 +400,19 @@ class _FuncPrinter:
         inner = ind if last else ind + 1
         self.emit(ind, f"{name} = T.allocate({args})" if last
                   else f"with T.allocate({args}) as {name}:")
+        self.emit_implicit(s.buffer_var, inner)
+        self.stmt(s.body, inner, True)
+
+    def stmt_AllocateConst(self, s, ind, last):
+        values = ", ".join(_const_text(v) for v in s.data)
+        args = (f"[{values}], {json.dumps(s.dtype)}, "
+                f"[{', '.join(self.expr(e) for e in s.extents)}]")
+        if s.annotations:
+            args += f", annotations={self.attr_value(dict(s.annotations))}"
+        name = self.define(s.buffer_var, s.buffer_var.name_hint)
+        inner = ind if last else ind + 1
+        self.emit(ind, f"{name} = T.allocate_const({args})" if last
+                  else f"with T.allocate_const({args}) as {name}:")
         self.emit_implicit(s.buffer_var, inner)
         self.stmt(s.body, inner, True)
 

@@ -162,7 +162,7 @@ def _placement(scope, writer, related):
         node, pos = _Placement(scope, writer, related).find()
         if node is not None and pos != -1:
             return node, pos
-    body = scope.body
+    body = _unwrap(scope.body)
     return scope, len(body.seq) if isinstance(body, S.SeqStmt) else 1
 
 
@@ -200,15 +200,28 @@ def _clip(lo, hi, dim):
     return lo, hi
 
 
+_WRAPPERS = (S.AllocateConst, S.DeclBuffer)  # scopes a stage goes under, not next to
+
+
+def _unwrap(body):
+    """The statement under a chain of constant allocations and buffer declarations."""
+    while isinstance(body, _WRAPPERS):
+        body = body.body
+    return body
+
+
 def _insert_at(node, pos, stage):
-    """``node`` (a For or Block) with ``stage`` inserted at ``pos`` of its body."""
-    body = node.body
-    if isinstance(body, S.SeqStmt):
-        seq = list(body.seq)
-    else:
-        seq = [body]
-    seq.insert(pos, stage)
-    return node.with_fields(body=S.SeqStmt(seq))
+    """``node`` (a For or Block) with ``stage`` inserted at ``pos`` of its body (inside the
+    constant allocations and buffer declarations that open it)."""
+
+    def insert(body):
+        if isinstance(body, _WRAPPERS):
+            return body.with_fields(body=insert(body.body))
+        seq = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+        seq.insert(pos, stage)
+        return S.SeqStmt(seq)
+
+    return node.with_fields(body=insert(node.body))
 
 
 def _with_children(node, fn):

@@ -114,6 +114,13 @@ def FlattenBuffer():  # noqa: N802
     return PrimFuncPass(flatten_buffer, PassInfo(0, "tir.FlattenBuffer"))
 
 
+def LowerAllocateConst():  # noqa: N802
+    """Constant allocations to allocations filled with their constants on entry."""
+    from irlab.tir.transform.lower_allocate_const import lower_allocate_const
+
+    return PrimFuncPass(lower_allocate_const, PassInfo(0, "tir.LowerAllocateConst"))
+
+
 def Simplify():  # noqa: N802
     """Simplify expressions with the Analyzer; resolve constant branches."""
     from irlab.tir.transform.simplify import simplify
@@ -153,11 +160,13 @@ def LowerIntrin():  # noqa: N802
 
 
 for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, LowerOpaqueBlock,
-           FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin):
+           FlattenBuffer, LowerAllocateConst, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop,
+           LowerIntrin):
     register_pass_factory("tir." + _f.__name__, _f)
 
 __all__ = ["PrimFuncPass", "UserPrimFuncPass", "prim_func_pass", "PassContext",
            "ApplyCustomPass", "LowerInitBlock",
            "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
-           "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
+           "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "LowerAllocateConst",
+           "Simplify",
            "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks"]
