@@ -12,9 +12,10 @@ from irlab.arith import Analyzer
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import BufferRegion, Range, decl_buffer
-from irlab.tir.functor import StmtExprMutator, substitute
+from irlab.tir.functor import StmtExprMutator, post_order_visit, substitute
 from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.primitives_compute_at import bound_over_loops
+from irlab.tir.schedule.primitives_layout import IndexMap
 from irlab.tir.schedule.primitives_getters import (find_block, find_path, replace, scope_of,
                                                    scope_realizes, stmt_children, walk)
 
@@ -27,23 +28,28 @@ class _CacheRewriter(StmtExprMutator):
     left as is (SKIP, with all it holds), only walked into (WALK) or has its accesses of
     ``old`` moved to ``new`` (SWAP: loads, and stores when ``stores``; its signature too)."""
 
-    def __init__(self, old, new, mode_of, stores):
+    def __init__(self, old, new, mode_of, stores, indices=None):
         super().__init__()
         self.old, self.new, self.mode_of, self.stores = old, new, mode_of, stores
+        self.indices = indices  # reindexing: every moved access uses these (block vars)
         self.mode = WALK
 
     def visit_var(self, v):
         return self.new.data if v is self.old.data else v
 
+    def _moved(self, access):
+        if self.indices is None:
+            return access.with_fields(buffer=self.new)
+        return access.with_fields(buffer=self.new, indices=tuple(self.indices))
+
     def visit_buffer_load(self, e):
         e = self._mutate_children(e)
-        return e.with_fields(buffer=self.new) if self.mode == SWAP and e.buffer is self.old \
-            else e
+        return self._moved(e) if self.mode == SWAP and e.buffer is self.old else e
 
     def visit_buffer_store(self, s):
         s = self._mutate_stmt_children(s)
-        return s.with_fields(buffer=self.new) if self.mode == SWAP and self.stores \
-            and s.buffer is self.old else s
+        return self._moved(s) if self.mode == SWAP and self.stores and s.buffer is self.old \
+            else s
 
     def visit_block(self, block):
         mode = self.mode_of(block)
@@ -62,12 +68,20 @@ class _CacheRewriter(StmtExprMutator):
                                match_buffers=self._matches(new.match_buffers))
 
     def _regions(self, regions):
-        return tuple(r.with_fields(buffer=self.new) if r.buffer is self.old else r
-                     for r in regions)
+        return tuple(self._moved_region(r) if r.buffer is self.old else r for r in regions)
+
+    def _moved_region(self, r):
+        if self.indices is None:
+            return r.with_fields(buffer=self.new)
+        return BufferRegion(self.new, _points(self.indices))
 
     def _matches(self, matches):
         return tuple(m.with_fields(source=m.source.with_fields(buffer=self.new))
                      if m.source.buffer is self.old else m for m in matches)
+
+
+def _points(indices):
+    return tuple(Range.from_min_extent(i, E.IntImm(i.dtype, 1)) for i in indices)
 
 
 def _unique_name(func, name):
@@ -378,3 +392,130 @@ def cache_write(func, realize, index, storage_scope, consumer_names=None):
 
     rewriter = _CacheRewriter(buf, cache, mode_of, stores=True)
     return _finish(func, scope, place, pos, region, cache, buf, cache, name, rewriter)
+
+
+def _free_var_ids(exprs):
+    found = set()
+    for e in exprs:
+        post_order_visit(e, lambda n: found.add(id(n)) if isinstance(n, E.Var) else None)
+    return found
+
+
+def _reindex_nest(func, realize, region, place, index_map, names, is_read):
+    """(stage, stage block, cache buffer, the block's new indices): a copy between the
+    block's point access ``region`` and a new buffer indexed by ``index_map`` of the block's
+    iter vars, run over the block's iters the access uses and the loops binding them."""
+    block = realize.block
+    buf = region.buffer
+    if not all(isinstance(r.extent, E.IntImm) and r.extent.value == 1 for r in region.region):
+        raise ScheduleError(f"block {block.name_hint} accesses a region of {buf.name}, not a "
+                            "single point: reindexing needs point accesses")
+    imap = IndexMap(index_map)
+    if len(imap.names) != len(block.iter_vars):
+        raise ScheduleError(f"index_map takes {len(imap.names)} indices but block "
+                            f"{block.name_hint} has {len(block.iter_vars)} iter vars")
+    ivars = [iv.var for iv in block.iter_vars]
+    new_indices = imap.apply(ivars)
+    analyzer = Analyzer()
+    for iv in block.iter_vars:
+        analyzer.bind(iv.var, iv.dom)
+    shape = [E.IntImm(ivars[0].dtype if ivars else "int32",
+                      int(analyzer.const_int_bound(e).max_value) + 1) for e in new_indices]
+    old_indices = [r.min for r in region.region]
+    used_old, used_new = _free_var_ids(old_indices), _free_var_ids(new_indices)
+    for v in ivars:
+        if (id(v) in used_old) != (id(v) in used_new):
+            where = "old" if id(v) in used_old else "new"
+            raise ScheduleError(f"iter var {v.name_hint} of block {block.name_hint} appears "
+                                f"only in the {where} indices of {buf.name} "
+                                f"({[str(i) for i in old_indices]} vs "
+                                f"{[str(i) for i in new_indices]}): the maps do not match")
+    kept = [(iv, value) for iv, value in zip(block.iter_vars, realize.iter_values)
+            if id(iv.var) in used_new]
+    path = find_path(func, realize)
+    start = next((i for i, n in enumerate(path) if n is place), None)
+    if start is None:
+        start = max(i for i, n in enumerate(path) if isinstance(n, S.Block))
+    value_vars = _free_var_ids([v for _, v in kept])
+    loops = [n for n in path[start + 1:] if isinstance(n, S.For)
+             and id(n.loop_var) in value_vars]
+    mapping = {lp.loop_var: E.Var(lp.loop_var.name_hint, lp.loop_var.dtype) for lp in loops}
+    new_ivs = [S.IterVar(iv.dom, E.Var(iv.var.name_hint, iv.var.dtype), S.IterVar.DataPar)
+               for iv, _ in kept]
+    values = [substitute(v, mapping) for _, v in kept]
+    to_new = {iv.var: n.var for (iv, _), n in zip(kept, new_ivs)}
+    old_at = [substitute(i, to_new) for i in old_indices]
+    new_at = [substitute(i, to_new) for i in new_indices]
+    cache = decl_buffer(shape, buf.dtype, f"{buf.name}_{names[1]}", scope=names[1])
+    src, src_at, dst, dst_at = (buf, old_at, cache, new_at) if is_read else \
+        (cache, new_at, buf, old_at)
+    stage_block = S.Block(new_ivs, [BufferRegion(src, _points(src_at))],
+                          [BufferRegion(dst, _points(dst_at))], names[0],
+                          S.BufferStore(dst, E.BufferLoad(src, src_at), dst_at))
+    stage = S.BlockRealize(values, E.IntImm("bool", 1), stage_block)
+    for lp in reversed(loops):
+        stage = S.For(mapping[lp.loop_var], lp.min, lp.extent, S.ForKind.SERIAL, stage)
+    return stage, stage_block, cache, new_indices, imap
+
+
+def reindex_cache_read(func, realize, index, storage_scope, index_map):
+    """Read ``realize``'s ``index``-th read buffer through a cache laid out by
+    ``index_map`` of the block's iter vars; only this block reads it. Returns
+    (func, stage name, the IndexMap)."""
+    _check_storage_scope(storage_scope)
+    block = realize.block
+    if not 0 <= index < len(block.reads):
+        raise ScheduleError(f"block {block.name_hint} has {len(block.reads)} read buffers, "
+                            f"index {index} is out of range")
+    region = block.reads[index]
+    buf = region.buffer
+    scope = _scope(func, realize)
+    in_scope = scope_realizes(func, realize)
+    writers = [r for r in in_scope if _writes(r.block, buf)]
+    if len(writers) > 1:
+        raise ScheduleError(f"buffer {buf.name} has several producers "
+                            f"{sorted(r.block.name_hint for r in writers)}")
+    place, pos = _placement(scope, writers[0].block, {block}) if writers else (scope, 0)
+    name = _unique_name(func, f"{buf.name}_{storage_scope}")
+    stage, stage_block, cache, indices, imap = _reindex_nest(
+        func, realize, region, place, index_map, (name, storage_scope), is_read=True)
+
+    def mode_of(b):
+        return SWAP if b is block else (SKIP if _writes(b, buf) else WALK)
+
+    rewriter = _CacheRewriter(buf, cache, mode_of, stores=False, indices=indices)
+    new = _stage_scope(scope, place, pos, stage, stage_block, cache, rewriter)
+    return replace(func, scope, new), name, imap
+
+
+def reindex_cache_write(func, realize, index, storage_scope, index_map):
+    """Write ``realize``'s ``index``-th write buffer through a cache laid out by
+    ``index_map`` of the block's iter vars, copied back before its first consumer.
+    Returns (func, stage name, the IndexMap)."""
+    _check_storage_scope(storage_scope)
+    block = realize.block
+    if not 0 <= index < len(block.writes):
+        raise ScheduleError(f"block {block.name_hint} has {len(block.writes)} write buffers, "
+                            f"index {index} is out of range")
+    region = block.writes[index]
+    buf = region.buffer
+    scope = _scope(func, realize)
+    in_scope = scope_realizes(func, realize)
+    others = [r for r in in_scope if r is not realize and _writes(r.block, buf)]
+    if others:
+        raise ScheduleError(f"buffer {buf.name} is also written by block "
+                            f"{others[0].block.name_hint}")
+    after = in_scope[in_scope.index(realize) + 1:]
+    related = {r.block for r in after if _reads(r.block, buf)}
+    place, pos = _placement(scope, block, related)
+    name = _unique_name(func, f"{buf.name}_{storage_scope}")
+    stage, stage_block, cache, indices, imap = _reindex_nest(
+        func, realize, region, place, index_map, (name, storage_scope), is_read=False)
+    under_writer = {n for n, _ in walk(block) if isinstance(n, S.Block)}
+
+    def mode_of(b):
+        return SWAP if b is block else (WALK if b in under_writer else SKIP)
+
+    rewriter = _CacheRewriter(buf, cache, mode_of, stores=True, indices=indices)
+    new = _stage_scope(scope, place, pos, stage, stage_block, cache, rewriter)
+    return replace(func, scope, new), name, imap

@@ -151,3 +151,31 @@ def test_cache_read_of_every_reader_fills_the_cache_tile_by_tile():
         < text.index('T.block("C0")')
     assert "A_global[vi] + T.float32(1)" in text and "C[vi] + A_global[vi]" in text
     check_same(_producer_in_tiles, sch)
+
+
+def test_reindex_cache_read_and_write_lay_the_cache_out_by_iter_vars():
+    """reindex_cache_read/write: the cache is indexed by a map of the block's iter vars
+    (here transposed), its copy runs over the block's own loops, and only that block
+    reads (or writes) it."""
+    func = mm_relu()
+    sch = Schedule(func)
+    y, c = sch.get_block("Y"), sch.get_block("C")
+    read = sch.reindex_cache_read(c, 0, "shared", lambda i, j: (j, i))
+    write = sch.reindex_cache_write(y, 0, "local", lambda i, j, k: (j, i))
+    assert (read.name, write.name) == ("Y_shared", "Y_local")
+    text = sch.mod.script()
+    assert "Y_local[v_j, v_i] = Y_local[v_j, v_i] + A[v_i, v_k] * B[v_k, v_j]" in text
+    assert "Y_shared[v_j, v_i] = Y[v_i, v_j]" in text and "Y[v_i, v_j] = Y_local[v_j, v_i]" in text
+    assert "T.max(Y_shared[v_j, v_i], T.float32(0))" in text
+    check_same(func, sch)
+    check_replay(func, sch)
+
+
+def test_reindex_cache_refuses_maps_that_drop_or_add_iter_vars():
+    sch = Schedule(mm_relu())
+    c = sch.get_block("C")
+    check_fails(sch, lambda: sch.reindex_cache_read(c, 0, "shared", lambda i, j: (i,)),
+                "appears only in the old indices")
+    check_fails(sch, lambda: sch.reindex_cache_write(sch.get_block("Y"), 0, "local",
+                                                     lambda i, j, k: (i, j, k)),
+                "appears only in the new indices")
