@@ -245,6 +245,8 @@ class _FuncPrinter:
                          f"{self.names[id(p)]}, {self.buffer_args(buf)})")
         for p in f.params:
             self.emit_implicit(p, 1)
+        for v in self._free_scalar_vars():  # ``a = T.int32()``: a variable bound nowhere
+            self.emit(1, f"{self.define(v, v.name_hint)} = T.{v.dtype}()")
         for var_id in list(self.implicit):  # data vars defined nowhere in the function
             if var_id in self.names:  # a parameter buffer's data (``A.data``)
                 for b in self.implicit.pop(var_id):
@@ -264,6 +266,32 @@ class _FuncPrinter:
             body = body.block.body
         self.stmt(body, 1, last=True)
         return self.out
+
+    def _free_scalar_vars(self) -> list:
+        """Non-handle variables the body uses that no parameter, buffer, loop, let, block
+        or allocation binds (TVMScript declares them as ``a = T.int32()``)."""
+        bound = set(self.names)
+        for buf in self.func.buffer_map.values():
+            bound.update(id(e) for e in buf.shape + buf.strides + (buf.elem_offset,))
+        used = []
+
+        def visit(n):
+            if isinstance(n, S.For):
+                bound.add(id(n.loop_var))
+            elif isinstance(n, (S.LetStmt, E.Let)):
+                bound.add(id(n.var))
+            elif isinstance(n, S.Block):
+                bound.update(id(iv.var) for iv in n.iter_vars)
+            elif isinstance(n, E.Var) and n.dtype != "handle":
+                used.append(n)
+
+        post_order_visit(self.func.body, visit)
+        out, seen = [], set()
+        for v in used:
+            if id(v) not in bound and id(v) not in seen and type(v) is E.Var:
+                seen.add(id(v))
+                out.append(v)
+        return out
 
     def _var_defined_below(self, var_id) -> bool:
         found = []

@@ -60,10 +60,11 @@ def _accessed_region(func, loop, realizes, buffer, kind, analyzer):
     """Per dimension [lo, hi] of ``buffer`` accessed (``kind``: reads/writes) by
     ``realizes`` as the loops under ``loop`` run."""
     region = None
+    shared = _relaxed_thread_loops(find_path(func, loop) + (loop,), buffer.scope)
     for realize in realizes:
         path = find_path(func, realize)
         start = next(i for i, n in enumerate(path) if n is loop)
-        inner = [n for n in path[start + 1:] if isinstance(n, S.For)]
+        inner = shared + [n for n in path[start + 1:] if isinstance(n, S.For)]
         bind = dict(zip([iv.var for iv in realize.block.iter_vars], realize.iter_values))
         for acc in getattr(realize.block, kind):
             if acc.buffer is not buffer:
@@ -80,6 +81,35 @@ def _accessed_region(func, loop, realizes, buffer, kind, analyzer):
                 region = [(_union(a[0], b[0], analyzer, True), _union(a[1], b[1], analyzer, False))
                           for a, b in zip(region, dims)]
     return region
+
+
+# Storage ranks and the thread ranks whose threads all see one copy of such a buffer: a
+# shared buffer is filled for every threadIdx/vthread of a block (TVM's
+# CanRelaxStorageUnderThread); global and local buffers are not relaxed.
+_STORAGE_RANK = {"shared": 1, "warp": 2, "local": 3}
+
+
+def _thread_rank(tag):
+    if tag.startswith(("vthread", "cthread")) or tag.startswith("threadIdx"):
+        return 1
+    return 0 if tag.startswith("blockIdx") else None
+
+
+def _relaxed_thread_loops(outer, scope):
+    """The thread-bound loops among ``outer`` that a buffer of storage ``scope`` is shared
+    across: the region computed under the target loop must cover all their threads."""
+    rank = _STORAGE_RANK.get(str(scope).split(".", 1)[0])
+    if rank is None:
+        return []
+    out = []
+    for n in outer:
+        if not isinstance(n, S.For) or n.kind != S.ForKind.THREAD_BINDING \
+                or n.thread_binding is None:
+            continue
+        thread = _thread_rank(n.thread_binding.thread_tag)
+        if thread is not None and rank <= thread:
+            out.append(n)
+    return out
 
 
 def _order(func):

@@ -582,3 +582,37 @@ def test_compute_at_under_int64_loops():
     i0, i1 = sch.split(sch.get_loops(sch.get_block("C"))[0], factors=[None, 4])
     sch.compute_at(sch.get_block("B"), i0)
     check_same(_int64_chain, sch)
+
+
+@T.prim_func
+def _shared_tile(A: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32")):
+    A_shared = T.alloc_buffer((64, 8), scope="shared")
+    A_local = T.alloc_buffer((64, 8), scope="local")
+    for i, j in T.grid(64, 8):
+        with T.block("A_shared"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A_shared[vi, vj] = A[vi, vj]
+    for i, j in T.grid(64, 8):
+        with T.block("A_local"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A_local[vi, vj] = A[vi, vj] * 2.0
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for k in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(64, bx * 16 + tx)
+                    vk = T.axis.spatial(8, k)
+                    C[vi, vk] = A_shared[vi, vk] + A_local[vi, vk]
+
+
+def test_compute_at_shared_buffer_covers_every_thread_of_the_block():
+    """Under a loop inside threadIdx bindings, a shared buffer is filled for all the threads
+    of the block (one copy is shared), a local one for its own thread only (TVM's rule)."""
+    sch = Schedule(_shared_tile)
+    k = sch.get_loops(sch.get_block("C"))[2]
+    sch.compute_at(sch.get_block("A_shared"), k)
+    sch.compute_at(sch.get_block("A_local"), k)
+    text = sch.mod.script()
+    shared = text.split('T.block("A_shared")')[0].rsplit("for ax0", 1)[1]
+    assert shared.startswith(" in range(16)")  # all 16 threads' rows
+    assert "T.axis.spatial(64, bx * 16 + tx)" in text.split('T.block("A_local")')[1]
