@@ -124,7 +124,7 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
         dom_lo = _in_dtype(iv.dom.min, iv.var.dtype)
         dom_hi = analyzer.simplify(dom_lo + _in_dtype(iv.dom.extent, iv.var.dtype) - 1)
         covered = ranges.get(id(iv.var))
-        lo, hi = (dom_lo, dom_hi) if covered is None else covered
+        lo, hi = (dom_lo, dom_hi) if covered is None else _within(covered, dom_lo, dom_hi)
         extent = analyzer.simplify(hi - lo + 1)
         if not isinstance(extent, E.IntImm):
             raise ScheduleError(f"the region of {iv.var.name_hint} in block {block.name_hint} "
@@ -137,11 +137,13 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
             analyzer.bind(ax, Range.from_min_extent(0, extent))
             value = ax if _is_zero(lo) else lo + ax  # TVM leaves min + ax unsimplified
         if covered is not None:
+            # a unit loop's variable is its (zero) start in the guard, as TVM simplifies it
+            guard = lo if extent.value == 1 else value
             if not analyzer.can_prove(E.GE(lo, dom_lo)):
-                preds.append(E.LE(dom_lo, value))  # TVM's simplifier writes ``a >= b`` so
+                preds.append(E.LE(dom_lo, guard))  # TVM's simplifier writes ``a >= b`` so
             if not analyzer.can_prove(E.LE(hi, dom_hi)):
                 # TVM's form: an exclusive upper bound, ``value < max + 1``
-                preds.append(E.LT(value, analyzer.simplify(dom_hi + 1)))
+                preds.append(E.LT(guard, analyzer.simplify(dom_hi + 1)))
         values.append(value)
     pred = E.IntImm("bool", 1)
     for p in preds:
@@ -187,13 +189,31 @@ def _invert(rng, var, lo, hi, analyzer):
         return None
     c, extent = coef.value, rng.extent.value
     if c == -1 and extent == 1:
-        return analyzer.simplify(base - hi), analyzer.simplify(base - lo)
+        return _reflect(base, hi, analyzer), _reflect(base, lo, analyzer)
     if c >= 1 and extent in (1, c):
         if c == 1:
             return analyzer.simplify(lo - base), analyzer.simplify(hi - base)
         return (analyzer.simplify(E.FloorDiv(lo - base, E.IntImm(lo.dtype, c))),
                 analyzer.simplify(E.FloorDiv(hi - base, E.IntImm(hi.dtype, c))))
     return None
+
+
+def _within(covered, dom_lo, dom_hi):
+    """The covered [lo, hi] cut to the iter var's domain where all are constants: the
+    block never runs outside its domain, so no loop iteration (or guard) is spent there."""
+    lo, hi = covered
+    if all(isinstance(x, E.IntImm) for x in (lo, hi, dom_lo, dom_hi)):
+        lo = lo if lo.value >= dom_lo.value else dom_lo
+        hi = hi if hi.value <= dom_hi.value else dom_hi
+    return lo, hi
+
+
+def _reflect(base, x, analyzer):
+    """``base - x`` as TVM's simplifier leaves it when both are atoms (``9 - i``); the
+    canonical form (``i * -1 + 9``) otherwise."""
+    if isinstance(base, E.IntImm) and isinstance(x, E.Var):
+        return E.Sub(base, x)
+    return analyzer.simplify(base - x)
 
 
 def _move(func, realize, loop, preserve_unit_loops, index, reverse):

@@ -616,3 +616,28 @@ def test_compute_at_shared_buffer_covers_every_thread_of_the_block():
     shared = text.split('T.block("A_shared")')[0].rsplit("for ax0", 1)[1]
     assert shared.startswith(" in range(16)")  # all 16 threads' rows
     assert "T.axis.spatial(64, bx * 16 + tx)" in text.split('T.block("A_local")')[1]
+
+
+@T.prim_func
+def _reversed_and_narrow(X: T.Buffer((10, 1), "float32"), Z: T.Buffer((10, 4), "float32")):
+    Y = T.alloc_buffer((10, 1))
+    for i, j in T.grid(10, 1):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[9 - vi, vj] = X[vi, vj] + 1.0
+    for i, j in T.grid(10, 4):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vi, 0] * 2.0
+
+
+def test_compute_at_writes_tvm_forms_for_reversed_and_clipped_ranges():
+    """A reversed index inverts to ``9 - i`` (not ``i * -1 + 9``), and a range the consumer
+    needs beyond the producer's domain is cut to the domain instead of guarded."""
+    sch = Schedule(_reversed_and_narrow)
+    sch.compute_at(sch.get_block("Y"), sch.get_loops(sch.get_block("Z"))[0])
+    text = sch.mod.script()
+    assert "T.axis.spatial(10, 9 - i)" in text
+    assert "T.where" not in text
+    check_same(_reversed_and_narrow, sch)
+    check_replay(_reversed_and_narrow, sch)
