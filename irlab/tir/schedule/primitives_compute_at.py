@@ -125,11 +125,9 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
         dom_hi = analyzer.simplify(dom_lo + _in_dtype(iv.dom.extent, iv.var.dtype) - 1)
         covered = ranges.get(id(iv.var))
         lo, hi = (dom_lo, dom_hi) if covered is None else _within(covered, dom_lo, dom_hi)
-        extent = analyzer.simplify(hi - lo + 1)
-        if not isinstance(extent, E.IntImm):
-            raise ScheduleError(f"the region of {iv.var.name_hint} in block {block.name_hint} "
-                                f"has a non-constant extent {extent}")
-        if extent.value == 1 and not preserve_unit_loops:
+        extent = analyzer.simplify(hi - lo + 1)  # symbolic when the shape is (n, m)
+        unit = isinstance(extent, E.IntImm) and extent.value == 1
+        if unit and not preserve_unit_loops:
             value = lo
         else:
             ax = E.Var(f"ax{len(loops)}", iv.var.dtype)
@@ -138,7 +136,7 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
             value = ax if _is_zero(lo) else lo + ax  # TVM leaves min + ax unsimplified
         if covered is not None:
             # a unit loop's variable is its (zero) start in the guard, as TVM simplifies it
-            guard = lo if extent.value == 1 else value
+            guard = lo if unit else value
             if not analyzer.can_prove(E.GE(lo, dom_lo)):
                 preds.append(E.LE(dom_lo, guard))  # TVM's simplifier writes ``a >= b`` so
             if not analyzer.can_prove(E.LE(hi, dom_hi)):

@@ -641,3 +641,23 @@ def test_compute_at_writes_tvm_forms_for_reversed_and_clipped_ranges():
     assert "T.where" not in text
     check_same(_reversed_and_narrow, sch)
     check_replay(_reversed_and_narrow, sch)
+
+
+def _symbolic_int64():
+    n, m = te.var("n", dtype="int64"), te.var("m", dtype="int64")
+    A = te.placeholder((n, m), name="A")
+    C = te.compute((n, m), lambda i, j: A[i, j] + 1.0, name="C")
+    D = te.compute((n, m), lambda i, j: C[i, j] * 2.0, name="D")
+    return te.create_prim_func([A, D])
+
+
+def test_compute_at_with_symbolic_int64_extents():
+    """Shapes (n, m) of int64 vars: the loops start at T.int64(0), and compute_at makes a
+    loop of symbolic extent m under D's row loop."""
+    func = _symbolic_int64()
+    loop = func.body.block.body.seq[0]
+    assert loop.min.dtype == loop.extent.dtype == loop.loop_var.dtype == "int64"
+    sch = Schedule(func)
+    sch.compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("D"))[0])
+    assert "for ax0 in range(m):" in sch.mod.script()
+    check_replay(func, sch)
