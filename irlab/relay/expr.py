@@ -97,6 +97,12 @@ class Var(ExprWithOp):
                              f"got {type(type_annotation).__name__}")
         super().__init__(span, str(name_hint), type_annotation)
 
+    @property
+    def vid(self):
+        """TVM's ``Var.vid`` (the variable's identity, with its ``name_hint``): here the Var
+        itself, whose identity is the variable's."""
+        return self
+
 
 class Constant(ExprWithOp):
     """A constant tensor; ``data`` is an ``NDArray``."""

@@ -397,7 +397,7 @@ class _Parser:
         if callee is M["decl_buffer"]:
             buf = self.buffer_decl(v, 0, target)
             return S.DeclBuffer(buf, self.stmts(rest, st)), None
-        if callee is M["allocate"]:
+        if callee in (M["allocate"], M["allocate_const"]):
             var = self.allocate_var(v, target)
             self.bind(target.id, var)
             return self.allocate(v, var, self.stmts(rest, st)), None
@@ -413,7 +413,12 @@ class _Parser:
                                  span=self.span(st))
         if not isinstance(target, ast.Name):
             self.fail(target, "can only assign to a name or a buffer element")
-        value = self.eval(v)
+        value = self.eval_capturing_buffers(v)
+        if isinstance(value, T.BufferRequest):  # a helper function declared a buffer
+            buf = self.make_buffer(v, list(value.args), dict(value.kwargs), target.id)
+            self.bind(target.id, buf)
+            return (S.DeclBuffer(buf, self.stmts(rest, st)), None) \
+                if value.kind == "decl_buffer" else None
         if isinstance(value, E.Var) and isinstance(v, ast.Call) and isinstance(
                 self.callee(v), T._DType):  # ``n = T.int32()`` declares a variable
             self.bind(target.id, type(value)(target.id, value.dtype))
@@ -423,6 +428,15 @@ class _Parser:
             return None
         var = E.Var(target.id, value.dtype)
         return self.scoped_let(var, value, target.id, rest, st), None
+
+    def eval_capturing_buffers(self, node):
+        """``self.eval(node)``, where T.decl_buffer/T.Buffer called by a Python helper
+        function return a request for the parser instead of failing."""
+        saved, T.CAPTURE_BUFFERS[0] = T.CAPTURE_BUFFERS[0], True
+        try:
+            return self.eval(node)
+        finally:
+            T.CAPTURE_BUFFERS[0] = saved
 
     def store_value(self, buf, indices, value, st):
         """``value`` cast to the stored element's dtype, as TVM's parser does
@@ -494,6 +508,18 @@ class _Parser:
     def allocate(self, call, var, body):
         args = [self.eval(a) for a in call.args]
         kw = {k.arg: self.eval(k.value) for k in call.keywords}
+        if self.callee(call) is M["allocate_const"]:  # (data, dtype, extents, annotations)
+            names = ("data", "dtype", "extents", "annotations")
+            got = dict(zip(names, args), **kw)
+            if "data" not in got or "extents" not in got:
+                self.fail(call, "T.allocate_const needs its data and extents")
+            extents = got["extents"]
+            extents = extents if isinstance(extents, (list, tuple)) else [extents]
+            try:
+                return S.AllocateConst(var, got.get("dtype", "float32"), extents, got["data"],
+                                       body, got.get("annotations"), span=self.span(call))
+            except IrlabError as err:
+                self.fail(call, str(err))
         extents = args[0] if isinstance(args[0], (list, tuple)) else [args[0]]
         dtype = args[1] if len(args) > 1 else kw.get("dtype", "float32")
         cond = args[3] if len(args) > 3 else kw.get("condition", True)
@@ -593,12 +619,13 @@ class _Parser:
             cond, msg = [self.eval(a) for a in call.args]
             return S.AssertStmt(cond, msg, self.block_body(st.body, st))
         name = item.optional_vars
-        if callee in (M["LetStmt"], M["let"], M["allocate"], M["decl_buffer"]):
+        if callee in (M["LetStmt"], M["let"], M["allocate"], M["allocate_const"],
+                      M["decl_buffer"]):
             if not isinstance(name, ast.Name):
                 self.fail(st, f"{callee!r} needs `as name`")
             self.push()
             try:
-                if callee is M["allocate"]:
+                if callee in (M["allocate"], M["allocate_const"]):
                     var = self.allocate_var(call, name)
                     self.bind(name.id, var)
                     return self.allocate(call, var, self.stmts(st.body, st))

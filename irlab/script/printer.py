@@ -124,6 +124,11 @@ class _IdSet:
         return id(node) in self.memo
 
 
+def _const_text(value) -> str:
+    """A constant of ``T.allocate_const``: ints as written, floats so they read back exactly."""
+    return _float_text(value) if isinstance(value, float) else str(value)
+
+
 class _FuncPrinter:
     """Prints one PrimFunc; holds the var/buffer naming of that function."""
 
@@ -146,6 +151,13 @@ class _FuncPrinter:
         self.used.add(name)
         self.names[id(obj)] = name
         self.scope_names.append(name)
+        return name
+
+    def define_buffer(self, buf) -> str:
+        """Name a buffer a block allocates or matches; its data handle prints as
+        ``name.data`` (the handle has no definition of its own to print)."""
+        name = self.define(buf, buf.name)
+        self.names.setdefault(id(buf.data), f"{name}.data")
         return name
 
     def open_scope(self) -> int:
@@ -233,6 +245,8 @@ class _FuncPrinter:
                          f"{self.names[id(p)]}, {self.buffer_args(buf)})")
         for p in f.params:
             self.emit_implicit(p, 1)
+        for v in self._free_scalar_vars():  # ``a = T.int32()``: a variable bound nowhere
+            self.emit(1, f"{self.define(v, v.name_hint)} = T.{v.dtype}()")
         for var_id in list(self.implicit):  # data vars defined nowhere in the function
             if var_id in self.names:  # a parameter buffer's data (``A.data``)
                 for b in self.implicit.pop(var_id):
@@ -248,16 +262,42 @@ class _FuncPrinter:
         if self._implicit_root(body):
             self.emit(1, '# with T.block("root"):')
             for b in body.block.alloc_buffers:
-                self.emit(1, f"{self.define(b, b.name)} = T.alloc_buffer({self.buffer_args(b)})")
+                self.emit(1, f"{self.define_buffer(b)} = T.alloc_buffer({self.buffer_args(b)})")
             body = body.block.body
         self.stmt(body, 1, last=True)
         return self.out
+
+    def _free_scalar_vars(self) -> list:
+        """Non-handle variables the body uses that no parameter, buffer, loop, let, block
+        or allocation binds (TVMScript declares them as ``a = T.int32()``)."""
+        bound = set(self.names)
+        for buf in self.func.buffer_map.values():
+            bound.update(id(e) for e in buf.shape + buf.strides + (buf.elem_offset,))
+        used = []
+
+        def visit(n):
+            if isinstance(n, S.For):
+                bound.add(id(n.loop_var))
+            elif isinstance(n, (S.LetStmt, E.Let)):
+                bound.add(id(n.var))
+            elif isinstance(n, S.Block):
+                bound.update(id(iv.var) for iv in n.iter_vars)
+            elif isinstance(n, E.Var) and n.dtype != "handle":
+                used.append(n)
+
+        post_order_visit(self.func.body, visit)
+        out, seen = [], set()
+        for v in used:
+            if id(v) not in bound and id(v) not in seen and type(v) is E.Var:
+                seen.add(id(v))
+                out.append(v)
+        return out
 
     def _var_defined_below(self, var_id) -> bool:
         found = []
 
         def visit(n):
-            if isinstance(n, S.Allocate) and id(n.buffer_var) == var_id:
+            if isinstance(n, (S.Allocate, S.AllocateConst)) and id(n.buffer_var) == var_id:
                 found.append(n)
             elif isinstance(n, S.LetStmt) and id(n.var) == var_id:
                 found.append(n)
@@ -391,6 +431,19 @@ class _FuncPrinter:
         self.emit_implicit(s.buffer_var, inner)
         self.stmt(s.body, inner, True)
 
+    def visit_allocate_const(self, s, ind, last):
+        values = ", ".join(_const_text(v) for v in s.data)
+        args = (f"[{values}], {json.dumps(s.dtype)}, "
+                f"[{', '.join(self.expr(e) for e in s.extents)}]")
+        if s.annotations:
+            args += f", annotations={self.attr_value(dict(s.annotations))}"
+        name = self.define(s.buffer_var, s.buffer_var.name_hint)
+        inner = ind if last else ind + 1
+        self.emit(ind, f"{name} = T.allocate_const({args})" if last
+                  else f"with T.allocate_const({args}) as {name}:")
+        self.emit_implicit(s.buffer_var, inner)
+        self.stmt(s.body, inner, True)
+
     def visit_decl_buffer(self, s, ind, last):
         b = s.buffer
         args = self.buffer_args(b, data=id(b.data) in self.names)
@@ -492,11 +545,11 @@ class _FuncPrinter:
         if b.annotations:
             self.emit(ind, f"T.block_attr({self.attr_value(dict(b.annotations))})")
         for buf in b.alloc_buffers:
-            self.emit(ind, f"{self.define(buf, buf.name)} = T.alloc_buffer("
+            self.emit(ind, f"{self.define_buffer(buf)} = T.alloc_buffer("
                            f"{self.buffer_args(buf)})")
         for mb in b.match_buffers:
             src = self.region_text(mb.source)
-            self.emit(ind, f"{self.define(mb.buffer, mb.buffer.name)} = T.match_buffer("
+            self.emit(ind, f"{self.define_buffer(mb.buffer)} = T.match_buffer("
                            f"{src}, {self.buffer_args(mb.buffer)})")
         if b.init is not None:
             self.emit(ind, "with T.init():")

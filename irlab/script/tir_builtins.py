@@ -18,6 +18,18 @@ from irlab.tir import op as _op
 from irlab.tir.intrinsics import INTRINSICS
 
 
+class BufferRequest:
+    """What ``T.decl_buffer(...)``/``T.Buffer(...)`` return when a helper function the parser
+    calls (``offset = my_decl([4], data=ptr)``) uses them: the parser declares the buffer."""
+
+    def __init__(self, kind, args, kwargs):
+        self.kind, self.args, self.kwargs = kind, args, kwargs
+
+
+# Set by the parser while it evaluates a call to a plain Python function in a statement.
+CAPTURE_BUFFERS = [False]
+
+
 class _Marker:
     """A statement-level TVMScript name; only meaningful inside a parsed function."""
 
@@ -25,6 +37,8 @@ class _Marker:
         self.name = name
 
     def __call__(self, *args, **kwargs):
+        if CAPTURE_BUFFERS[0] and self.name == "decl_buffer":
+            return BufferRequest(self.name, args, kwargs)
         raise ParseError(f"T.{self.name} can only be used inside a @T.prim_func")
 
     def __getitem__(self, item):  # ``T.Buffer[...]`` outside a function
@@ -47,6 +61,8 @@ class _BufferMarker(_Marker):
     decorator parses them, so here it must quietly return a placeholder."""
 
     def __call__(self, *args, **kwargs):
+        if CAPTURE_BUFFERS[0]:
+            return BufferRequest(self.name, args, kwargs)
         return self
 
     def __getitem__(self, item):
@@ -59,6 +75,7 @@ match_buffer = _marker("match_buffer")
 alloc_buffer = _marker("alloc_buffer")
 decl_buffer = _marker("decl_buffer")
 allocate = _marker("allocate")
+allocate_const = _marker("allocate_const")
 grid = _marker("grid")
 serial = _marker("serial")
 parallel = _marker("parallel")

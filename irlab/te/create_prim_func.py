@@ -301,6 +301,14 @@ def _index_dtype(axis):
     return f"int{bits}"
 
 
+def _in_index_dtype(e, dtype):
+    """A constant bound in the loop's index dtype (``range(T.int64(0), n)`` for an int64
+    ``n``, as TVM builds it); other expressions as they are."""
+    if isinstance(e, IntImm) and e.dtype != dtype:
+        return IntImm(dtype, e.value)
+    return e
+
+
 def _make_scopes(axes):
     levels = _nested_levels(axes)
     scopes, defined = [], set()
@@ -314,6 +322,7 @@ def _make_scopes(axes):
                     lo = substitute(lo, scopes[i - 1].remap)
                     ext = substitute(ext, scopes[i - 1].remap)
                 loop_var = Var(axis.var.name_hint, dtype)
+                lo, ext = _in_index_dtype(lo, dtype), _in_index_dtype(ext, dtype)
                 dom = Range.from_min_extent(lo, ext)
                 iv = IterVar(dom, Var("v_" + axis.var.name_hint, dtype), axis.iter_type,
                              axis.thread_tag)

@@ -6,8 +6,8 @@ from irlab.tir.expr import (PrimExpr, Var, SizeVar, IntImm, FloatImm, StringImm,
                             EqualOp, NotEqualOp, convert)
 from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range, decl_buffer
 from irlab.tir.stmt import (Stmt, BufferStore, ForKind, IterVar, For, While, IfThenElse, SeqStmt,
-                            LetStmt, Allocate, DeclBuffer, AttrStmt, AssertStmt, Evaluate, Block,
-                            BlockRealize, stmt_seq)
+                            LetStmt, Allocate, AllocateConst, DeclBuffer, AttrStmt, AssertStmt,
+                            Evaluate, Block, BlockRealize, stmt_seq)
 from irlab.tir.function import PrimFunc, BufferMap
 from irlab.tir.op import (const, cast, exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt,
                           tanh, erf, sigmoid, sin, cos, fabs, abs, pow, power, fma, floor, ceil,

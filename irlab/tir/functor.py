@@ -28,8 +28,9 @@ _EXPR_CLASSES = (E.Var, E.SizeVar, E.IntImm, E.FloatImm, E.StringImm, E.Cast, E.
                  E.LE, E.GT, E.GE, E.And, E.Or, E.Not, E.Select, E.BufferLoad, E.Ramp,
                  E.Broadcast, E.Shuffle, E.Let, E.Call)
 _STMT_CLASSES = (S.BufferStore, S.For, S.While, S.IfThenElse, S.SeqStmt, S.LetStmt, S.Allocate,
-                 S.DeclBuffer, S.AttrStmt, S.AssertStmt, S.Evaluate, S.Block, S.BlockRealize)
-_NOT_VISITED = {"dtype", "op", "lanes", "buffer", "span", "name_hint", "kind", "attr_key",
+                 S.AllocateConst, S.DeclBuffer, S.AttrStmt, S.AssertStmt, S.Evaluate, S.Block,
+                 S.BlockRealize)
+_NOT_VISITED = {"dtype", "data", "op", "lanes", "buffer", "span", "name_hint", "kind", "attr_key",
                 "thread_binding", "annotations", "alloc_buffers", "match_buffers", "node"}
 
 # Expression depth past which the recursive walkers (simplifier, printer, codegens...) first

@@ -470,6 +470,16 @@ class TIRInterpreter:
 
         return allocate
 
+    def visit_allocate_const(self, s):
+        slot, body = self._slot(s.buffer_var), self._stmt(s.body)
+        values = np.asarray(s.data, dtype=to_numpy_dtype(s.dtype))
+
+        def allocate_const(env):
+            env[slot] = values.copy()  # a store into it must not change the next entry's
+            body(env)
+
+        return allocate_const
+
     def visit_decl_buffer(self, s):
         slot, size, body = self._slot(s.buffer.data), self._size(s.buffer), self._stmt(s.body)
         dtype = to_numpy_dtype(s.buffer.dtype)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import enum
 
+import numpy as np
+
 from irlab.errors import TIRError
-from irlab.runtime.dtype import normalize_dtype
+from irlab.runtime.dtype import normalize_dtype, to_numpy_dtype
 from irlab.ir.node import Node
 from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from irlab.tir.expr import PrimExpr, Var, convert, _check_bool
@@ -220,6 +222,36 @@ class Allocate(Stmt):
                  span=None):
         super().__init__(buffer_var, normalize_dtype(dtype), tuple(convert(e) for e in extents),
                          convert(condition), body, _freeze(annotations), span)
+
+
+class AllocateConst(Stmt):
+    """Storage of ``extents`` elements of ``dtype`` holding the constants ``data`` (a flat
+    tuple of Python numbers, row-major), pointed to by ``buffer_var`` (bound here) in scope
+    of ``body`` (``T.allocate_const``)."""
+
+    _bind_fields = ("buffer_var",)
+    buffer_var: Var
+    dtype: str
+    extents: tuple
+    data: tuple
+    body: Stmt
+    annotations: tuple
+    span: object
+
+    def __init__(self, buffer_var, dtype, extents, data, body=None, annotations=None,
+                 span=None):
+        dtype = normalize_dtype(dtype)
+        extents = tuple(convert(e) for e in extents)
+        values = np.asarray(data.numpy() if hasattr(data, "numpy") else data,
+                            dtype=to_numpy_dtype(dtype)).reshape(-1)
+        size = 1
+        for e in extents:
+            size *= int(e.value) if hasattr(e, "value") else 0
+        if values.size != size:
+            raise TIRError(f"T.allocate_const of extents {[str(e) for e in extents]} holds "
+                           f"{size} elements, but {values.size} constants are given")
+        super().__init__(buffer_var, dtype, extents, tuple(values.tolist()), body,
+                         _freeze(annotations), span)
 
 
 class DeclBuffer(Stmt):

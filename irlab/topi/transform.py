@@ -281,6 +281,24 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip", name="T_take"):
     return te.compute(oshape, body, name=name, tag="injective")
 
 
+def gather_nd(a, indices, batch_dims=0, name="T_gather_nd"):
+    """``a`` at the index tuples along the first axis of ``indices``: output
+    ``[y..., x...] = a[b..., indices[0, b..., y...], ..., x...]`` (the first ``batch_dims``
+    axes of both are batch axes)."""
+    ishape, jshape = dims(a), dims(indices)
+    m = int(jshape[0])
+    bd = batch_dims
+    oshape = jshape[1:] + ishape[bd + m:]
+    ny = len(jshape) - 1
+
+    def body(*i):
+        ys, xs = i[:ny], i[ny:]
+        picked = tuple(O.cast(indices(*((_i(k),) + ys)), "int32") for k in range(m))
+        return a(*(ys[:bd] + picked + xs))
+
+    return te.compute(oshape, body, name=name, tag="injective")
+
+
 def one_hot(indices, on_value, off_value, depth, axis, dtype, name="T_one_hot"):
     """``on_value`` where the new axis ``axis`` equals the index, else ``off_value``."""
     ishape = dims(indices)
@@ -479,5 +497,5 @@ def layout_transform(a, src_layout, dst_layout, name="T_layout_trans"):
 
 __all__ = ["ravel_index", "unravel_index", "reshape", "squeeze", "expand_dims", "batch_flatten",
            "transpose", "concatenate", "stack", "strided_slice", "strided_slice_axes", "split",
-           "take", "one_hot", "tile", "repeat", "reverse", "broadcast_to", "where", "full",
+           "take", "gather_nd", "one_hot", "tile", "repeat", "reverse", "broadcast_to", "where", "full",
            "full_like", "pad", "layout_transform"]

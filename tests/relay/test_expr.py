@@ -97,3 +97,12 @@ def test_bind_params_by_name():
     bound = relay.build_module.bind_params_by_name(fn, {"w": np.ones(2, "float32")})
     assert [p.name_hint for p in bound.params] == ["x"]
     assert isinstance(bound.body.args[1], relay.Constant)
+
+
+def test_var_vid_is_its_identity():
+    """TVM's ``Var.vid``: the same for the same variable, different for a namesake."""
+    from irlab import relay
+
+    x, other = relay.var("x", "float32"), relay.var("x", "float32")
+    assert x.vid.same_as(x.vid) and not x.vid.same_as(other.vid)
+    assert x.vid.name_hint == "x"

@@ -55,3 +55,16 @@ def test_symbolic_shape_buffer():
     x = np.arange(5, dtype="float32")
     tir.run(func, x)
     np.testing.assert_array_equal(x, np.arange(5) * 2)
+
+
+def test_variables_bound_nowhere_are_declared():
+    """A variable the body uses that nothing binds prints as ``a = T.int32()`` (TVMScript's
+    declaration), so the text parses back to the same function."""
+    a, b = E.Var("a", "int32"), E.Var("flag", "bool")
+    body = S.SeqStmt([S.Evaluate(a + 1), S.Evaluate(E.EQ(b, E.IntImm("bool", 0)))])
+    func = tir.PrimFunc([], body)
+    text = func.script()
+    assert "a = T.int32()" in text and "flag = T.bool()" in text
+    again = irlab.script.from_source(text)
+    assert_structural_equal(again, func, map_free_vars=True)
+    assert again.script() == text

@@ -62,6 +62,11 @@ def fused_name(func: Function, prefix="tvmgen_default") -> str:
 
 
 
+# Elements a tensor constant inside a primitive function may have: it becomes a select over
+# its elements, fine for index tables, not for weights.
+SMALL_CONSTANT = 64
+
+
 class _TEBuilder(DeepSafeMemoVisitor):
     """Relay function body -> TE tensors, remembering the anchor op."""
 
@@ -88,13 +93,38 @@ class _TEBuilder(DeepSafeMemoVisitor):
     def _constant(self, c):
         value = c.data.numpy() if hasattr(c.data, "numpy") else c.data
         if getattr(value, "ndim", 0) != 0:
-            raise IrlabError("LowerTE: a tensor constant inside a primitive function (FuseOps "
-                             "passes them as arguments)")
+            return self._small_tensor_constant(value)
         from irlab.tir import op as O
 
         scalar = O.const(value.item(), str(value.dtype) if str(value.dtype) != "bool"
                          else "bool")
         tensor = te.compute((), lambda: scalar, name="compile_engine_const", tag="const")
+        self.pattern_of_stage[tensor.op] = int(OpPattern.ELEMWISE)  # always inlined
+        return tensor
+
+    def _small_tensor_constant(self, value):
+        """A tensor constant left inside a primitive function (``relay.FuseOps.link_params``)
+        as a compute selecting its element by flat index; only small ones (index tables)."""
+        from irlab.tir import op as O
+
+        if value.size > SMALL_CONSTANT:
+            raise IrlabError(f"LowerTE: a tensor constant of {value.size} elements inside a "
+                             f"primitive function (at most {SMALL_CONSTANT} can be linked in; "
+                             "FuseOps passes larger ones as arguments)")
+        dtype = str(value.dtype)
+        flat = value.reshape(-1).tolist()
+        shape = value.shape
+
+        def element(*index):
+            k = O.const(0, "int32")
+            for i, n in zip(index, shape):
+                k = k * n + O.cast(i, "int32")
+            out = O.const(flat[-1], dtype)
+            for pos in range(len(flat) - 2, -1, -1):
+                out = O.if_then_else(k == pos, O.const(flat[pos], dtype), out)
+            return out
+
+        tensor = te.compute(shape, element, name="compile_engine_const", tag="const")
         self.pattern_of_stage[tensor.op] = int(OpPattern.ELEMWISE)  # always inlined
         return tensor
 

@@ -1,4 +1,4 @@
-"""Indexing operators: take, strided_slice and one_hot.
+"""Indexing operators: take, gather_nd, strided_slice and one_hot.
 
 Attrs, defaults and relations follow TVM v0.13 (include/tvm/relay/attrs/transform.h and
 src/relay/op/tensor/transform.cc); a bad attribute is rejected with what was expected and found.
@@ -26,6 +26,12 @@ class TakeAttrs(Attrs):
     batch_dims: int = 0
     axis: int = None
     mode: str = "clip"
+
+
+class GatherNDAttrs(Attrs):
+    _type_key = "relay.attrs.GatherNDAttrs"
+    batch_dims: int = 0
+    index_rank: int = None
 
 
 class StridedSliceAttrs(Attrs):
@@ -113,6 +119,53 @@ def take(data, indices, axis=None, batch_dims=0, mode="clip"):
     """
     return make_call("take", [data, indices], TakeAttrs(
         batch_dims=int(batch_dims), axis=None if axis is None else int(axis), mode=str(mode)))
+
+
+# ---------------------------------------------------------------------------------------------
+# gather_nd
+def _gather_nd_rel(ctx):
+    data, indices = ctx.tensor(0, "data"), ctx.tensor(1, "indices")
+    ctx.expect(parse_dtype(indices.dtype).code in ("int", "uint"),
+               f"indices must be a tensor of integers, got {indices.dtype}")
+    ctx.expect(indices.ndim >= 1, "indices must have rank >= 1 (index tuples on axis 0)")
+    m, bd = indices.shape[0], ctx.attrs.batch_dims
+    ctx.expect(isinstance(m, int), f"the index tuple length (indices axis 0) must be known, "
+                                   f"got {m}")
+    if ctx.attrs.index_rank is not None:
+        ctx.expect(ctx.attrs.index_rank == m, f"index_rank={ctx.attrs.index_rank} differs "
+                                              f"from indices axis 0 ({m})")
+    ctx.expect(bd >= 0 and bd + m <= data.ndim,
+               f"batch_dims={bd} plus {m} indexed axes exceed the data rank {data.ndim}")
+    ctx.expect(data.shape[:bd] == indices.shape[1:1 + bd],
+               f"the {bd} batch dimensions differ: data {data.shape} vs indices "
+               f"{indices.shape}")
+    return TensorType(indices.shape[1:] + data.shape[bd + m:], data.dtype)
+
+
+def _gather_nd_reference(inputs, attrs, out_type):
+    x, idx = inputs
+    m, bd = idx.shape[0], attrs.batch_dims
+    ys = idx.shape[1:]
+    out = np.empty(tuple(ys) + x.shape[bd + m:], x.dtype)
+    for y in np.ndindex(*ys):
+        point = tuple(int(idx[(k,) + y]) for k in range(m))
+        out[y] = x[y[:bd] + point]
+    return out_array(out, out_type)
+
+
+register_op("gather_nd", num_inputs=2,
+            arguments=_DATA + [("indices", "Tensor", "The index tuples, on axis 0.")],
+            attrs_type=GatherNDAttrs, type_rel=_gather_nd_rel, pattern=OpPattern.INJECTIVE,
+            support_level=3, reference=_gather_nd_reference,
+            description="Gather elements or slices of data at index tuples.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
+
+
+def gather_nd(data, indices, batch_dims=0, index_rank=None):
+    """Elements (or slices) of ``data`` at the index tuples along axis 0 of ``indices``:
+    ``out[y..., x...] = data[indices[0, y...], ..., indices[M-1, y...], x...]``."""
+    return make_call("gather_nd", [data, indices], GatherNDAttrs(
+        batch_dims=int(batch_dims), index_rank=None if index_rank is None else int(index_rank)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,7 +322,8 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
 
 
 
-__all__ = ["TakeAttrs", "StridedSliceAttrs", "OneHotAttrs", "take", "strided_slice", "one_hot"]
+__all__ = ["TakeAttrs", "GatherNDAttrs", "StridedSliceAttrs", "OneHotAttrs", "take",
+           "gather_nd", "strided_slice", "one_hot"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,6 +335,8 @@ def _register_computes():
 
     register_injective("take", lambda attrs, inputs, out_type: [T.take(
         inputs[0], inputs[1], attrs.axis, attrs.batch_dims, attrs.mode)])
+    register_injective("gather_nd", lambda attrs, inputs, out_type: [T.gather_nd(
+        inputs[0], inputs[1], attrs.batch_dims)])
     register_injective("strided_slice", lambda attrs, inputs, out_type: [
         T.strided_slice_axes(inputs[0], _slice_plan(
             const_shape(inputs[0]), attrs, _RaiseCtx()))])

@@ -138,6 +138,7 @@ class _Verifier:
         self.stmt_table = {
             S.For: self.visit_for, S.While: self.visit_while, S.IfThenElse: self.visit_if,
             S.SeqStmt: self.visit_seq, S.LetStmt: self.visit_let, S.Allocate: self.visit_allocate,
+            S.AllocateConst: self.visit_allocate_const,
             S.DeclBuffer: self.visit_decl_buffer, S.AttrStmt: self.visit_attr,
             S.AssertStmt: self.visit_assert, S.Evaluate: self.visit_evaluate,
             S.BufferStore: self.visit_store, S.BlockRealize: self.visit_block_realize,
@@ -257,6 +258,11 @@ class _Verifier:
     def visit_allocate(self, s):
         for e in (*s.extents, s.condition):
             self.visit_expr(e)
+        self.define(s.buffer_var)
+        self.visit_stmt(s.body)
+        self.defined.pop(s.buffer_var, None)
+
+    def visit_allocate_const(self, s):
         self.define(s.buffer_var)
         self.visit_stmt(s.body)
         self.defined.pop(s.buffer_var, None)

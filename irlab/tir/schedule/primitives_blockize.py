@@ -8,7 +8,7 @@ from irlab.tir import stmt as S
 from irlab.tir.buffer import Range
 from irlab.tir.functor import substitute
 from irlab.tir.schedule.errors import ScheduleError
-from irlab.tir.schedule.primitives_compute_at import _bound
+from irlab.tir.schedule.primitives_compute_at import bound_over_loops
 from irlab.tir.schedule.primitives_getters import (child_realizes, find_block, loops_of,
                                                    replace, uses_var)
 
@@ -83,8 +83,8 @@ def blockize(func, loop, preserve_unit_iters=True):
     def region(r):
         dims = []
         for x in r.region:
-            lo = _bound(substitute(x.min, sub), fake, analyzer)[0]
-            hi = _bound(substitute(x.min + x.extent - 1, sub), fake, analyzer)[1]
+            lo = bound_over_loops(substitute(x.min, sub), fake, analyzer)[0]
+            hi = bound_over_loops(substitute(x.min + x.extent - 1, sub), fake, analyzer)[1]
             dims.append(Range.from_min_extent(lo, analyzer.simplify(hi - lo + 1)))
         return r.with_fields(region=tuple(dims))
 

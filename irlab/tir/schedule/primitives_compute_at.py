@@ -22,7 +22,7 @@ def _free_vars(e):
     return out
 
 
-def _bound(expr, inner, analyzer):
+def bound_over_loops(expr, inner, analyzer):
     """[lo, hi] of ``expr`` as ``inner`` loops (For nodes) run; outer vars stay symbolic."""
     lo = hi = expr
     free = {id(v) for v in _free_vars(expr)}  # one walk, not one per inner loop
@@ -60,10 +60,11 @@ def _accessed_region(func, loop, realizes, buffer, kind, analyzer):
     """Per dimension [lo, hi] of ``buffer`` accessed (``kind``: reads/writes) by
     ``realizes`` as the loops under ``loop`` run."""
     region = None
+    shared = _relaxed_thread_loops(find_path(func, loop) + (loop,), buffer.scope)
     for realize in realizes:
         path = find_path(func, realize)
         start = next(i for i, n in enumerate(path) if n is loop)
-        inner = [n for n in path[start + 1:] if isinstance(n, S.For)]
+        inner = shared + [n for n in path[start + 1:] if isinstance(n, S.For)]
         bind = dict(zip([iv.var for iv in realize.block.iter_vars], realize.iter_values))
         for acc in getattr(realize.block, kind):
             if acc.buffer is not buffer:
@@ -72,13 +73,43 @@ def _accessed_region(func, loop, realizes, buffer, kind, analyzer):
             for r in acc.region:
                 lo_e = substitute(r.min, bind)
                 hi_e = substitute(r.min + r.extent - 1, bind)
-                dims.append((_bound(lo_e, inner, analyzer)[0], _bound(hi_e, inner, analyzer)[1]))
+                dims.append((bound_over_loops(lo_e, inner, analyzer)[0],
+                             bound_over_loops(hi_e, inner, analyzer)[1]))
             if region is None:
                 region = dims
             else:
                 region = [(_union(a[0], b[0], analyzer, True), _union(a[1], b[1], analyzer, False))
                           for a, b in zip(region, dims)]
     return region
+
+
+# Storage ranks and the thread ranks whose threads all see one copy of such a buffer: a
+# shared buffer is filled for every threadIdx/vthread of a block (TVM's
+# CanRelaxStorageUnderThread); global and local buffers are not relaxed.
+_STORAGE_RANK = {"shared": 1, "warp": 2, "local": 3}
+
+
+def _thread_rank(tag):
+    if tag.startswith(("vthread", "cthread")) or tag.startswith("threadIdx"):
+        return 1
+    return 0 if tag.startswith("blockIdx") else None
+
+
+def _relaxed_thread_loops(outer, scope):
+    """The thread-bound loops among ``outer`` that a buffer of storage ``scope`` is shared
+    across: the region computed under the target loop must cover all their threads."""
+    rank = _STORAGE_RANK.get(str(scope).split(".", 1)[0])
+    if rank is None:
+        return []
+    out = []
+    for n in outer:
+        if not isinstance(n, S.For) or n.kind != S.ForKind.THREAD_BINDING \
+                or n.thread_binding is None:
+            continue
+        thread = _thread_rank(n.thread_binding.thread_tag)
+        if thread is not None and rank <= thread:
+            out.append(n)
+    return out
 
 
 def _order(func):
@@ -93,12 +124,10 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
         dom_lo = _in_dtype(iv.dom.min, iv.var.dtype)
         dom_hi = analyzer.simplify(dom_lo + _in_dtype(iv.dom.extent, iv.var.dtype) - 1)
         covered = ranges.get(id(iv.var))
-        lo, hi = (dom_lo, dom_hi) if covered is None else covered
-        extent = analyzer.simplify(hi - lo + 1)
-        if not isinstance(extent, E.IntImm):
-            raise ScheduleError(f"the region of {iv.var.name_hint} in block {block.name_hint} "
-                                f"has a non-constant extent {extent}")
-        if extent.value == 1 and not preserve_unit_loops:
+        lo, hi = (dom_lo, dom_hi) if covered is None else _within(covered, dom_lo, dom_hi)
+        extent = analyzer.simplify(hi - lo + 1)  # symbolic when the shape is (n, m)
+        unit = isinstance(extent, E.IntImm) and extent.value == 1
+        if unit and not preserve_unit_loops:
             value = lo
         else:
             ax = E.Var(f"ax{len(loops)}", iv.var.dtype)
@@ -106,11 +135,13 @@ def _new_nest(block, access, region, preserve_unit_loops, analyzer):
             analyzer.bind(ax, Range.from_min_extent(0, extent))
             value = ax if _is_zero(lo) else lo + ax  # TVM leaves min + ax unsimplified
         if covered is not None:
+            # a unit loop's variable is its (zero) start in the guard, as TVM simplifies it
+            guard = lo if unit else value
             if not analyzer.can_prove(E.GE(lo, dom_lo)):
-                preds.append(E.LE(dom_lo, value))  # TVM's simplifier writes ``a >= b`` so
+                preds.append(E.LE(dom_lo, guard))  # TVM's simplifier writes ``a >= b`` so
             if not analyzer.can_prove(E.LE(hi, dom_hi)):
                 # TVM's form: an exclusive upper bound, ``value < max + 1``
-                preds.append(E.LT(value, analyzer.simplify(dom_hi + 1)))
+                preds.append(E.LT(guard, analyzer.simplify(dom_hi + 1)))
         values.append(value)
     pred = E.IntImm("bool", 1)
     for p in preds:
@@ -156,13 +187,31 @@ def _invert(rng, var, lo, hi, analyzer):
         return None
     c, extent = coef.value, rng.extent.value
     if c == -1 and extent == 1:
-        return analyzer.simplify(base - hi), analyzer.simplify(base - lo)
+        return _reflect(base, hi, analyzer), _reflect(base, lo, analyzer)
     if c >= 1 and extent in (1, c):
         if c == 1:
             return analyzer.simplify(lo - base), analyzer.simplify(hi - base)
         return (analyzer.simplify(E.FloorDiv(lo - base, E.IntImm(lo.dtype, c))),
                 analyzer.simplify(E.FloorDiv(hi - base, E.IntImm(hi.dtype, c))))
     return None
+
+
+def _within(covered, dom_lo, dom_hi):
+    """The covered [lo, hi] cut to the iter var's domain where all are constants: the
+    block never runs outside its domain, so no loop iteration (or guard) is spent there."""
+    lo, hi = covered
+    if all(isinstance(x, E.IntImm) for x in (lo, hi, dom_lo, dom_hi)):
+        lo = lo if lo.value >= dom_lo.value else dom_lo
+        hi = hi if hi.value <= dom_hi.value else dom_hi
+    return lo, hi
+
+
+def _reflect(base, x, analyzer):
+    """``base - x`` as TVM's simplifier leaves it when both are atoms (``9 - i``); the
+    canonical form (``i * -1 + 9``) otherwise."""
+    if isinstance(base, E.IntImm) and isinstance(x, E.Var):
+        return E.Sub(base, x)
+    return analyzer.simplify(base - x)
 
 
 def _move(func, realize, loop, preserve_unit_loops, index, reverse):

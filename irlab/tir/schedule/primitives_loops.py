@@ -12,22 +12,23 @@ from irlab.tir.schedule.errors import ScheduleError
 from irlab.tir.schedule.primitives_getters import child_realizes, find_path, is_const, replace
 
 
-def simplify_bindings(node, analyzer):
-    """``node`` with block bindings and predicates simplified, knowing the loop ranges."""
+def simplify_bindings(node, analyzer, predicates=True):
+    """``node`` with block bindings (and predicates, unless ``predicates`` is False: split
+    keeps them as substituted, as TVM does) simplified, knowing the loop ranges."""
     if isinstance(node, S.For):
         analyzer.bind(node.loop_var, Range.from_min_extent(node.min, node.extent),
                       allow_override=True)
-        body = simplify_bindings(node.body, analyzer)
+        body = simplify_bindings(node.body, analyzer, predicates)
         return node.with_fields(body=body)
     if isinstance(node, S.SeqStmt):
-        seq = tuple(simplify_bindings(s, analyzer) for s in node.seq)
+        seq = tuple(simplify_bindings(s, analyzer, predicates) for s in node.seq)
         return node if all(a is b for a, b in zip(seq, node.seq)) else S.SeqStmt(seq)
     if isinstance(node, S.BlockRealize):
         values = tuple(analyzer.simplify(v) for v in node.iter_values)
-        pred = analyzer.simplify(node.predicate)
+        pred = analyzer.simplify(node.predicate) if predicates else node.predicate
         return S.BlockRealize(values, pred, node.block, node.span)
     if isinstance(node, (S.LetStmt, S.AttrStmt)):
-        return node.with_fields(body=simplify_bindings(node.body, analyzer))
+        return node.with_fields(body=simplify_bindings(node.body, analyzer, predicates))
     return node
 
 
@@ -110,12 +111,18 @@ def split(func, loop, factors, preserve_unit_iters=True):
     fused = fused if fused is not None else E.IntImm(dtype, 0)
     value = fused if is_const(loop.min, 0) else loop.min + fused
     body = substitute(loop.body, {loop.loop_var: value})
-    if total != extent:
-        body = _add_predicate(body, E.LT(fused, E.IntImm(dtype, extent)))
+    if total != extent:  # TVM's guard: the vars nested as written, ((i0 * 2 + i1) * 3 + i2)
+        horner = None
+        for var, f in zip(new_vars, factors):
+            if f == 1 and not preserve_unit_iters:
+                continue
+            horner = var if horner is None else horner * E.IntImm(dtype, f) + var
+        horner = horner if horner is not None else E.IntImm(dtype, 0)
+        body = _add_predicate(body, E.LT(horner, E.IntImm(dtype, extent)))
     analyzer = Analyzer()
     for var, f in zip(new_vars, factors):
         analyzer.bind(var, Range(0, f))
-    body = simplify_bindings(body, analyzer)
+    body = simplify_bindings(body, analyzer, predicates=False)
     for var, f in reversed(list(zip(new_vars, factors))):
         body = S.For(var, 0, f, S.ForKind.SERIAL, body)
     return replace(func, loop, body), new_vars
@@ -148,10 +155,11 @@ def fuse(func, loops, preserve_unit_iters=True):
         if unit and not preserve_unit_iters:
             value = E.IntImm(dtype, 0)
         else:
-            value = fused if inner_prod is None else floordiv(fused, inner_prod)
-            if lp is not loops[0]:
-                value = floormod(value, lp.extent)
-            inner_prod = lp.extent if inner_prod is None else inner_prod * lp.extent
+            # TVM's form: (fused % (inner * extent)) // inner; the outermost fused // inner
+            outer_prod = lp.extent if inner_prod is None else inner_prod * lp.extent
+            value = fused if lp is loops[0] else floormod(fused, outer_prod)
+            value = value if inner_prod is None else floordiv(value, inner_prod)
+            inner_prod = outer_prod
         mapping[lp.loop_var] = value if is_const(lp.min, 0) else lp.min + value
     extent = inner_prod if inner_prod is not None else E.IntImm(dtype, 1)
     analyzer = Analyzer()

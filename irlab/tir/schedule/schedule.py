@@ -405,6 +405,32 @@ class Schedule:
         return self._cache("cache_write", PCache.cache_write, block, write_buffer_index,
                            storage_scope, consumer_blocks)
 
+    def _reindex_cache(self, kind, fn, block, index, storage_scope, index_map):
+        block = self._block_arg(block)
+        index = self._buffer_index(block, index, "read" if "read" in kind else "write")
+        func, name, imap = fn(self._func(block.func_name), self._realize(block), int(index),
+                              str(storage_scope), index_map)
+        rv = BlockRV(name, block.func_name)
+        index_key = "read_buffer_index" if "read" in kind else "write_buffer_index"
+        self._commit(block.func_name, func, kind, [("block", block), ("index_map", imap)],
+                     [(index_key, int(index)), ("storage_scope", str(storage_scope))], [rv])
+        return rv
+
+    def reindex_cache_read(self, block, read_buffer_index, storage_scope,
+                           index_map) -> BlockRV:
+        """Stage a (point-accessed) read buffer of ``block`` into a new buffer indexed by
+        ``index_map`` of the block's iter vars; only ``block`` reads it. Returns the copy
+        block."""
+        return self._reindex_cache("reindex_cache_read", PCache.reindex_cache_read, block,
+                                   read_buffer_index, storage_scope, index_map)
+
+    def reindex_cache_write(self, block, write_buffer_index, storage_scope,
+                            index_map) -> BlockRV:
+        """Make ``block`` write a new buffer indexed by ``index_map`` of its iter vars,
+        copied back before the buffer's first consumer. Returns the copy-back block."""
+        return self._reindex_cache("reindex_cache_write", PCache.reindex_cache_write, block,
+                                   write_buffer_index, storage_scope, index_map)
+
     def rfactor(self, loop, factor_axis: int) -> BlockRV:
         """Factor the reduction over ``loop`` into an rf block and a write-back block (which
         keeps the original name); returns the rf block ``<name>_rf``."""

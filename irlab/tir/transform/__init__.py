@@ -114,6 +114,13 @@ def FlattenBuffer():  # noqa: N802
     return PrimFuncPass(flatten_buffer, PassInfo(0, "tir.FlattenBuffer"))
 
 
+def LowerAllocateConst():  # noqa: N802
+    """Constant allocations to allocations filled with their constants on entry."""
+    from irlab.tir.transform.lower_allocate_const import lower_allocate_const
+
+    return PrimFuncPass(lower_allocate_const, PassInfo(0, "tir.LowerAllocateConst"))
+
+
 def Simplify():  # noqa: N802
     """Simplify expressions with the Analyzer; resolve constant branches."""
     from irlab.tir.transform.simplify import simplify
@@ -160,13 +167,13 @@ def ForceNarrowIndexToInt32():  # noqa: N802
 
 
 for _f in (LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation, LowerOpaqueBlock,
-           FlattenBuffer, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop, LowerIntrin,
-           ForceNarrowIndexToInt32):
+           FlattenBuffer, LowerAllocateConst, Simplify, RemoveNoOp, UnrollLoop, VectorizeLoop,
+           LowerIntrin, ForceNarrowIndexToInt32):
     register_pass_factory("tir." + _f.__name__, _f)
 
 __all__ = ["PrimFuncPass", "UserPrimFuncPass", "prim_func_pass", "PassContext",
            "ApplyCustomPass", "LowerInitBlock",
            "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
-           "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "Simplify",
-           "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin", "InsertBoundsChecks",
-           "ForceNarrowIndexToInt32"]
+           "CompactBufferAllocation", "LowerOpaqueBlock", "FlattenBuffer", "LowerAllocateConst",
+           "Simplify", "RemoveNoOp", "UnrollLoop", "VectorizeLoop", "LowerIntrin",
+           "InsertBoundsChecks", "ForceNarrowIndexToInt32"]

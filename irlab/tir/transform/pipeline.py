@@ -36,6 +36,7 @@ def lowering_passes(ctx: PassContext | None = None) -> list:
             T.Simplify(),                # tidy the substituted indices while blocks still exist
             T.LowerOpaqueBlock(),        # blocks gone: Allocate/DeclBuffer, predicates as ifs
             T.FlattenBuffer(),           # n-D accesses -> 1-D row-major index arithmetic
+            T.LowerAllocateConst(),      # T.allocate_const -> an allocation filled on entry
             T.Simplify(),                # the flattened indices, with the loop bounds known
         ],
         [  # -- phase 2: loop transformations ------------------------------------------------

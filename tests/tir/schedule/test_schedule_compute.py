@@ -582,3 +582,82 @@ def test_compute_at_under_int64_loops():
     i0, i1 = sch.split(sch.get_loops(sch.get_block("C"))[0], factors=[None, 4])
     sch.compute_at(sch.get_block("B"), i0)
     check_same(_int64_chain, sch)
+
+
+@T.prim_func
+def _shared_tile(A: T.Buffer((64, 8), "float32"), C: T.Buffer((64, 8), "float32")):
+    A_shared = T.alloc_buffer((64, 8), scope="shared")
+    A_local = T.alloc_buffer((64, 8), scope="local")
+    for i, j in T.grid(64, 8):
+        with T.block("A_shared"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A_shared[vi, vj] = A[vi, vj]
+    for i, j in T.grid(64, 8):
+        with T.block("A_local"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A_local[vi, vj] = A[vi, vj] * 2.0
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            for k in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(64, bx * 16 + tx)
+                    vk = T.axis.spatial(8, k)
+                    C[vi, vk] = A_shared[vi, vk] + A_local[vi, vk]
+
+
+def test_compute_at_shared_buffer_covers_every_thread_of_the_block():
+    """Under a loop inside threadIdx bindings, a shared buffer is filled for all the threads
+    of the block (one copy is shared), a local one for its own thread only (TVM's rule)."""
+    sch = Schedule(_shared_tile)
+    k = sch.get_loops(sch.get_block("C"))[2]
+    sch.compute_at(sch.get_block("A_shared"), k)
+    sch.compute_at(sch.get_block("A_local"), k)
+    text = sch.mod.script()
+    shared = text.split('T.block("A_shared")')[0].rsplit("for ax0", 1)[1]
+    assert shared.startswith(" in range(16)")  # all 16 threads' rows
+    assert "T.axis.spatial(64, bx * 16 + tx)" in text.split('T.block("A_local")')[1]
+
+
+@T.prim_func
+def _reversed_and_narrow(X: T.Buffer((10, 1), "float32"), Z: T.Buffer((10, 4), "float32")):
+    Y = T.alloc_buffer((10, 1))
+    for i, j in T.grid(10, 1):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[9 - vi, vj] = X[vi, vj] + 1.0
+    for i, j in T.grid(10, 4):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vi, 0] * 2.0
+
+
+def test_compute_at_writes_tvm_forms_for_reversed_and_clipped_ranges():
+    """A reversed index inverts to ``9 - i`` (not ``i * -1 + 9``), and a range the consumer
+    needs beyond the producer's domain is cut to the domain instead of guarded."""
+    sch = Schedule(_reversed_and_narrow)
+    sch.compute_at(sch.get_block("Y"), sch.get_loops(sch.get_block("Z"))[0])
+    text = sch.mod.script()
+    assert "T.axis.spatial(10, 9 - i)" in text
+    assert "T.where" not in text
+    check_same(_reversed_and_narrow, sch)
+    check_replay(_reversed_and_narrow, sch)
+
+
+def _symbolic_int64():
+    n, m = te.var("n", dtype="int64"), te.var("m", dtype="int64")
+    A = te.placeholder((n, m), name="A")
+    C = te.compute((n, m), lambda i, j: A[i, j] + 1.0, name="C")
+    D = te.compute((n, m), lambda i, j: C[i, j] * 2.0, name="D")
+    return te.create_prim_func([A, D])
+
+
+def test_compute_at_with_symbolic_int64_extents():
+    """Shapes (n, m) of int64 vars: the loops start at T.int64(0), and compute_at makes a
+    loop of symbolic extent m under D's row loop."""
+    func = _symbolic_int64()
+    loop = func.body.block.body.seq[0]
+    assert loop.min.dtype == loop.extent.dtype == loop.loop_var.dtype == "int64"
+    sch = Schedule(func)
+    sch.compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("D"))[0])
+    assert "for ax0 in range(m):" in sch.mod.script()
+    check_replay(func, sch)

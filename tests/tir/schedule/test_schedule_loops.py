@@ -251,3 +251,29 @@ def test_get_sref_wraps_the_statement():
     assert isinstance(sref, StmtSRef) and sref.stmt.name_hint == "Y"
     assert isinstance(sch.get_sref(sch.get_loops(sch.get_block("Y"))[0]).stmt, tir.For)
     assert "Y" in repr(sref)
+
+
+def test_fuse_three_loops_writes_tvm_bindings():
+    """The middle of three fused loops is bound as (fused % (16 * 16)) // 16, TVM's form."""
+    func = matmul()
+    sch = Schedule(func)
+    sch.fuse(*sch.get_loops(sch.get_block("C")))
+    text = sch.mod.script()
+    assert "T.axis.remap" not in text
+    assert "i_j_k_fused // 256" in text and "i_j_k_fused % 256 // 16" in text
+    assert "i_j_k_fused % 16" in text
+    check_same(func, sch)
+    check_replay(func, sch)
+
+
+def test_split_guard_keeps_tvm_nesting():
+    """A split that overshoots guards its block with the new vars nested as written
+    (``(i_0 * 3 + i_1) * 2 + i_2 < 16``) while the binding is simplified."""
+    func = matmul()
+    sch = Schedule(func)
+    sch.split(sch.get_loops(sch.get_block("C"))[0], [3, 3, 2])
+    text = sch.mod.script()
+    assert "T.where((i_0 * 3 + i_1) * 2 + i_2 < 16)" in text
+    assert "i_0 * 6 + i_1 * 2 + i_2" in text
+    check_same(func, sch)
+    check_replay(func, sch)

@@ -1,5 +1,5 @@
 """Neural-network operators (``relay.nn``): convolution, matrix products, pooling,
-normalization, activations, bias_add, batch_flatten and pad.
+normalization, activations, bias_add, batch_flatten, pad and upsampling.
 
 Each module registers its ops at import time (attrs, type relation, fusion pattern, numpy
 reference) and defines TVM's Python constructors (``relay.nn.conv2d(...)`` ...).
@@ -20,6 +20,7 @@ from irlab.relay.op.nn.pooling import (AdaptivePool2DAttrs, AvgPool2DAttrs, Glob
                                        MaxPool2DAttrs, adaptive_avg_pool2d, adaptive_max_pool2d,
                                        avg_pool2d, global_avg_pool2d, global_max_pool2d,
                                        max_pool2d)
+from irlab.relay.op.nn.upsampling import UpSamplingAttrs, upsampling
 
 __all__ = [
     # conv
@@ -40,4 +41,5 @@ __all__ = [
     "log_softmax", "dropout", "dropout_raw",
     # misc
     "BiasAddAttrs", "PadAttrs", "bias_add", "batch_flatten", "pad",
+    "UpSamplingAttrs", "upsampling",
 ]
