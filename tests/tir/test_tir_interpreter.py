@@ -1,6 +1,5 @@
 """The TIR interpreter on hand-built PrimFuncs, checked against numpy."""
 
-import time
 
 import numpy as np
 import pytest
@@ -60,9 +59,7 @@ def test_mm_relu_block_form_matches_numpy():
     a = rng.standard_normal((n, n)).astype("float32")
     b = rng.standard_normal((n, n)).astype("float32")
     c = np.full((n, n), 7, "float32")
-    start = time.perf_counter()
     tir.run(func, a, b, c)
-    assert time.perf_counter() - start < 10
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
 
 
