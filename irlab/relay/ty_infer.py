@@ -22,7 +22,8 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
-from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleType, Type
+from irlab.ir.type import (FuncType, IncompleteType, PrimType, TensorType, TupleType, Type,
+                           flatten_tuple_type)
 from irlab.relay.analysis import check_well_formed
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.expr_functor import ExprMutator, post_order
@@ -314,7 +315,9 @@ class TypeInferencer:
     def _check_size(self, node, ty):
         """Refuse a tensor no 64-bit address space can hold (it would fail much later, inside
         numpy or the memory planner, with nothing saying which tensor)."""
-        for tensor in _tensor_types(ty):
+        for tensor in flatten_tuple_type(ty):
+            if not isinstance(tensor, TensorType):
+                continue
             nbytes = tensor.size * max(1, parse_dtype(tensor.dtype).bits
                                        * parse_dtype(tensor.dtype).lanes // 8)
             if nbytes >= ADDRESS_SPACE_BYTES:
@@ -325,15 +328,6 @@ class TypeInferencer:
 
 # The largest size in bytes a tensor may have: what a signed 64-bit offset can address.
 ADDRESS_SPACE_BYTES = 1 << 63
-
-
-def _tensor_types(ty) -> list:
-    """The TensorTypes in ``ty`` (itself, or the fields of a tuple type, nested)."""
-    if isinstance(ty, TensorType):
-        return [ty]
-    if isinstance(ty, TupleType):
-        return [t for field in ty.fields for t in _tensor_types(field)]
-    return []
 
 
 def _prim_func_type(func) -> FuncType:
