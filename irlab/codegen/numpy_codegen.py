@@ -8,7 +8,9 @@
 Lowered TIR is flat: loops over 1-D buffers, so a buffer is a flat numpy view of its argument
 and an access is ``A_flat[i * 8 + k]``. Vector expressions (``Ramp``, ``Broadcast``) become
 index arrays and ``np.full``; integer ``/`` and ``%`` keep C's truncation (what ``LowerIntrin``
-leaves). It is slow -- one Python statement per scalar -- and meant to be read.
+leaves). An intrinsic call is its record's numpy reference (``irlab.tir.intrinsics``):
+``np.exp(x)`` when that is a numpy ufunc, else ``_intrin["sigmoid"](x)``, the record's own
+function. It is slow -- one Python statement per scalar -- and meant to be read.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from irlab.errors import ArgumentError, CodegenError
 from irlab.runtime.dtype import parse_dtype
 from irlab.runtime.source_module import SourceModule
 from irlab.tir import expr as E
+from irlab.tir.intrinsics import INTRINSICS
 
 PRELUDE = '''import math
 import numpy as np
@@ -40,23 +43,8 @@ def _cast(x, dtype):
     return x.astype(dtype) if isinstance(x, np.ndarray) else np.dtype(dtype).type(x)
 
 
-_erf = np.vectorize(math.erf)
-
-
 '''
 
-# tir intrinsic -> numpy function of the same arguments
-_NUMPY_CALLS = {name: f"np.{name}" for name in (
-    "exp", "exp2", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "sinh",
-    "cosh", "tanh", "floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "hypot",
-    "copysign", "fmod", "nextafter", "power")}
-_NUMPY_CALLS.update({"asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan",
-                     "atan2": "np.arctan2", "fabs": "np.abs", "round": "np.rint",
-                     "nearbyint": "np.rint", "pow": "np.power", "erf": "_erf",
-                     "bitwise_and": "np.bitwise_and", "bitwise_or": "np.bitwise_or",
-                     "bitwise_xor": "np.bitwise_xor", "bitwise_not": "np.invert",
-                     "shift_left": "np.left_shift", "shift_right": "np.right_shift",
-                     "popcount": "np.bitwise_count"})
 _INFIX = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%", E.EQ: "==",
           E.NE: "!=", E.LT: "<", E.LE: "<=", E.GT: ">", E.GE: ">="}
 
@@ -74,7 +62,7 @@ class NumpyCodeGen(CodeGenBase):
     each function so it takes ``NDArray``s (checked against the buffers' shapes and dtypes)."""
 
     source_format = "py"
-    reserved_names = frozenset({"np", "math", "_tdiv", "_tmod", "_cast", "_erf"})
+    reserved_names = frozenset({"np", "math", "_tdiv", "_tmod", "_cast", "_intrin"})
 
     def __init__(self):
         super().__init__()
@@ -241,16 +229,16 @@ class NumpyCodeGen(CodeGenBase):
             return self._choose(e.dtype, *args)
         if name in ("likely", "assume"):
             return self.visit_expr(args[0])
-        texts = [self.visit_expr(a) for a in args]
-        if name == "sigmoid":
-            return f"(1 / (1 + np.exp(-{texts[0]})))"
-        if name == "rsqrt":
-            return f"(1 / np.sqrt({texts[0]}))"
-        if name == "fma":
-            return f"({texts[0]} * {texts[1]} + {texts[2]})"
-        if name in _NUMPY_CALLS:
-            return f"{_NUMPY_CALLS[name]}({', '.join(texts)})"
-        raise CodegenError(f"{type(self).__name__} has no numpy form for the intrinsic {e.op}")
+        record = INTRINSICS.get(e.op)
+        if record is None or record.numpy is None:
+            raise CodegenError(f"{type(self).__name__} has no numpy form for the intrinsic "
+                               f"{e.op}")
+        texts = ", ".join(self.visit_expr(a) for a in args)
+        function = _numpy_text(record)
+        text = f"{function}({texts})"
+        if record.dtype_rule is not None or function.startswith("_intrin"):
+            return f"_cast({text}, '{_elem(e.dtype)}')"  # the call's dtype, as the interpreter
+        return text
 
     # -- the module -------------------------------------------------------------------------
     def create_module(self, results, target):
@@ -259,12 +247,21 @@ class NumpyCodeGen(CodeGenBase):
         source = PRELUDE + "\n".join(texts)
         filename = f"<{type(self).__name__} {id(self):x}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        namespace: dict = {}
+        namespace: dict = {"_intrin": {r.short_name: r.numpy for r in INTRINSICS.values()
+                                       if r.numpy is not None}}
         exec(compile(source, filename, "exec"), namespace)  # noqa: S102 -- our own output
         functions = {symbol: _checked_call(namespace[symbol], symbol, self.signatures[symbol])
                      for symbol, _ in results}
         return SourceModule(source, self.source_format, functions, target,
                             type(self).__name__)
+
+
+def _numpy_text(record) -> str:
+    """How the generated source names the record's numpy reference."""
+    if isinstance(record.numpy, np.ufunc) and getattr(np, record.numpy.__name__, None) is \
+            record.numpy:
+        return f"np.{record.numpy.__name__}"
+    return f"_intrin[{record.short_name!r}]"
 
 
 def _checked_call(py_func, symbol, signature):

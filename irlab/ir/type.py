@@ -144,3 +144,11 @@ def type_to_text(ty) -> str:
     if isinstance(ty, IncompleteType):
         return "?"
     raise IrlabError(f"cannot print type {type(ty).__name__}")
+
+
+def flatten_tuple_type(ty) -> list:
+    """The leaf types of ``ty``: itself, or the fields of a tuple type, nested tuples
+    flattened in order (TVM's ``FlattenTupleType``; how a backend counts a value's tensors)."""
+    if isinstance(ty, TupleType):
+        return [leaf for field in ty.fields for leaf in flatten_tuple_type(field)]
+    return [ty]

@@ -17,42 +17,20 @@ variable whose value's struct info changes is re-created and later uses are rema
 
 from __future__ import annotations
 
-from irlab.errors import DiagnosticError
-from irlab.ir.expr import GlobalVar
-from irlab.ir.op import Op
 from irlab.ir.structural import structural_equal
 from irlab.relax import expr as rx
 from irlab.relax.block_builder import BlockBuilder
+from irlab.relax.expr_dispatch import method_of, visit_method  # noqa: F401  (visit_method: API)
 
 __all__ = ["ExprFunctor", "ExprVisitor", "ExprMutator", "PyExprVisitor", "PyExprMutator",
            "visitor", "mutator"]
-
-_METHODS = {
-    rx.Constant: "visit_constant_", rx.Tuple: "visit_tuple_", rx.Var: "visit_var_",
-    rx.DataflowVar: "visit_dataflow_var_", rx.ShapeExpr: "visit_shape_expr_",
-    rx.ExternFunc: "visit_extern_func_", GlobalVar: "visit_global_var_",
-    rx.Function: "visit_function_", rx.Call: "visit_call_", rx.SeqExpr: "visit_seq_expr_",
-    rx.If: "visit_if_", Op: "visit_op_", rx.TupleGetItem: "visit_tuple_getitem_",
-    rx.PrimValue: "visit_prim_value_", rx.StringImm: "visit_string_imm_",
-    rx.DataTypeImm: "visit_data_type_imm_",
-}
-
-
-def _method_name(node) -> str:
-    name = _METHODS.get(type(node))
-    if name is None:
-        for klass, method in _METHODS.items():
-            if isinstance(node, klass):
-                return method
-        raise DiagnosticError(f"not a Relax expression: {type(node).__name__}", node)
-    return name
 
 
 class ExprFunctor:
     """Dispatch of ``visit_expr`` on the node class to ``visit_<kind>_``."""
 
     def visit_expr(self, expr):
-        return getattr(self, _method_name(expr))(expr)
+        return method_of(type(self), expr)(self, expr)
 
 
 class ExprVisitor(ExprFunctor):
@@ -155,7 +133,7 @@ class ExprMutator(ExprFunctor):
     def visit_expr_post_order(self, expr):
         """``expr`` with its children visited but not itself (no ``visit_<kind>_`` override of
         a subclass runs on it): a rewrite of a call first calls this, then matches."""
-        method = getattr(ExprMutator, _method_name(expr))
+        method = method_of(ExprMutator, expr)
         return self.builder_.normalize(method(self, expr))
 
     def _leaf(self, expr):

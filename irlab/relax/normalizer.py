@@ -15,6 +15,7 @@ from irlab.errors import DiagnosticError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relax import expr as rx
+from irlab.relax.expr_dispatch import method_of
 from irlab.relax.op.registry import INFER_STRUCT_INFO
 from irlab.relax.struct_info import (FuncStructInfo, ObjectStructInfo, PrimStructInfo,
                                      ShapeStructInfo, TensorStructInfo, TupleStructInfo,
@@ -76,16 +77,7 @@ class Normalizer:
     def normalize(self, expr):
         if isinstance(expr, (list, tuple)):
             expr = rx.Tuple(expr)
-        method = _DISPATCH.get(type(expr))
-        if method is None:
-            for klass, m in _DISPATCH.items():
-                if isinstance(expr, klass):
-                    method = m
-                    break
-        if method is None:
-            raise DiagnosticError(f"cannot normalize a {type(expr).__name__}: not a Relax "
-                                  f"expression", expr)
-        return method(self, expr)
+        return method_of(type(self), expr, "normalize")(self, expr)
 
     def normalize_argument(self, expr):
         """``expr`` normalized and, unless a leaf, bound in the open block (when there is
@@ -96,24 +88,29 @@ class Normalizer:
         return self.bb.emit(value)
 
     # -- leaves ---------------------------------------------------------------------------
-    def visit_var(self, var):
+    def visit_var_(self, var):
         var = self.remap.get(var, var)
         if var.struct_info_ is None:
             raise DiagnosticError(f"variable {var.name_hint!r} has no struct info", var)
         return var
 
-    def visit_leaf(self, expr):
+    visit_dataflow_var_ = visit_var_
+
+    def _leaf(self, expr):
         return expr
 
+    visit_constant_ = visit_shape_expr_ = visit_extern_func_ = visit_global_var_ = _leaf
+    visit_op_ = visit_prim_value_ = visit_string_imm_ = visit_data_type_imm_ = _leaf
+
     # -- compound expressions -------------------------------------------------------------
-    def visit_tuple(self, tup):
+    def visit_tuple_(self, tup):
         fields = [self.normalize_argument(f) for f in tup.fields]
         if any(a is not b for a, b in zip(fields, tup.fields)):
             tup = rx.Tuple(fields, tup.span)
         tup._set_struct_info(TupleStructInfo([f.struct_info for f in fields]))
         return tup
 
-    def visit_tuple_get_item(self, item):
+    def visit_tuple_getitem_(self, item):
         value = self.normalize_argument(item.tuple_value)
         if value is not item.tuple_value:
             item = rx.TupleGetItem(value, item.index, item.span)
@@ -129,7 +126,7 @@ class Normalizer:
             raise DiagnosticError(f"TupleGetItem of a non-tuple ({sinfo})", item)
         return item
 
-    def visit_call(self, call):
+    def visit_call_(self, call):
         op = call.op if isinstance(call.op, (Op, GlobalVar)) else \
             self.normalize_argument(call.op)
         args = [self.normalize_argument(a) for a in call.args]
@@ -140,7 +137,7 @@ class Normalizer:
         call._set_struct_info(self.infer_call(call))
         return call
 
-    def visit_if(self, node):
+    def visit_if_(self, node):
         cond = self.normalize_argument(node.cond)
         then = self.normalize_seq(node.true_branch)
         other = self.normalize_seq(node.false_branch)
@@ -149,10 +146,10 @@ class Normalizer:
         node._set_struct_info(struct_info_lca(then.struct_info, other.struct_info))
         return node
 
-    def visit_seq_expr(self, seq):
+    def visit_seq_expr_(self, seq):
         return self.normalize_seq(seq)
 
-    def visit_function(self, func):
+    def visit_function_(self, func):
         for p in func.params:
             if p.struct_info_ is None:
                 raise DiagnosticError(f"parameter {p.name_hint!r} of a function has no "
@@ -252,21 +249,6 @@ def _same_blocks(new, old) -> bool:
     return len(new) == len(old) and all(
         type(a) is type(b) and len(a.bindings) == len(b.bindings)
         and all(x is y for x, y in zip(a.bindings, b.bindings)) for a, b in zip(new, old))
-
-
-_DISPATCH = {
-    rx.Var: Normalizer.visit_var,
-    rx.DataflowVar: Normalizer.visit_var,
-    rx.Tuple: Normalizer.visit_tuple,
-    rx.TupleGetItem: Normalizer.visit_tuple_get_item,
-    rx.Call: Normalizer.visit_call,
-    rx.If: Normalizer.visit_if,
-    rx.SeqExpr: Normalizer.visit_seq_expr,
-    rx.Function: Normalizer.visit_function,
-}
-for _leaf in (GlobalVar, Op, rx.Constant, rx.ShapeExpr, rx.PrimValue, rx.StringImm,
-              rx.DataTypeImm, rx.ExternFunc):
-    _DISPATCH[_leaf] = Normalizer.visit_leaf
 
 
 # -- calls of functions with symbolic parameters --------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
+from irlab.ir.functor import class_method_table, mro_method_name
 from irlab.ir.op import Op
 from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
 from irlab.relay.function import Function
@@ -60,14 +61,10 @@ def visit_method(visitor_cls, node_cls):
     through the node class's bases), or None. Looked up once per pair and cached on the
     visitor class: the one dispatch of every Relay visitor (functors, the interpreter, the
     printer)."""
-    table = visitor_cls.__dict__.get("_dispatch_table")
-    if table is None:
-        table = {}
-        visitor_cls._dispatch_table = table
-    if node_cls not in table:
-        name = next((_VISIT_METHOD[k] for k in node_cls.__mro__ if k in _VISIT_METHOD), None)
-        table[node_cls] = getattr(visitor_cls, name, None) if name is not None else None
-    return table[node_cls]
+    return class_method_table(visitor_cls, _NAME_OF, "_dispatch_table")[node_cls]
+
+
+_NAME_OF = mro_method_name(_VISIT_METHOD)
 
 
 def _fields_of(cls):

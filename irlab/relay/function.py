@@ -60,3 +60,8 @@ def is_primitive(func) -> bool:
     return isinstance(func, Function) and int(func.get_attr("Primitive", 0) or 0) == 1
 
 
+def is_reshape_only(func) -> bool:
+    """A fused function that only reshapes its input (attr ``relay.reshape_only``, set by
+    FuseOps when every call in it is a ``TReshapeOp``): the graph codegen makes it a
+    ``__nop`` whose output shares the input's storage, as TVM's ``IsReshapeOnly``."""
+    return is_primitive(func) and int(func.get_attr("relay.reshape_only", 0) or 0) == 1

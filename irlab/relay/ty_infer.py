@@ -22,10 +22,11 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
-from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleType, Type
+from irlab.ir.type import (FuncType, IncompleteType, PrimType, TensorType, TupleType, Type,
+                           flatten_tuple_type)
 from irlab.relay.analysis import check_well_formed
-from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
-from irlab.relay.expr_functor import ExprMutator, post_order
+from irlab.relay.expr import Call, Var
+from irlab.relay.expr_functor import ExprMutator, post_order, visit_method
 from irlab.relay.function import Function
 from irlab.runtime.lru import LRUCache
 from irlab.relay.type_relation import Defer, RelationContext, TypeRelationError, _is_complete
@@ -170,44 +171,56 @@ class TypeInferencer:
                 self.assign(node)
 
     def assign(self, node):
-        s = self.solver
-        if isinstance(node, Var):
-            self.var_type(node)
-        elif isinstance(node, Constant):
-            data = node.data
-            self.types[node] = TensorType(data.shape, data.dtype)
-        elif isinstance(node, Tuple):
-            self.types[node] = TupleType([self.type_of(f) for f in node.fields])
-        elif isinstance(node, GlobalVar):
-            self.types[node] = self.global_var_type(node)
-        elif isinstance(node, Op):
-            self.types[node] = s.fresh()  # an op used as a value: only its calls are typed
-        elif isinstance(node, TupleGetItem):
-            out = s.fresh()
-            self.types[node] = out
-            self.defer(node, lambda n=node, o=out: self._tuple_getitem(n, o))
-        elif isinstance(node, Let):
-            self._unify_at(node, self.var_type(node.var), self.type_of(node.value))
-            self.types[node] = self.type_of(node.body)
-        elif isinstance(node, If):
-            self._unify_at(node.cond, self.type_of(node.cond), TensorType((), "bool"))
-            self._unify_at(node, self.type_of(node.true_branch), self.type_of(node.false_branch))
-            self.types[node] = self.type_of(node.true_branch)
-        elif isinstance(node, Function):
-            params = [self.var_type(p) for p in node.params]
-            body = self.type_of(node.body)
-            if node.ret_type is not None:
-                self._unify_at(node.body, node.ret_type, body)
-            self.types[node] = FuncType(params, body)
-        elif isinstance(node, Call):
-            out = s.fresh()
-            self.types[node] = out
-            if isinstance(node.op, Op):
-                self.defer(node, lambda n=node, o=out: self._op_call(n, o))
-            else:
-                self.defer(node, lambda n=node, o=out: self._func_call(n, o))
-        else:
+        """Type ``node`` (or defer it to the solver) by its ``visit_<kind>`` method, found
+        through ``relay.expr_functor.visit_method`` as every Relay walker does."""
+        method = visit_method(type(self), type(node))
+        if method is None:
             raise RelayTypeError(f"cannot type a {type(node).__name__}", node)
+        method(self, node)
+
+    def visit_var(self, node):
+        self.var_type(node)
+
+    def visit_constant(self, node):
+        self.types[node] = TensorType(node.data.shape, node.data.dtype)
+
+    def visit_tuple(self, node):
+        self.types[node] = TupleType([self.type_of(f) for f in node.fields])
+
+    def visit_global_var(self, node):
+        self.types[node] = self.global_var_type(node)
+
+    def visit_op(self, node):
+        self.types[node] = self.solver.fresh()  # an op used as a value: only calls are typed
+
+    def visit_tuple_getitem(self, node):
+        out = self.solver.fresh()
+        self.types[node] = out
+        self.defer(node, lambda n=node, o=out: self._tuple_getitem(n, o))
+
+    def visit_let(self, node):
+        self._unify_at(node, self.var_type(node.var), self.type_of(node.value))
+        self.types[node] = self.type_of(node.body)
+
+    def visit_if(self, node):
+        self._unify_at(node.cond, self.type_of(node.cond), TensorType((), "bool"))
+        self._unify_at(node, self.type_of(node.true_branch), self.type_of(node.false_branch))
+        self.types[node] = self.type_of(node.true_branch)
+
+    def visit_function(self, node):
+        params = [self.var_type(p) for p in node.params]
+        body = self.type_of(node.body)
+        if node.ret_type is not None:
+            self._unify_at(node.body, node.ret_type, body)
+        self.types[node] = FuncType(params, body)
+
+    def visit_call(self, node):
+        out = self.solver.fresh()
+        self.types[node] = out
+        if isinstance(node.op, Op):
+            self.defer(node, lambda n=node, o=out: self._op_call(n, o))
+        else:
+            self.defer(node, lambda n=node, o=out: self._func_call(n, o))
 
     def defer(self, node, thunk):
         self.solver.pending.append((node, thunk))
@@ -314,7 +327,9 @@ class TypeInferencer:
     def _check_size(self, node, ty):
         """Refuse a tensor no 64-bit address space can hold (it would fail much later, inside
         numpy or the memory planner, with nothing saying which tensor)."""
-        for tensor in _tensor_types(ty):
+        for tensor in flatten_tuple_type(ty):
+            if not isinstance(tensor, TensorType):
+                continue
             nbytes = tensor.size * max(1, parse_dtype(tensor.dtype).bits
                                        * parse_dtype(tensor.dtype).lanes // 8)
             if nbytes >= ADDRESS_SPACE_BYTES:
@@ -325,15 +340,6 @@ class TypeInferencer:
 
 # The largest size in bytes a tensor may have: what a signed 64-bit offset can address.
 ADDRESS_SPACE_BYTES = 1 << 63
-
-
-def _tensor_types(ty) -> list:
-    """The TensorTypes in ``ty`` (itself, or the fields of a tuple type, nested)."""
-    if isinstance(ty, TensorType):
-        return [ty]
-    if isinstance(ty, TupleType):
-        return [t for field in ty.fields for t in _tensor_types(field)]
-    return []
 
 
 def _prim_func_type(func) -> FuncType:

@@ -296,31 +296,23 @@ def pow(a, b):  # noqa: A001
     return _op.pow(a, b)
 
 
-def _unary(name):
-    def build(x, dtype=None):  # TVM's scripts may name the result dtype (``T.sqrt(x, dtype=)``)
-        return _e.Call(dtype or _e.convert(x).dtype, "tir." + name, (x,))
-
-    build.__name__ = name
-    return build
-
-
-# the one-argument intrinsics TVMScript spells ``T.<name>`` (their records say ``tvmscript``)
-UNARY_NAMES = tuple(r.short_name for r in INTRINSICS.values() if r.tvmscript and r.num_args == 1)
-for _name in UNARY_NAMES:
-    globals()[_name] = _unary(_name)
-
-
-def __getattr__(name):
-    """``T.<name>`` of an intrinsic registered later with ``tvmscript=True``."""
-    record = INTRINSICS.get("tir." + name)
-    if record is None or not record.tvmscript:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+def _intrinsic(record):
+    """``T.<name>(*args, dtype=None)`` of an intrinsic record (TVM's scripts may name the
+    result dtype: ``T.sqrt(x, dtype="float32")``)."""
     def build(*args, dtype=None):
         return record(*args, dtype=dtype)
 
-    build.__name__ = name
+    build.__name__ = build.__qualname__ = record.short_name
+    build.__doc__ = record.describe()
     return build
+
+
+def __getattr__(name):
+    """``T.<name>`` of an intrinsic registered after this module was imported."""
+    record = INTRINSICS.get("tir." + name)
+    if record is None or not record.has_builder:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _intrinsic(record)
 
 
 def _opaque(name, default_dtype):
@@ -339,32 +331,14 @@ for _name, _dtype in _op.OPAQUE_BUILTINS.items():
         globals()[_name] = _opaque(_name, _dtype)
 
 
-def _binary(name):
-    def build(a, b, dtype=None):
-        a, b = _e.convert(a), _e.convert(b)
-        return _e.Call(dtype or a.dtype, "tir." + name, (a, b))
-
-    build.__name__ = name
-    return build
-
-
-for _name in ("atan2", "hypot", "copysign", "nextafter", "fmod"):
-    globals()[_name] = _binary(_name)
+# ``T.exp``, ``T.atan2``, ``T.isnan``, ``T.popcount``...: every intrinsic with a builder
+# (``Intrinsic.has_builder``) that is not written above. Which ones print as ``T.<name>`` is
+# the record's ``tvmscript`` flag (the rest print as ``T.call_intrin``).
+for _record in list(INTRINSICS.values()):
+    if _record.has_builder and _record.short_name not in globals():
+        globals()[_record.short_name] = _intrinsic(_record)
 
 
-def _predicate(name):
-    def build(x, dtype="bool"):
-        return _e.Call(dtype, "tir." + name, (x,))
-
-    build.__name__ = name
-    return build
-
-
-for _name in ("isnan", "isinf", "isfinite"):
-    globals()[_name] = _predicate(_name)
-popcount = _unary("popcount")
-
-# Names of intrinsics printed as ``T.<name>(...)`` (the rest print as ``T.call_intrin``).
 def tvm_call_packed(*args, dtype="int32"):
     """TVM's lowered spelling of ``T.call_packed``."""
     return _e.Call(dtype, "tir.tvm_call_packed", args)

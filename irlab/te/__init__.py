@@ -7,19 +7,26 @@ from irlab.te.operation import (placeholder, compute, reduce_axis, var, size_var
 from irlab.te.reduction import CommReducer, Reduce, comm_reducer, sum, min, max
 from irlab.te.create_prim_func import create_prim_func
 
-# TVM's te namespace re-exports the scalar TIR ops used inside fcompute.
-from irlab.tir.op import (const, exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt, tanh,
-                          erf, sigmoid, sin, cos, fabs, abs, pow, power, floor, ceil, round,
-                          trunc, if_then_else, all, any, max_value, min_value, floordiv,
-                          floormod, indexdiv, indexmod, truncdiv, truncmod, div, infinity)
+# TVM's te namespace re-exports the scalar TIR ops used inside fcompute; the intrinsics'
+# builders (te.exp, te.fabs, te.atan2...) come from their records (tir.op.intrinsic_builders)
+from irlab.tir import op as _op
+from irlab.tir.op import (const, abs, power, if_then_else, all, any, max_value, min_value,
+                          floordiv, floormod, indexdiv, indexmod, truncdiv, truncmod, div,
+                          infinity)
 from irlab.tir.expr import Var, SizeVar
 from irlab.tir.stmt import IterVar
 
 __all__ = ["Tensor", "TensorSlice", "Operation", "PlaceholderOp", "ComputeOp", "ProducerLoad",
            "placeholder", "compute", "reduce_axis", "var", "size_var", "thread_axis",
            "make_compute_op", "CommReducer", "Reduce", "comm_reducer", "sum", "min", "max",
-           "create_prim_func", "const", "exp", "exp2", "exp10", "log", "log2", "log10", "log1p",
-           "sqrt", "rsqrt", "tanh", "erf", "sigmoid", "sin", "cos", "fabs", "abs", "pow", "power",
-           "floor", "ceil", "round", "trunc", "if_then_else", "all", "any", "max_value",
-           "min_value", "floordiv", "floormod", "indexdiv", "indexmod", "truncdiv", "truncmod",
-           "div", "infinity", "Var", "SizeVar", "IterVar"]
+           "create_prim_func", "const", "abs", "power", "if_then_else", "all", "any",
+           "max_value", "min_value", "floordiv", "floormod", "indexdiv", "indexmod", "truncdiv",
+           "truncmod", "div", "infinity", "Var", "SizeVar", "IterVar"]
+_INTRINSIC_BUILDERS = _op.intrinsic_builders()
+globals().update(_INTRINSIC_BUILDERS)
+__all__ += sorted(_INTRINSIC_BUILDERS)
+
+
+def __getattr__(name):
+    """``te.<name>`` of an intrinsic registered after ``irlab.te`` was imported."""
+    return _op.__getattr__(name)

@@ -9,13 +9,20 @@ from irlab.tir.stmt import (Stmt, BufferStore, ForKind, IterVar, For, While, IfT
                             LetStmt, Allocate, AllocateConst, DeclBuffer, AttrStmt, AssertStmt,
                             Evaluate, Block, BlockRealize, stmt_seq)
 from irlab.tir.function import PrimFunc, BufferMap
-from irlab.tir.op import (const, cast, exp, exp2, exp10, log, log2, log10, log1p, sqrt, rsqrt,
-                          tanh, erf, sigmoid, sin, cos, fabs, abs, pow, power, fma, floor, ceil,
-                          round, trunc, nearbyint, max_value, min_value, if_then_else, all, any,
+from irlab.tir import op as _op
+from irlab.tir.op import (const, cast, abs, power, max_value, min_value, if_then_else, all, any,
                           call_intrin, call_extern, call_packed, truncdiv, truncmod, floordiv,
                           floormod, indexdiv, indexmod, div, min, max, infinity, logical_and,
-                          logical_or, logical_not, register_intrinsic, popcount, clz)
+                          logical_or, logical_not, register_intrinsic)
 from irlab.tir.functor import (ExprFunctor, ExprVisitor, ExprMutator, StmtFunctor,
                                StmtExprVisitor, StmtExprMutator, post_order_visit, substitute)
 from irlab.tir.interpreter import TIRInterpreter, run
 from irlab.tir.schedule import Schedule, ScheduleError
+
+# ``tir.exp``, ``tir.atan2``, ``tir.popcount``...: the builders of the intrinsic records
+globals().update(_op.intrinsic_builders())
+
+
+def __getattr__(name):
+    """``tir.<name>`` of an intrinsic registered after ``irlab.tir`` was imported."""
+    return _op.__getattr__(name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from irlab.errors import TIRError
+from irlab.ir.functor import MethodTable, class_method_table  # noqa: F401  (MethodTable: API)
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import BufferRegion, Range
@@ -103,48 +104,17 @@ def post_order_below(root, done=()):
     return order[:-1] if order and order[-1] is root else order
 
 
-class MethodTable(dict):
-    """Node class -> the functor class's method for it (None when it has none), each entry
-    looked up by name once, on the first node of that class: the one dispatch idiom of every
-    TIR walker (functors, interpreter, codegens, printer)."""
-
-    __slots__ = ("functor_cls", "name_of")
-
-    def __init__(self, functor_cls, name_of):
-        super().__init__()
-        self.functor_cls = functor_cls
-        self.name_of = name_of  # node class -> method name (None: not visitable)
-
-    def __missing__(self, node_cls):
-        name = self.name_of(node_cls)
-        method = getattr(self.functor_cls, name, None) if name is not None else None
-        self[node_cls] = method
-        return method
-
-    def __repr__(self):
-        known = sorted(k.__name__ for k, v in self.items() if v is not None)
-        return f"MethodTable({self.functor_cls.__name__}: {', '.join(known)})"
-
-
 def method_table(functor_cls) -> MethodTable:
     """The table of ``functor_cls`` for its methods named after the node class itself
     (``visit_name``: ``visit_add``, ``visit_for``; no MRO walk: a subclass of a node class
     needs its own method), built once per class; a subclass of the walker gets its own."""
-    table = functor_cls.__dict__.get("_method_table")
-    if table is None:
-        table = MethodTable(functor_cls, visit_name)
-        setattr(functor_cls, "_method_table", table)
-    return table
+    return class_method_table(functor_cls, visit_name, "_method_table")
 
 
 class _Dispatch:
     @classmethod
     def _method_for(cls, node_cls):
-        table = cls.__dict__.get("_dispatch_table")
-        if table is None:
-            table = MethodTable(cls, _method_name)
-            setattr(cls, "_dispatch_table", table)
-        method = table[node_cls]
+        method = class_method_table(cls, _method_name, "_dispatch_table")[node_cls]
         if method is None:
             raise TIRError(f"{cls.__name__} cannot visit a {node_cls.__name__}")
         return method

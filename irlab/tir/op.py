@@ -396,44 +396,19 @@ def _integer_operand(x, name):
 
 
 # -- math intrinsics -------------------------------------------------------------------
-def _float_unary(name):
-    def build(x, span=None):
-        x = _e.convert(x)
-        return _e.Call(x.dtype, "tir." + name, (x,), span)
-
-    build.__name__ = name
-    build.__doc__ = f"``{name}(x)`` as the intrinsic ``tir.{name}``."
-    return build
-
-
-exp = _float_unary("exp")
-exp2 = _float_unary("exp2")
-exp10 = _float_unary("exp10")
-log = _float_unary("log")
-log2 = _float_unary("log2")
-log10 = _float_unary("log10")
-log1p = _float_unary("log1p")
-sqrt = _float_unary("sqrt")
-rsqrt = _float_unary("rsqrt")
-tanh = _float_unary("tanh")
-erf = _float_unary("erf")
-sigmoid = _float_unary("sigmoid")
-sin = _float_unary("sin")
-cos = _float_unary("cos")
-trunc = _float_unary("trunc")
-nearbyint = _float_unary("nearbyint")
-
-
+# ``exp``, ``tanh``, ``atan2``, ``isnan``... are not written here: each intrinsic record with a
+# numpy reference gives its builder (``Intrinsic.builder``), installed at the end of this
+# module and found by ``__getattr__`` when registered later. The builders below add
+# semantics of their own (integers, type matching, folding) and take precedence.
 def _rounding(name):
-    float_build = _float_unary(name)
-
     def build(x, span=None):
         x = _e.convert(x)
         if not parse_dtype(x.dtype).is_float:  # TVM: rounding an integer is the identity
             return x
-        return float_build(x, span)
+        return INTRINSICS["tir." + name](x, span=span)
 
-    build.__name__ = name
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = INTRINSICS["tir." + name].describe() + " An integer is returned as is."
     return build
 
 
@@ -536,3 +511,23 @@ def max_identity(dtype):
 def min_identity(dtype):
     """What ``min`` starts from: +inf for floats, else the highest value."""
     return const(float("inf"), dtype) if parse_dtype(dtype).is_float else max_value(dtype)
+
+
+# -- the intrinsics' own builders ---------------------------------------------------------
+def intrinsic_builders() -> dict:
+    """``{short name: builder}`` of every intrinsic with one (``Intrinsic.has_builder``):
+    what ``tir``, ``te`` and this module export as ``tir.<name>``."""
+    return {r.short_name: globals().get(r.short_name) or r.builder()
+            for r in INTRINSICS.values() if r.has_builder}
+
+
+def __getattr__(name):
+    """``tir.op.<name>`` of an intrinsic registered after this module was imported."""
+    record = INTRINSICS.get("tir." + name)
+    if record is None or not record.has_builder:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return record.builder()
+
+
+for _name, _build in intrinsic_builders().items():
+    globals().setdefault(_name, _build)

@@ -65,3 +65,32 @@ def test_visitor_and_variable_analyses():
     assert free_vars(body) == [func.params[0]]
     assert len(get_var2val(func)) == 3
     tvm.ir.assert_structural_equal(func, func)
+
+
+def test_dispatch_is_one_cached_table_per_visitor_class():
+    """Relax walkers dispatch as Relay's and TIR's: ir.functor.MethodTable, per class."""
+    import pytest
+
+    from irlab.errors import DiagnosticError
+    from irlab.ir.functor import MethodTable
+    from irlab.relax.expr_dispatch import visit_method
+
+    class CountCalls(relax.PyExprVisitor):
+        def __init__(self):
+            self.calls = 0
+
+        def visit_call_(self, call):
+            self.calls += 1
+            super().visit_call_(call)
+
+    class MyVar(relax.Var):  # a node subclass is visited as its base
+        pass
+
+    visitor = CountCalls()
+    visitor.visit_expr(_module()["main"])
+    assert visitor.calls == 2
+    assert isinstance(CountCalls.__dict__["_dispatch_table"], MethodTable)
+    assert visit_method(CountCalls, relax.Call) is CountCalls.visit_call_
+    assert visit_method(CountCalls, MyVar) is relax.PyExprVisitor.visit_var_
+    with pytest.raises(DiagnosticError, match="not a Relax expression"):
+        visitor.visit_expr(tir.IntImm("int32", 1))

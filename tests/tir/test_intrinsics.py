@@ -1,6 +1,8 @@
 """TIR intrinsics defined once (irlab.tir.intrinsics): the records, and intrinsics added from
 Python run by the interpreter, LLVM and C, equal to numpy."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -108,6 +110,55 @@ def test_intrinsic_reads_and_prints_in_tvmscript():
     text = func.script()
     assert "T.test_cbrt(A[v_i])" in text
     irlab.ir.assert_structural_equal(irlab.script.from_source(text), func)
+
+
+def test_one_record_gives_every_builder_and_the_numpy_codegen():
+    """tir.<name>, te.<name>, T.<name> and NumpyCodeGen all come from the record alone."""
+    from irlab.codegen.numpy_codegen import NumpyCodeGen
+    from irlab.script import tir as T
+
+    x = tir.Var("x", "float32")
+    for namespace in (tir, te, tir.op):
+        assert namespace.test_cbrt(x).op == "tir.test_cbrt", namespace
+    assert T.test_cbrt(x, dtype="float64").dtype == "float64"
+    assert "cube root" in tir.test_cbrt.__doc__
+    assert str(inspect.signature(tir.test_cbrt)) == "(x, span=None)"
+    assert str(inspect.signature(tir.atan2)) == "(x1, x2, span=None)"
+    with pytest.raises(TypeError):
+        tir.test_cbrt()
+    with pytest.raises(AttributeError):
+        tir.not_an_intrinsic  # noqa: B018
+    func = _elementwise_func(te.test_cbrt)
+    a = np.random.default_rng(1).uniform(-8, 8, 16).astype("float32")
+    lib = irlab.build(irlab.lower(func), target=HOST_LLVM, codegen=NumpyCodeGen())
+    assert "_intrin['test_cbrt']" not in lib.get_source()  # np.cbrt: a numpy ufunc
+    b = np.zeros_like(a)
+    lib["kernel"](a, b)
+    np.testing.assert_allclose(b, np.cbrt(a), rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # pow of a negative
+@pytest.mark.parametrize("name", ["exp", "fabs", "atan2", "isnan", "popcount", "clz",
+                                  "round", "sigmoid", "bitwise_xor", "pow"])
+def test_numpy_codegen_runs_each_intrinsic_as_the_interpreter(name):
+    from irlab.codegen.numpy_codegen import NumpyCodeGen
+
+    record = get_intrinsic(name)
+    integer = name in ("popcount", "clz", "bitwise_xor")
+    dtype = "int32" if integer else "float32"
+    n = 16
+    A = te.placeholder((n,), dtype, "A")
+    out_dtype = {"isnan": "bool", "clz": "int32"}.get(name, dtype)
+    B = te.compute((n,), lambda i: record(*([A[i]] * record.num_args)), name="B")
+    func = te.create_prim_func([A, B]).with_attr("global_symbol", "kernel")
+    rng = np.random.default_rng(2)
+    a = (rng.integers(-1000, 1000, n) if integer else rng.uniform(-3, 3, n)).astype(dtype)
+    a[:4] = [0, 1, 2, 3] if integer else [0.5, -2.5, np.nan, 1.5]
+    expected, got = np.zeros(n, out_dtype), np.zeros(n, out_dtype)
+    tir.run(func, a, expected)
+    lib = irlab.build(irlab.lower(func), target=HOST_LLVM, codegen=NumpyCodeGen())
+    lib["kernel"](a, got)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=lib.get_source())
 
 
 def _square_plus(x):

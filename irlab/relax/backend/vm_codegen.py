@@ -10,13 +10,12 @@ a packed function is called by its symbol, another Relax function by name; ``If`
 from __future__ import annotations
 
 from irlab.errors import DiagnosticError
-from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.relax.exec_builder import ExecBuilder
+from irlab.relax.expr_dispatch import visit_method
 from irlab.relax.op.registry import call_packed_name
-from irlab.relax.expr import (Call, Constant, DataTypeImm, ExternFunc, Function, If, MatchCast,
-                              PrimValue, SeqExpr, ShapeExpr, StringImm, Tuple, TupleGetItem,
-                              Var)
+from irlab.relax.expr import (Call, ExternFunc, Function, If, MatchCast, SeqExpr, Tuple,
+                              TupleGetItem, Var)
 from irlab.relax.transform.attach_global_symbol import global_symbol
 from irlab.runtime.container import ShapeTuple
 from irlab.runtime.dtype import parse_dtype
@@ -75,53 +74,66 @@ class _FunctionCodeGen:
         return self.arg(seq.body)
 
     def value(self, expr):
-        """Emit what computes ``expr``; the instruction argument holding its value."""
-        if isinstance(expr, Call):
-            return self.call(expr)
-        if isinstance(expr, If):
-            return self.if_(expr)
-        if isinstance(expr, Tuple):
-            dst = self.fresh()
-            self.ib.emit_call("vm.builtin.make_tuple", [self.arg(f) for f in expr.fields], dst)
-            return dst
-        if isinstance(expr, TupleGetItem):
-            dst = self.fresh()
-            self.ib.emit_call("vm.builtin.tuple_getitem",
-                              [self.arg(expr.tuple_value), self.ib.imm(expr.index)], dst)
-            return dst
-        if isinstance(expr, Function):
-            raise DiagnosticError(f"{self.name}: local functions are not supported by the VM "
-                                  f"code generator; lift them to the module", expr)
-        return self.arg(expr)
+        """Emit what computes ``expr``; the instruction argument holding its value (by its
+        ``visit_<kind>_`` method, ``relax.expr_dispatch``)."""
+        method = visit_method(type(self), type(expr))
+        if method is None:
+            raise DiagnosticError(f"{self.name}: the VM code generator cannot handle a "
+                                  f"{type(expr).__name__}", expr)
+        return method(self, expr)
 
     def arg(self, expr):
         """An argument for a leaf expression (a register, an immediate or a constant)."""
-        if isinstance(expr, Var):
-            if expr not in self.values:
-                raise DiagnosticError(f"{self.name}: variable {expr.name_hint!r} is used but "
-                                      f"not defined", expr)
-            return self.values[expr]
-        if isinstance(expr, Constant):
-            return self.ib.convert_constant(expr.data)
-        if isinstance(expr, PrimValue):
-            return self.prim_value(expr)
-        if isinstance(expr, ShapeExpr):
-            if not all(isinstance(d, tir_expr.IntImm) for d in expr.values):
-                raise DiagnosticError(f"{self.name}: symbolic shape {list(expr.values)} left: "
-                                      f"run VMShapeLower first", expr)
-            return self.ib.convert_constant(ShapeTuple([d.value for d in expr.values]))
-        if isinstance(expr, StringImm):
-            return self.ib.convert_constant(expr.value)
-        if isinstance(expr, DataTypeImm):
-            return self.ib.convert_constant(parse_dtype(expr.value))
-        if isinstance(expr, (GlobalVar, ExternFunc)):
-            return self.ib.f(self.callee_name(expr))
-        if isinstance(expr, Tuple):
-            return self.value(expr)
-        raise DiagnosticError(f"{self.name}: the VM code generator cannot handle a "
-                              f"{type(expr).__name__}", expr)
+        if isinstance(expr, (Call, If, TupleGetItem, Function)):
+            raise DiagnosticError(f"{self.name}: the VM code generator cannot handle a "
+                                  f"{type(expr).__name__}", expr)
+        return self.value(expr)
 
-    def prim_value(self, expr):
+    # -- one method per kind ---------------------------------------------------------------
+    def visit_tuple_(self, expr):
+        dst = self.fresh()
+        self.ib.emit_call("vm.builtin.make_tuple", [self.arg(f) for f in expr.fields], dst)
+        return dst
+
+    def visit_tuple_getitem_(self, expr):
+        dst = self.fresh()
+        self.ib.emit_call("vm.builtin.tuple_getitem",
+                          [self.arg(expr.tuple_value), self.ib.imm(expr.index)], dst)
+        return dst
+
+    def visit_function_(self, expr):
+        raise DiagnosticError(f"{self.name}: local functions are not supported by the VM "
+                              f"code generator; lift them to the module", expr)
+
+    def visit_var_(self, expr):
+        if expr not in self.values:
+            raise DiagnosticError(f"{self.name}: variable {expr.name_hint!r} is used but "
+                                  f"not defined", expr)
+        return self.values[expr]
+
+    visit_dataflow_var_ = visit_var_
+
+    def visit_constant_(self, expr):
+        return self.ib.convert_constant(expr.data)
+
+    def visit_shape_expr_(self, expr):
+        if not all(isinstance(d, tir_expr.IntImm) for d in expr.values):
+            raise DiagnosticError(f"{self.name}: symbolic shape {list(expr.values)} left: "
+                                  f"run VMShapeLower first", expr)
+        return self.ib.convert_constant(ShapeTuple([d.value for d in expr.values]))
+
+    def visit_string_imm_(self, expr):
+        return self.ib.convert_constant(expr.value)
+
+    def visit_data_type_imm_(self, expr):
+        return self.ib.convert_constant(parse_dtype(expr.value))
+
+    def visit_global_var_(self, expr):
+        return self.ib.f(self.callee_name(expr))
+
+    visit_extern_func_ = visit_global_var_
+
+    def visit_prim_value_(self, expr):
         value = expr.value
         if isinstance(value, tir_expr.IntImm):
             return self.ib.imm(value.value) if value.dtype != "bool" else \
@@ -140,7 +152,7 @@ class _FunctionCodeGen:
                                   f"module", op)
         return global_symbol(op, self.mod[op])
 
-    def call(self, call: Call):
+    def visit_call_(self, call: Call):
         op = call.op
         if isinstance(op, Op):
             return self.op_call(call)
@@ -175,7 +187,7 @@ class _FunctionCodeGen:
         return dst
 
     # -- control flow ----------------------------------------------------------------------
-    def if_(self, node: If):
+    def visit_if_(self, node: If):
         cond = self.in_register(self.arg(node.cond))
         dst = self.fresh()
         branch_pc = self.ib.num_instructions()

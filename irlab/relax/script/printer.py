@@ -17,6 +17,7 @@ import numpy as np
 
 from irlab import relax as _relax
 from irlab.relax.analysis import free_vars
+from irlab.relax.expr_dispatch import method_of
 from irlab.relax.expr_functor import ExprVisitor
 from irlab.ir.attrs import Attrs, DictAttrs
 from irlab.ir.expr import GlobalVar
@@ -307,34 +308,39 @@ class FunctionPrinter:
 
     # -- expressions ------------------------------------------------------------------------
     def expr(self, e) -> str:
-        if isinstance(e, _relax.Var):
-            return self.names.get(id(e)) or _identifier(e.name_hint)
-        if isinstance(e, GlobalVar):
-            return self.global_var(e)
-        if isinstance(e, _relax.Call):
-            return self.call(e)
-        if isinstance(e, _relax.Tuple):
-            fields = [self.expr(f) for f in e.fields]
-            if not fields:
-                return "R.tuple()"
-            return f"({fields[0]},)" if len(fields) == 1 else f"({', '.join(fields)})"
-        if isinstance(e, _relax.TupleGetItem):
-            return f"{self.expr(e.tuple_value)}[{e.index}]"
-        if isinstance(e, _relax.ShapeExpr):
-            return f"R.shape([{', '.join(self.dim(d) for d in e.values)}])"
-        if isinstance(e, _relax.PrimValue):
-            return f"R.prim_value({self.prim(e.value)})"
-        if isinstance(e, _relax.StringImm):
-            return f"R.str({json.dumps(e.value)})"
-        if isinstance(e, _relax.DataTypeImm):
-            return f"R.dtype({json.dumps(e.value)})"
-        if isinstance(e, _relax.Constant):
-            return self.constant(e)
-        if isinstance(e, _relax.ExternFunc):
-            return f"R.ExternFunc({json.dumps(e.global_symbol)})"
-        raise TypeError(f"the Relax printer cannot print {type(e).__name__}")
+        """``e`` as TVMScript, by its ``visit_<kind>_`` method (``relax.expr_dispatch``)."""
+        return method_of(type(self), e, "print")(self, e)
 
-    def global_var(self, gv) -> str:
+    def visit_var_(self, e) -> str:
+        return self.names.get(id(e)) or _identifier(e.name_hint)
+
+    visit_dataflow_var_ = visit_var_
+
+    def visit_tuple_(self, e) -> str:
+        fields = [self.expr(f) for f in e.fields]
+        if not fields:
+            return "R.tuple()"
+        return f"({fields[0]},)" if len(fields) == 1 else f"({', '.join(fields)})"
+
+    def visit_tuple_getitem_(self, e) -> str:
+        return f"{self.expr(e.tuple_value)}[{e.index}]"
+
+    def visit_shape_expr_(self, e) -> str:
+        return f"R.shape([{', '.join(self.dim(d) for d in e.values)}])"
+
+    def visit_prim_value_(self, e) -> str:
+        return f"R.prim_value({self.prim(e.value)})"
+
+    def visit_string_imm_(self, e) -> str:
+        return f"R.str({json.dumps(e.value)})"
+
+    def visit_data_type_imm_(self, e) -> str:
+        return f"R.dtype({json.dumps(e.value)})"
+
+    def visit_extern_func_(self, e) -> str:
+        return f"R.ExternFunc({json.dumps(e.global_symbol)})"
+
+    def visit_global_var_(self, gv) -> str:
         if self.class_name is None:
             return _identifier(gv.name_hint)
         if not self.cls_alias:
@@ -349,7 +355,7 @@ class FunctionPrinter:
             return json.dumps(e.global_symbol)
         return self.expr(e)
 
-    def call(self, e) -> str:
+    def visit_call_(self, e) -> str:
         op = e.op
         if isinstance(op, Op) and op.name in _DPS_OPS:
             return self.dps_call(e)
@@ -380,7 +386,7 @@ class FunctionPrinter:
             parts.append(f"tir_vars={self.expr(e.args[2])}")
         return f"R.{e.op.name[6:]}({', '.join(parts)})"
 
-    def constant(self, e) -> str:
+    def visit_constant_(self, e) -> str:
         """``R.const(value, dtype)``; a constant bigger than ``INLINE_CONSTANT`` elements is a
         ``metadata`` reference unless ``show_meta`` (as TVM, which shows scalars only)."""
         array = e.data.numpy()

@@ -6,9 +6,9 @@
 * A call of a ``Primitive`` function becomes a ``"tvm_op"`` node calling the PrimFunc LowerTE
   made for it (``TECompiler``: one PrimFunc per distinct function). A function with
   ``Compiler="<name>"`` (BYOC) calls the symbol its external codegen ``relay.ext.<name>``
-  made instead (``ExternalCodegen``). A function that only
-  reshapes (reshape, squeeze, expand_dims, batch_flatten, reshape_like) becomes ``"__nop"``:
-  no kernel, its output shares the input's storage.
+  made instead (``ExternalCodegen``). A function FuseOps marked
+  ``relay.reshape_only`` (its calls are all ``TReshapeOp``s: reshape, squeeze,
+  expand_dims...) becomes ``"__nop"``: no kernel, its output shares the input's storage.
 * Tuples are lists of entries; ``TupleGetItem`` picks one. ``heads`` are the outputs.
 * ``attrs.shape``/``dltype``/``storage_id`` list every entry (``node_row_ptr`` order);
   storage ids come from ``plan_memory``.
@@ -20,33 +20,23 @@ import json
 
 from irlab.errors import IrlabError
 from irlab.ir.op import Op
-from irlab.ir.type import TensorType, TupleType
+from irlab.ir.type import TensorType, flatten_tuple_type
 from irlab.relay import expr as R
 from irlab.relay.backend.external_codegen import ExternalCodegen, compiler_of
 from irlab.relay.backend.graph_plan_memory import plan_memory
 from irlab.relay.backend.te_compiler import TECompiler
 from irlab.relay.expr_functor import DeepSafeMemoVisitor
-from irlab.relay.function import Function, is_primitive
+from irlab.relay.function import Function, is_primitive, is_reshape_only
 
-
-
-def _reshape_only(func: Function) -> bool:
-    body = func.body
-    while (isinstance(body, R.Call) and isinstance(body.op, Op)
-           and body.op.get_attr("TReshapeOp", False)):
-        body = body.args[0]
-    return body is not func.body and isinstance(body, R.Var)
 
 
 def _tensor_types(ty) -> list:
-    if isinstance(ty, TupleType):
-        out = []
-        for f in ty.fields:
-            out.extend(_tensor_types(f))
-        return out
-    if not isinstance(ty, TensorType):
-        raise IrlabError(f"graph codegen: {ty} is not a tensor type")
-    return [ty]
+    """The tensor types of a value of type ``ty`` (a tuple's fields, flattened)."""
+    types = flatten_tuple_type(ty)
+    for leaf in types:
+        if not isinstance(leaf, TensorType):
+            raise IrlabError(f"graph codegen: {leaf} is not a tensor type")
+    return types
 
 
 class GraphCodegen(DeepSafeMemoVisitor):
@@ -113,7 +103,7 @@ class GraphCodegen(DeepSafeMemoVisitor):
         types = _tensor_types(call.checked_type)
         if compiler_of(func) is not None:
             name = func_name = self.external.lower(func)
-        elif _reshape_only(func):
+        elif is_reshape_only(func) and len(types) == 1 and len(inputs) >= 1:
             name, func_name = "reshape_nop", "__nop"
         else:
             lowered = self.compiler.lower(func)

@@ -9,6 +9,7 @@ layer never imports a code generator.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Callable
 
 from irlab.errors import TIRError
@@ -27,6 +28,10 @@ INTRINSICS: dict[str, "Intrinsic"] = {}
 #   deep-expression codegen: ``pure`` and not ``conditional`` may be translated ahead
 #   TVMScript: ``tvmscript``: ``T.<short name>(args)`` is parsed, and printed when the
 #                arguments have the call's dtype (else ``T.call_intrin``)
+#   builders:    ``has_builder`` (pure, fixed arity, a numpy reference): ``tir.<short name>``,
+#                ``te.<short name>`` and ``T.<short name>`` build the call (``builder()``);
+#                hand-written ones in ``tir.op`` (``floor``, ``fabs``, ``pow``...) take over
+#   NumpyCodeGen: ``numpy`` (``np.<ufunc>`` in the source when it is one)
 
 
 @dataclasses.dataclass(eq=False)
@@ -76,6 +81,29 @@ class Intrinsic:
             dtype = self.dtype_rule(args) if self.dtype_rule else _first_dtype(self, args)
         return E.Call(dtype, self.name, args, span)
 
+    @property
+    def has_builder(self) -> bool:
+        """Whether ``tir.<name>``, ``te.<name>`` and ``T.<name>`` build it: a pure intrinsic
+        of fixed arity that computes a value from its arguments (it has a numpy reference)."""
+        return self.pure and self.num_args is not None and self.numpy is not None
+
+    def builder(self):
+        """The function ``tir.<short name>`` (and ``te.<short name>``): its arguments, then
+        ``span``; made once per record, its docstring taken from the record."""
+        made = self.__dict__.get("_builder")
+        if made is None:
+            made = self.__dict__["_builder"] = _make_builder(self)
+        return made
+
+    def describe(self) -> str:
+        """A one-paragraph description of the intrinsic (the builders' docstring)."""
+        what = self.doc or f"``{self.short_name}`` of the argument(s)"
+        ways = ", ".join(f"{k} {getattr(self, k)!r}" for k in ("llvm", "libm", "c_operator",
+                                                                "c_function")
+                         if getattr(self, k) is not None)
+        return (f"{what[0].upper()}{what[1:]}: a Call of the intrinsic ``{self.name}`` "
+                f"(reference: {_callable_name(self.numpy)}{'; ' + ways if ways else ''}).")
+
     def check_arity(self, count, node=None):
         if self.num_args is not None and count != self.num_args:
             raise TIRError(f"{self.name} takes {self.num_args} argument(s), got {count}", node)
@@ -93,6 +121,34 @@ class Intrinsic:
         arity = "any" if self.num_args is None else self.num_args
         return f"Intrinsic({self.name}, args={arity}, {'pure' if self.pure else 'opaque'}, " \
                f"{', '.join(ways) or 'opaque to every backend'})"
+
+
+_ARG_NAMES = {1: ("x",), 2: ("x1", "x2"), 3: ("a", "b", "c")}
+
+
+def _make_builder(record):
+    names = _ARG_NAMES.get(record.num_args) or tuple(f"x{i}" for i in range(record.num_args))
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+    params.append(inspect.Parameter("span", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    default=None))
+    signature = inspect.Signature(params)
+
+    def build(*args, **kwargs):
+        if kwargs.keys() - {"span"} or len(args) != record.num_args:
+            bound = signature.bind(*args, **kwargs)  # TypeError as a Python function's
+            args, kwargs = bound.args[:record.num_args], {"span": bound.arguments.get("span")}
+        return record(*args, span=kwargs.get("span"))
+
+    build.__name__ = build.__qualname__ = record.short_name
+    build.__signature__ = signature
+    build.__doc__ = record.describe()
+    return build
+
+
+def _callable_name(fn) -> str:
+    module = getattr(fn, "__module__", None) or ("numpy" if hasattr(fn, "nin") else "")
+    prefix = "np." if module == "numpy" else ""
+    return prefix + getattr(fn, "__name__", repr(fn))
 
 
 def _first_dtype(record, args):

@@ -816,6 +816,27 @@ def test_reshape_only_is_an_op_trait():
     assert not Op.get("transpose").get_attr("TReshapeOp", False)
 
 
+def test_graph_codegen_reads_the_reshape_only_mark():
+    """The graph codegen's ``__nop`` is FuseOps' ``relay.reshape_only`` (one definition)."""
+    import numpy as np
+
+    import irlab
+    from irlab import relay
+    from irlab.contrib import graph_executor
+
+    x = relay.var("x", shape=(2, 6))
+    mod = irlab.IRModule.from_expr(relay.Function([x], relay.reshape(x, (3, 4))))
+    fused = relay.transform.FuseOps(fuse_opt_level=2)(relay.transform.InferType()(mod))
+    assert "relay.reshape_only=1" in fused.astext()
+    factory = relay.build(mod, "llvm")
+    assert '"__nop"' in factory.get_graph_json()
+    runner = graph_executor.GraphModule(factory["default"](irlab.cpu()))
+    data = np.arange(12, dtype="float32").reshape(2, 6)
+    runner.set_input("x", data)
+    runner.run()
+    np.testing.assert_array_equal(runner.get_output(0).numpy(), data.reshape(3, 4))
+
+
 def test_stop_fusion_cuts_the_group():
     """``annotation.stop_fusion`` ends a fused group: add and exp become two primitive
     functions (fused into one without it), the annotation itself is gone, and the program

@@ -26,7 +26,7 @@ import numpy as np
 
 from irlab.errors import IrlabError
 from irlab.ir.op import Op
-from irlab.ir.type import TensorType, TupleType
+from irlab.ir.type import TensorType, flatten_tuple_type
 from irlab.relay.expr_functor import ExprVisitor
 from irlab.relay.function import Function
 from irlab.runtime.abi import ERR_ALLOC, FunctionInfo, ParamInfo
@@ -75,11 +75,12 @@ class Output:
 
 
 def _tensor_types(ty) -> list:
-    if isinstance(ty, TupleType):
-        return [t for f in ty.fields for t in _tensor_types(f)]
-    if not isinstance(ty, TensorType):
-        raise IrlabError(f"external C codegen handles tensors, got {ty}")
-    return [ty]
+    """The tensor types of a value of type ``ty`` (a tuple's fields, flattened)."""
+    types = flatten_tuple_type(ty)
+    for leaf in types:
+        if not isinstance(leaf, TensorType):
+            raise IrlabError(f"external C codegen handles tensors, got {leaf}")
+    return types
 
 
 def _as_output(name, ty) -> Output:
