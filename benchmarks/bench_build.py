@@ -6,7 +6,8 @@ graph codegen), ``TIR lowering`` (``lower_for_codegen``: the TIR passes + LowerI
 ``codegen`` (TIR to LLVM IR in Python; printing the IR as text is not counted), ``LLVM``
 (llvmlite: parse, the O2 pipeline, emit object; in background threads, overlapping the
 Python stages: ``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its
-CPU seconds (all threads); ``verify`` is ``tir.analysis.verify_well_formed`` (in
+CPU seconds (all threads), without the stages run inside it (relay.build lowers, generates
+and starts compiling each kernel inside LowerTE, as soon as it is scheduled); ``verify`` is ``tir.analysis.verify_well_formed`` (in
 ``irlab.build`` and after each schedule primitive; also counted in the stage that called
 it); ``wait`` is the wall time the build spent waiting for LLVM after Python had finished.
 The head names the machine (``machine.describe()``). Prints figures; asserts nothing. The
@@ -30,11 +31,14 @@ STAGES = ("optimize", "LowerTE", "TIR lowering", "codegen", "LLVM", "LLVM load",
 
 class _Clock:
     """Accumulates CPU seconds per stage (of the thread that runs it) and the main thread's
-    wall time waiting for compiled parts; ``wrap`` patches an attribute to be timed."""
+    wall time waiting for compiled parts; ``wrap`` patches an attribute to be timed. A stage
+    run inside another (relay.build lowers and generates each kernel inside LowerTE) is
+    counted in its own stage only, unless it is wrapped ``nested=True`` (``verify``)."""
 
     def __init__(self):
         self.cpu = defaultdict(float)
         self.lock = threading.Lock()
+        self.local = threading.local()  # .inner: CPU seconds of the stages run inside
 
     def reset(self):
         self.cpu.clear()
@@ -43,16 +47,20 @@ class _Clock:
         with self.lock:
             self.cpu[stage] += seconds
 
-    def wrap(self, owner, attr, stage):
+    def wrap(self, owner, attr, stage, nested=False):
         inner = getattr(owner, attr)
         clock = self
 
         def timed(*args, **kwargs):
             c = time.thread_time()
+            outer = getattr(clock.local, "inner", 0.0)
+            clock.local.inner = 0.0
             try:
                 return inner(*args, **kwargs)
             finally:
-                clock.add(stage, time.thread_time() - c)
+                spent = time.thread_time() - c
+                clock.add(stage, spent if nested else spent - clock.local.inner)
+                clock.local.inner = outer + (0.0 if nested else spent)
 
         setattr(owner, attr, timed)
 
@@ -75,14 +83,9 @@ def _install(clock):
     def lower_te_passes(*args, **kwargs):
         seq = original(*args, **kwargs)
 
-        def run(mod):
-            c = time.thread_time()
-            try:
-                return seq(mod)
-            finally:
-                clock.add("LowerTE", time.thread_time() - c)
-
-        return run
+        holder = type("Holder", (), {"run": staticmethod(seq)})
+        clock.wrap(holder, "run", "LowerTE")
+        return holder.run
 
     lte.lower_te_passes = lower_te_passes
     clock.wrap(GraphCodegen, "codegen", "LowerTE")
@@ -90,8 +93,8 @@ def _install(clock):
     clock.wrap(CodegenLLVM, "add_function", "codegen")
     clock.wrap(jit, "compile_ir", "LLVM")
     clock.wrap(jit.LLVMModule, "__init__", "LLVM load")
-    clock.wrap(well_formed, "memory_safety_checks", "verify")
-    clock.wrap(bounds_checks, "memory_safety_checks", "verify")
+    clock.wrap(well_formed, "memory_safety_checks", "verify", nested=True)
+    clock.wrap(bounds_checks, "memory_safety_checks", "verify", nested=True)
     result = concurrent.futures.Future.result
 
     def waited(self, *args, **kwargs):  # the build's wall time blocked on LLVM
@@ -104,9 +107,10 @@ def _install(clock):
     concurrent.futures.Future.result = waited
 
 
-def _report(label, total_wall, total_cpu, cpu):
+def _report(label, total_wall, total_cpu, main_cpu, cpu):
     row = ", ".join(f"{s} {cpu.get(s, 0.0):.2f}" for s in STAGES)
-    print(f"  {label:5s} {total_wall:6.2f} s wall ({total_cpu:.2f} s cpu): {row}; "
+    print(f"  {label:5s} {total_wall:6.2f} s wall ({total_cpu:.2f} s cpu, main thread "
+          f"{main_cpu:.2f}; load {os.getloadavg()[0]:.2f}): {row}; "
           f"wait {cpu.get('wait', 0.0):.2f}")
 
 
@@ -138,11 +142,11 @@ def main():
         print(f"{name}:")
         for run in range(1 + args.repeat):
             clock.reset()
-            w, c = time.perf_counter(), time.process_time()
+            w, c, m = time.perf_counter(), time.process_time(), time.thread_time()
             with tvm.transform.PassContext(opt_level=3):
                 relay.build(mod, "llvm", params=params)
             _report("cold" if run == 0 else "warm", time.perf_counter() - w,
-                    time.process_time() - c, clock.cpu)
+                    time.process_time() - c, time.thread_time() - m, clock.cpu)
 
 
 if __name__ == "__main__":

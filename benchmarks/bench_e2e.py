@@ -28,9 +28,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def _clear_caches():
     import irlab.build_module as bm
+    import irlab.relay.build_module as relay_bm
     import irlab.target.llvm_jit as jit
 
     bm._built.clear()
+    relay_bm._built.clear()
     jit._memory_cache.clear()
 
 

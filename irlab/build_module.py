@@ -164,6 +164,47 @@ def _build_registered_kind(funcs, target):
     return module
 
 
+class IncrementalBuild:
+    """``build`` for target ``target`` of PrimFuncs handed over one at a time (``add``), so
+    that LLVM compiles the first ones on other cores while the caller makes the next:
+    ``relay.build`` adds each kernel as soon as LowerTE has scheduled it, then asks for the
+    library of its kernel module (``build_module``). What comes out is what ``build`` of that
+    module makes, except that it is not remembered under a program key (``relay.build``
+    remembers its own results): the key prints every kernel, a tenth of a cold build.
+
+    Only for target "llvm" with compile threads and without instruments or user lowering
+    passes (which must see one ``tir.build`` of the whole module); otherwise, or when the
+    module is not the functions added, ``build_module`` is ``build``."""
+
+    def __init__(self, target):
+        from irlab.target.llvm_build import LLVMBuilder, compile_threads
+        from irlab.transform import PassContext
+
+        self.target = as_target(target)
+        self.added: list = []
+        ctx = PassContext.current()
+        streams = (self.target.kind == "llvm" and compile_threads() > 0
+                   and not ctx.instruments and not ctx.config.get("tir.add_lower_pass"))
+        self._builder = LLVMBuilder(self.target) if streams else None
+
+    def add(self, name: str, func: PrimFunc):
+        """Verify (``WellFormedError`` if not well formed), lower and start compiling
+        ``func``, the module's function ``name``."""
+        if self._builder is None:
+            return
+        (gvar, func), = IRModule({name: func}).functions.items()
+        self.added.append(func)
+        self._builder.add(gvar, insert_bounds_checks(func, name=_symbol(gvar, func)))
+
+    def build_module(self, mod: IRModule):
+        """The library of ``mod``'s PrimFuncs (as ``build(mod, target)``)."""
+        funcs = [f for f in mod.functions.values() if isinstance(f, PrimFunc)]
+        if self._builder is not None and len(funcs) == len(self.added) and \
+                all(f is a for f, a in zip(funcs, self.added)):
+            return self._builder.finish()
+        return build(mod, target=self.target)
+
+
 _built = LRUCache(64)  # program key -> a function re-creating the built module
 
 
@@ -185,4 +226,4 @@ def _program_key(mod: IRModule, target: Target) -> str | None:
     return h.hexdigest()
 
 
-__all__ = ["build", "lower_for_codegen"]
+__all__ = ["build", "lower_for_codegen", "IncrementalBuild"]

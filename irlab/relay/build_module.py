@@ -3,7 +3,9 @@
 
 ``build(mod, target, params)`` runs ``relay.optimize`` (binding ``params`` as constants), then
 graph codegen: LowerTE turns each fused function into a scheduled PrimFunc, the memory plan
-assigns storage, and ``irlab.build`` compiles every PrimFunc into one library. A function with
+assigns storage, and ``irlab.build`` compiles every PrimFunc into one library (for "llvm",
+each kernel is handed over as soon as LowerTE has made it, ``build_module.IncrementalBuild``,
+so that LLVM compiles on the other cores while Python schedules the next kernels). A function with
 ``Compiler="<name>"`` (made by ``PartitionGraph``) goes instead to the external codegen
 registered as ``relay.ext.<name>``; the module it returns is imported into the library
 (``lib.imported_modules``). The result is a ``GraphExecutorFactoryModule``, as TVM's.
@@ -128,7 +130,7 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
           workspace_memory_pools=None, constant_memory_pools=None, params=None,
           mod_name="default"):
     """Compile a Relay module for ``target`` into a ``GraphExecutorFactoryModule``."""
-    from irlab.build_module import build as build_tir
+    from irlab.build_module import IncrementalBuild
     from irlab.ir.module import IRModule
     from irlab.relay.backend.graph_codegen import GraphCodegen
     from irlab.relay.backend.lower_te_pass import lower_te_passes
@@ -151,11 +153,14 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     with target:
         mod, _ = optimize(ir_mod, target, params)
         codegen = GraphCodegen(target, mod_name)
+        # each kernel starts compiling (on the other cores) as soon as LowerTE has made it
+        kernel_build = IncrementalBuild(target)
+        codegen.compiler.on_lowered = lambda lf: kernel_build.add(lf.name, lf.prim_func)
         mod = lower_te_passes(codegen.compiler)(mod)  # step 29, seen by instruments
         graph_json, lowered, consts = codegen.codegen(mod["main"])
         kernels = IRModule({lf.name: lf.prim_func for lf in lowered})
         if lowered:
-            lib = build_tir(kernels, target=target)
+            lib = kernel_build.build_module(kernels)
         else:
             from irlab.runtime.module import Module
 
@@ -209,8 +214,9 @@ def _build_key(ir_mod, target, params, mod_name):
         h.update(part.encode())
         h.update(b"\0")
     for name in sorted(params or {}):
-        value = params[name]
-        array = np.ascontiguousarray(value.numpy() if hasattr(value, "numpy") else value)
+        # the bytes are hashed where they are (an NDArray's numpy() and tobytes() would each
+        # copy them: ResNet-18's 47 MB of weights, twice)
+        array = np.ascontiguousarray(np.asarray(params[name]))
         h.update(name.encode() + str(array.dtype).encode() + str(array.shape).encode())
-        h.update(array.tobytes())
+        h.update(array.reshape(-1).view(np.uint8))
     return h.hexdigest()

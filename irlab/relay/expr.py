@@ -115,7 +115,7 @@ class Constant(ExprWithOp):
         super().__init__(span, data)
 
     def _structural_key(self):
-        array = self.data.numpy()
+        array = np.asarray(self.data)  # the data itself: numpy() would copy it once more
         return (array.dtype.str, array.shape, array.tobytes())
 
 

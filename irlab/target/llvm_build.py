@@ -8,7 +8,9 @@ optimizes it and emits its object (LLVM runs without the GIL, see ``llvm_jit._un
 while Python lowers the next functions; once every part is generated, the calling thread
 compiles the parts no one has started yet, beside the background threads. The parts only
 declare the runtime's hook variables; a small glue object defines them and carries the
-library's metadata. All the objects load into one engine (``LLVMModule``), link into one
+library's metadata. ``LLVMBuilder`` takes the functions one at a time, so that a caller
+making them (``relay.build``: LowerTE) overlaps their compilation too. All the objects load
+into one engine (``LLVMModule``), link into one
 ``.so``, and show as one linked module in ``get_source("ll")``.
 
 ``IRLAB_COMPILE_THREADS`` sets the number of background compile threads (default: one less
@@ -127,63 +129,95 @@ class _Part:
 
 def build_llvm(funcs, target):
     """Lower, generate and compile ``funcs`` (``[(GlobalVar, PrimFunc)]``, block-form TIR)."""
-    from irlab import build_module
-    from irlab.target.codegen_llvm import CodegenLLVM
-    from irlab.target.llvm_jit import LLVMModule, compile_ir
+    funcs = list(funcs)
+    builder = LLVMBuilder(target, whole=funcs)
+    for gvar, func in funcs:
+        builder.add(gvar, func)
+    return builder.finish()
 
-    threads = compile_threads()
-    lowered = _LoweredOneByOne(funcs, threads)
-    compiler = _Compiler(target, threads)
-    infos = []
-    part = _Part(target, define_hooks=False)
-    for k, (gvar, _) in enumerate(funcs):
-        low = next(lowered)
-        part.add(low, build_module._symbol(gvar, low))
-        if k + 1 < len(funcs) and threads and part.instructions >= PART_INSTRUCTIONS:
-            compiler.submit(str(part.cg.module))
-            infos += part.cg.infos
-            part = _Part(target, define_hooks=False)
-    tir = functools.cache(lowered.module().script)  # printed when get_source("tir") asks
-    if not compiler.texts:  # one module, as a small program always is
-        part.cg.define_declared_hooks()
-        part.cg.add_metadata()
-        raw = str(part.cg.module)
-        obj, optimized, cached = compile_ir(raw, target)
-        return LLVMModule(obj, part.cg.infos, target,
-                          {"ll-raw": raw, "ll": optimized, "tir": tir}, cached=cached)
-    compiler.submit(str(part.cg.module))
-    infos += part.cg.infos
-    compiler.submit(CodegenLLVM.glue_module(target, infos))
-    results = compiler.results()
-    return LLVMModule([r[0] for r in results], infos, target, {"tir": tir},
-                      cached=all(r[2] for r in results),
-                      part_sources=[{"ll-raw": r[3], "ll": r[1]} for r in results])
+
+class LLVMBuilder:
+    """Builds one library from PrimFuncs handed over one at a time (``add``), so that LLVM
+    compiles the first parts while the caller is still making the next functions
+    (``relay.build`` adds each kernel as soon as LowerTE has scheduled it); ``finish``
+    returns the ``LLVMModule``. ``whole``: all the functions, known in advance (``build``),
+    lowered at once under instruments (see ``_LoweredOneByOne``).
+
+    Parts are cut as ``build_llvm`` always cut them: after a function that fills a part,
+    unless it is the last one. Not knowing which function is the last, the first cut waits
+    for the next function (a program that fits one part stays one module, compiled in the
+    calling thread with its metadata); later full parts are sent off at once, and an empty
+    last part is dropped."""
+
+    def __init__(self, target, whole=None):
+        self.target = target
+        self.threads = compile_threads()
+        self.lowered = _LoweredOneByOne(whole, self.threads)
+        self.compiler = _Compiler(target, self.threads)
+        self.infos = []
+        self.part = _Part(target, define_hooks=False)
+        self.functions = 0  # in the current part
+
+    def add(self, gvar, func):
+        """Lower, generate (and, once a part is full, compile) ``func``."""
+        if self.functions and self.threads and self.part.instructions >= PART_INSTRUCTIONS:
+            self._send()  # the first full part: another function follows
+        from irlab import build_module
+
+        low = self.lowered.lower(gvar, func)
+        self.part.add(low, build_module._symbol(gvar, low))
+        self.functions += 1
+        if self.compiler.texts and self.threads and \
+                self.part.instructions >= PART_INSTRUCTIONS:
+            self._send()
+
+    def _send(self):
+        self.compiler.submit(str(self.part.cg.module))
+        self.infos += self.part.cg.infos
+        self.part = _Part(self.target, define_hooks=False)
+        self.functions = 0
+
+    def finish(self):
+        """The library of the functions added, once every part is compiled."""
+        from irlab.target.codegen_llvm import CodegenLLVM
+        from irlab.target.llvm_jit import LLVMModule, compile_ir
+
+        tir = functools.cache(self.lowered.module().script)  # printed when asked for
+        if not self.compiler.texts:  # one module, as a small program always is
+            cg = self.part.cg
+            cg.define_declared_hooks()
+            cg.add_metadata()
+            raw = str(cg.module)
+            obj, optimized, cached = compile_ir(raw, self.target)
+            return LLVMModule(obj, cg.infos, self.target,
+                              {"ll-raw": raw, "ll": optimized, "tir": tir}, cached=cached)
+        if self.functions:
+            self._send()
+        self.compiler.submit(CodegenLLVM.glue_module(self.target, self.infos))
+        results = self.compiler.results()
+        return LLVMModule([r[0] for r in results], self.infos, self.target, {"tir": tir},
+                          cached=all(r[2] for r in results),
+                          part_sources=[{"ll-raw": r[3], "ll": r[1]} for r in results])
 
 
 class _LoweredOneByOne:
-    """Iterates the lowered PrimFuncs of ``funcs`` in order, each lowered when asked for (so
-    that compiling the first ones overlaps lowering the rest). Under instruments (or without
-    compile threads) the whole module is lowered at once, as TVM's build does, so
-    instruments see one ``tir.build`` sequence."""
+    """Lowers PrimFuncs one by one, each when asked for (so that compiling the first ones
+    overlaps lowering the rest). Under instruments (or without compile threads) the whole
+    module ``whole`` is lowered at once, as TVM's build does, so that instruments see one
+    ``tir.build`` sequence."""
 
-    def __init__(self, funcs, threads):
+    def __init__(self, whole, threads):
         from irlab import build_module
         from irlab.transform import PassContext
 
-        self.funcs = list(funcs)
         self.done = []
         self._lower = build_module.lower_for_codegen
         self._whole = None
-        if PassContext.current().instruments or threads == 0:
-            self._whole = self._lower(IRModule(dict(self.funcs)))
+        if whole is not None and (PassContext.current().instruments or threads == 0):
+            self._whole = self._lower(IRModule(dict(whole)))
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if len(self.done) == len(self.funcs):
-            raise StopIteration
-        gvar, func = self.funcs[len(self.done)]
+    def lower(self, gvar, func):
+        """``func`` (``gvar`` in the module) lowered for codegen."""
         mod = self._whole if self._whole is not None else self._lower(IRModule({gvar: func}))
         self.done.append((gvar, mod[gvar.name_hint]))
         return self.done[-1][1]

@@ -84,6 +84,7 @@ class ComputeOp(Operation):
     """``out[axis] = body[k]`` for every point of the ``axis`` domain; a body made of Reduce
     nodes also iterates ``reduce_axis``. One output per body expression."""
 
+    __slots__ = ("_inputs",)  # input tensors, found on first use
     axis: tuple
     reduce_axis: tuple
     body: tuple
@@ -98,13 +99,17 @@ class ComputeOp(Operation):
 
     @property
     def input_tensors(self) -> list:
-        """Tensors read by the body, in order of first appearance."""
-        out = []
-        for b in self.body:
-            for t in collect_producers(b):
-                if t not in out:
-                    out.append(t)
-        return out
+        """Tensors read by the body, in order of first appearance (found once: LowerTE and
+        the schedules ask again and again)."""
+        found = getattr(self, "_inputs", None)
+        if found is None:
+            found = []
+            for b in self.body:
+                for t in collect_producers(b):
+                    if t not in found:
+                        found.append(t)
+            object.__setattr__(self, "_inputs", tuple(found))
+        return list(found)
 
 
 def collect_producers(expr) -> list:

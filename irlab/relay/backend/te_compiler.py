@@ -10,6 +10,10 @@ ties). ``te.create_prim_func`` turns the tensors into a block-form PrimFunc, the
 2. the anchor implementation's schedule runs on the ``tir.Schedule`` with the function's
    output tensors (a TOPI schedule finds its own stages from there, as in TVM).
 
+The scheduled function is verified once, at the end (``verify_well_formed``), not after
+each primitive; only when it is not well formed is it scheduled again, verifying each step,
+so that the step at fault raises ``ScheduleError`` and the schedule's fallback runs.
+
 The PrimFunc is named ``tvmgen_default_fused_<op>_<op>...`` ("." -> "_"); a name longer than
 80 characters is cut and ends in a hash of the full one. Structurally equal functions are
 lowered once (``TECompiler`` caches by structural hash).
@@ -28,6 +32,7 @@ from irlab.relay import expr as R
 from irlab.relay.expr_functor import DeepSafeMemoVisitor
 from irlab.relay.function import Function
 from irlab.relay.op.op_strategy import select_implementation
+from irlab.tir.analysis import verify_well_formed
 from irlab.tir.schedule import Schedule, ScheduleError
 from irlab.topi.utils import _te_blocks, block_of
 
@@ -213,9 +218,6 @@ def tuned_prim_func(prim_func, target):
 
 def lower_function(func: Function, target, name: str | None = None) -> LoweredFunction:
     """Lower one fused primitive function (its types inferred) for ``target``."""
-    from irlab.te.create_prim_func import _ordered_ops
-    from irlab.te.tensor import ComputeOp
-
     builder = _TEBuilder(target)
     inputs = []
     for p in func.params:
@@ -233,7 +235,25 @@ def lower_function(func: Function, target, name: str | None = None) -> LoweredFu
         lowered.tir_from_te = prim_func
         lowered.tuned = True  # its schedule's trace is the tuning record's
         return lowered
-    sch = Schedule(prim_func)
+    sch = _scheduled(prim_func, inputs, outputs, builder, target, checked=False)
+    if not verify_well_formed(sch.mod, assert_mode=False):
+        # a step made the function ill formed: schedule again, verifying after each step,
+        # so that the step fails (ScheduleError) and TOPI's fallback runs, as it always did
+        sch = _scheduled(prim_func, inputs, outputs, builder, target, checked=True)
+    lowered = LoweredFunction(name, sch.mod["main"], sch, func, inputs, outputs,
+                              builder.anchor)
+    lowered.tir_from_te = prim_func  # before any schedule: what the lowering explorer shows
+    return lowered
+
+
+def _scheduled(prim_func, inputs, outputs, builder, target, checked):
+    """``prim_func`` under a new ``Schedule``: the injective stages inlined, then the anchor
+    implementation's schedule. ``checked=False`` verifies only the end result (by the caller):
+    verifying after each of a conv's ~15 primitives was a tenth of a cold ``relay.build``."""
+    from irlab.te.create_prim_func import _ordered_ops
+    from irlab.te.tensor import ComputeOp
+
+    sch = Schedule(prim_func, enable_check=checked)
     # the ComputeOps in create_prim_func's order are its root's child blocks, in order
     ops = [op for op in _ordered_ops(inputs + outputs) if isinstance(op, ComputeOp)]
     blocks = sch.get_child_blocks(sch.get_block("root"))
@@ -253,10 +273,8 @@ def lower_function(func: Function, target, name: str | None = None) -> LoweredFu
     if builder.anchor is not None:
         impl, attrs, _ = builder.anchor
         impl.schedule(attrs, sch, outputs, target)
-    lowered = LoweredFunction(name, sch.mod["main"], sch, func, inputs, outputs,
-                              builder.anchor)
-    lowered.tir_from_te = prim_func  # before any schedule: what the lowering explorer shows
-    return lowered
+    sch.enable_check = True  # primitives applied later (by a user) are verified
+    return sch
 
 
 class TECompiler:
@@ -268,6 +286,8 @@ class TECompiler:
         self._cache: dict = {}  # structural hash -> list of (Function, LoweredFunction)
         self._names: dict = {}
         self.lowered: list[LoweredFunction] = []
+        # called with each new LoweredFunction (relay.build starts compiling it at once)
+        self.on_lowered = None
 
     def lower(self, func: Function) -> LoweredFunction:
         key = structural_hash(func)
@@ -281,6 +301,8 @@ class TECompiler:
         lowered = lower_function(func, self.target, name)
         self._cache.setdefault(key, []).append((func, lowered))
         self.lowered.append(lowered)
+        if self.on_lowered is not None:
+            self.on_lowered(lowered)
         return lowered
 
 
