@@ -129,3 +129,32 @@ def test_fold_constant_folds_small_and_keeps_huge():
     huge = _const_module(lambda: R.broadcast_to(relax.const(np.float32(1.5)), (side, side)))
     kept = relax.transform.FoldConstant()(huge)
     assert len(_main_calls(kept)) == 1
+
+
+def _conv_ref(x, w):
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    return np.maximum(np.einsum("nchwij,ocij->nohw", windows, w), 0)
+
+
+@pytest.mark.parametrize("batch", [2, None])
+def test_conv2d_register_tiled_equals_numpy(batch):
+    """A 12-wide row is vectorized by 12 lanes (the largest divisor under the width); the
+    padding stays a stage of its own."""
+    w = rand((8, 4, 3, 3), seed=7)
+    x = relax.Var("x", tensor([batch or sym("n"), 4, 12, 12]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(R.nn.relu(R.nn.conv2d(x, relax.const(w), padding=(1, 1))))
+        bb.emit_func_output(gv)
+    with tvm.target.Target("llvm -mcpu=skylake-avx512"):
+        named = relax.get_pipeline("zero")(bb.get())
+    conv = next(f for gv, f in named.items() if gv.name_hint.startswith("fused_conv2d"))
+    assert (tir.ForKind.VECTORIZED, 12) in _kinds(conv)
+    mod = relax.get_pipeline("zero")(bb.get())  # scheduled for this host, to run here
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
+    for b in ([batch] if batch else [1, 3]):
+        data = rand((b, 4, 12, 12), seed=b)
+        np.testing.assert_allclose(vm["main"](tvm.nd.array(data)).numpy(), _conv_ref(data, w),
+                                   rtol=1e-5, atol=1e-5)

@@ -6,17 +6,21 @@ tuning database) or with DLight's rule-based schedules; irlab's pass is the rule
 made for symbolic shapes too (one schedule for every batch)::
 
     for i, j, k in T.grid(n, 256, 784): C[i, j] += A[i, k] * B[k, j]
- => for f in T.parallel(n * 32):                     # (i, j // 8) fused
-        C[i, j8 : j8 + 8] = 0                          # init, vectorized
-        for k in range(784): for ji in T.vectorized(8): C[..] += A[i, k] * B[k, j8 + ji]
+ => for f in T.parallel(n * 16):                     # (i, j // 16) fused; AVX2: 8 lanes
+        C[i, j16 : j16 + 16] = 0                       # init, vectorized
+        for k in range(784):
+            for jc in T.unroll(2): for ji in T.vectorized(8):
+                C[i, j16 + 8 * jc + ji] += A[i, k] * B[k, j16 + 8 * jc + ji]
 
 Rules, per block of a function (a block the rules cannot handle stays as it was):
 - an injective intermediate stage is inlined into its consumers;
-- a reduction whose innermost loop reduces and whose output's last axis is spatial and a
-  multiple of the vector width (a matmul) is register-tiled: the last spatial loop is split
-  by the target's vector width and moved below the reduction loops (vectorized), a static
-  second-to-last spatial loop by 4 (unrolled), the init decomposed and vectorized too;
-- an injective stage vectorizes its innermost loop when it is a multiple of the width;
+- a stage read by a reduction (a convolution's padding) stays a stage of its own;
+- a reduction whose innermost loop reduces and whose output's last axis is spatial with a
+  static extent (a matmul, a convolution) is register-tiled: the last spatial loop is split
+  into 2 vectors of the target's width (or of the largest divisor of the extent below it)
+  and moved below the reduction loops (vectorized), a static second-to-last spatial loop by
+  4 (unrolled), the init decomposed and vectorized too;
+- an injective stage vectorizes its innermost loop by the same vector length;
 - the outer spatial loops are fused and run in parallel.
 
 A PrimFunc with the ``tir.is_scheduled`` attribute (as set by TVM's schedulers and by this
@@ -89,6 +93,16 @@ def _loop_kind(loop, realize) -> str:
     return _OTHER
 
 
+def _vector_factor(extent, lanes):
+    """The vector length for a loop of ``extent``: the target's width, or the largest
+    divisor of ``extent`` below it (a 56-wide row in vectors of 8, a 28-wide one of 14);
+    None when that is under 4 or the extent is symbolic."""
+    if extent is None:
+        return None
+    factor = next(d for d in range(min(lanes, extent), 0, -1) if extent % d == 0)
+    return factor if factor >= 4 else None
+
+
 def _static(loop):
     return loop.extent.value if isinstance(loop.extent, E.IntImm) else None
 
@@ -122,7 +136,12 @@ class _FuncScheduler:
             return
         if any(id(w.buffer) in self.outputs for w in node.writes):
             return
+        if any(self._reduces(c) for c in self.sch.get_consumers(block)):
+            return  # (a padded input stays a stage: the reduction reads it without branches)
         self.sch.compute_inline(block)
+
+    def _reduces(self, block) -> bool:
+        return any(iv.iter_type != S.IterVar.DataPar for iv in self.sch.get(block).iter_vars)
 
     def _schedule_stage(self, name):
         block = self.sch.get_block(name)
@@ -141,9 +160,9 @@ class _FuncScheduler:
 
     def _injective(self, loops, lanes):
         inner = loops[-1]
-        extent = _static(self.sch.get(inner))
-        if extent is not None and extent >= lanes and extent % lanes == 0:
-            outer, vec = self.sch.split(inner, [None, lanes])
+        factor = _vector_factor(_static(self.sch.get(inner)), lanes)
+        if factor is not None:
+            outer, vec = self.sch.split(inner, [None, factor])
             self.sch.vectorize(vec)
             loops = loops[:-1] + [outer]
         self._parallel(loops)
@@ -151,7 +170,8 @@ class _FuncScheduler:
     def _reduction(self, block, loops, n_spatial, lanes):
         spatial, reduce = loops[:n_spatial], loops[n_spatial:]
         last = _static(self.sch.get(spatial[-1]))
-        if last is None or last % lanes or not self._last_axis_spatial(block, spatial[-1]):
+        lanes = _vector_factor(last, lanes)
+        if lanes is None or not self._last_axis_spatial(block, spatial[-1]):
             self._parallel(spatial)
             return
         cols = _COLS if last % (_COLS * lanes) == 0 else 1
