@@ -131,30 +131,32 @@ def test_fold_constant_folds_small_and_keeps_huge():
     assert len(_main_calls(kept)) == 1
 
 
-def _conv_ref(x, w):
+def _conv_ref(x, w, stride):
     padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    windows = windows[:, :, ::stride, ::stride]
     return np.maximum(np.einsum("nchwij,ocij->nohw", windows, w), 0)
 
 
-@pytest.mark.parametrize("batch", [2, None])
-def test_conv2d_register_tiled_equals_numpy(batch):
+@pytest.mark.parametrize("batch, stride", [(2, 1), (None, 1), (None, 2)])
+def test_conv2d_register_tiled_equals_numpy(batch, stride):
     """A 12-wide row is vectorized by 12 lanes (the largest divisor under the width); the
-    padding stays a stage of its own."""
+    padding stays a stage of its own; a strided convolution's rows stay scalar."""
     w = rand((8, 4, 3, 3), seed=7)
     x = relax.Var("x", tensor([batch or sym("n"), 4, 12, 12]))
     bb = relax.BlockBuilder()
     with bb.function("main", [x]):
         with bb.dataflow():
-            gv = bb.emit_output(R.nn.relu(R.nn.conv2d(x, relax.const(w), padding=(1, 1))))
+            conv = R.nn.conv2d(x, relax.const(w), strides=(stride, stride), padding=(1, 1))
+            gv = bb.emit_output(R.nn.relu(conv))
         bb.emit_func_output(gv)
     with tvm.target.Target("llvm -mcpu=skylake-avx512"):
         named = relax.get_pipeline("zero")(bb.get())
     conv = next(f for gv, f in named.items() if gv.name_hint.startswith("fused_conv2d"))
-    assert (tir.ForKind.VECTORIZED, 12) in _kinds(conv)
+    assert ((tir.ForKind.VECTORIZED, 12) in _kinds(conv)) == (stride == 1)
     mod = relax.get_pipeline("zero")(bb.get())  # scheduled for this host, to run here
     vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
     for b in ([batch] if batch else [1, 3]):
         data = rand((b, 4, 12, 12), seed=b)
-        np.testing.assert_allclose(vm["main"](tvm.nd.array(data)).numpy(), _conv_ref(data, w),
+        np.testing.assert_allclose(vm["main"](tvm.nd.array(data)).numpy(), _conv_ref(data, w, stride),
                                    rtol=1e-5, atol=1e-5)

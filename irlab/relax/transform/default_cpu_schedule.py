@@ -19,7 +19,8 @@ Rules, per block of a function (a block the rules cannot handle stays as it was)
   static extent (a matmul, a convolution) is register-tiled: the last spatial loop is split
   into 2 vectors of the target's width (or of the largest divisor of the extent below it)
   and moved below the reduction loops (vectorized), a static second-to-last spatial loop by
-  4 (unrolled), the init decomposed and vectorized too;
+  4 (unrolled), the init decomposed and vectorized too; a strided read of the vector loop
+  (a strided convolution) keeps that loop scalar (a gather is slower);
 - an injective stage vectorizes its innermost loop by the same vector length;
 - the outer spatial loops are fused and run in parallel.
 
@@ -174,6 +175,7 @@ class _FuncScheduler:
         if lanes is None or not self._last_axis_spatial(block, spatial[-1]):
             self._parallel(spatial)
             return
+        vectorize = not self._strided_read(block, spatial[-1])
         cols = _COLS if last % (_COLS * lanes) == 0 else 1
         j_outer, j_cols, j_inner = self.sch.split(spatial[-1], [None, cols, lanes])
         outer, inner = spatial[:-1] + [j_outer], [j_cols, j_inner]
@@ -184,7 +186,8 @@ class _FuncScheduler:
             inner = [i_inner, j_cols, j_inner]
         self.sch.reorder(*outer, *reduce, *inner)
         init = self.sch.decompose_reduction(block, reduce[0])
-        self.sch.vectorize(inner[-1])
+        if vectorize:
+            self.sch.vectorize(inner[-1])
         for loop in inner[:-1]:
             self.sch.unroll(loop)
         init_loops = self.sch.get_loops(init)
@@ -192,16 +195,34 @@ class _FuncScheduler:
             self.sch.vectorize(init_loops[-1])
         self._parallel(outer)
 
-    def _last_axis_spatial(self, block, loop) -> bool:
-        """The output's last index is (an offset of) ``loop``: vectorizing it writes a
-        contiguous vector."""
+    def _bound_to(self, block, loop) -> set:
+        """The ids of the block's iterators that ``loop`` feeds."""
         node = self.sch.get(block)
         realize = find_block(self.sch.mod["main"], node.name_hint)
         var = id(self.sch.get(loop).loop_var)
-        bound = {id(iv.var) for iv, v in zip(node.iter_vars, realize.iter_values)
-                 if var in _var_ids(v)}
+        return {id(iv.var) for iv, v in zip(node.iter_vars, realize.iter_values)
+                if var in _var_ids(v)}
+
+    def _last_axis_spatial(self, block, loop) -> bool:
+        """The output's last index is (an offset of) ``loop``: vectorizing it writes a
+        contiguous vector."""
+        node, bound = self.sch.get(block), self._bound_to(block, loop)
         region = node.writes[0].region if node.writes else []
         return bool(region) and bool(_var_ids(region[-1].min) & bound)
+
+    def _strided_read(self, block, loop) -> bool:
+        """A load steps over ``loop`` with a stride (``x[2 * i]``, a strided convolution):
+        a vector of it is a gather, slower than the scalar loop."""
+        bound, found = self._bound_to(block, loop), []
+
+        def visit(node):
+            if isinstance(node, E.Mul) and any(
+                    isinstance(a, E.Var) and id(a) in bound and isinstance(b, E.IntImm)
+                    and b.value != 1 for a, b in ((node.a, node.b), (node.b, node.a))):
+                found.append(node)
+
+        post_order_visit(self.sch.get(block).body, visit)
+        return bool(found)
 
     def _parallel(self, loops):
         if not loops:
