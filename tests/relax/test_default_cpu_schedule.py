@@ -160,3 +160,22 @@ def test_conv2d_register_tiled_equals_numpy(batch, stride):
         data = rand((b, 4, 12, 12), seed=b)
         np.testing.assert_allclose(vm["main"](tvm.nd.array(data)).numpy(), _conv_ref(data, w, stride),
                                    rtol=1e-5, atol=1e-5)
+
+
+def test_short_rows_sum_in_unrolled_tile():
+    """A 2x2 feature map (ResNet's last stage at a small input): the 2x2 output loops go
+    under the reduction, unrolled; equal to numpy."""
+    w = rand((8, 16, 3, 3), seed=8)
+    x = relax.Var("x", tensor([1, 16, 2, 2]))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(R.nn.relu(R.nn.conv2d(x, relax.const(w), padding=(1, 1))))
+        bb.emit_func_output(gv)
+    mod = relax.get_pipeline("zero")(bb.get())
+    conv = next(f for gv, f in mod.items() if gv.name_hint.startswith("fused_conv2d"))
+    assert (tir.ForKind.UNROLLED, 2) in _kinds(conv)
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), tvm.cpu())
+    data = rand((1, 16, 2, 2), seed=9)
+    np.testing.assert_allclose(vm["main"](tvm.nd.array(data)).numpy(), _conv_ref(data, w, 1),
+                               rtol=1e-5, atol=1e-5)

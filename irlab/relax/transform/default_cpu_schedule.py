@@ -21,6 +21,8 @@ Rules, per block of a function (a block the rules cannot handle stays as it was)
   and moved below the reduction loops (vectorized), a static second-to-last spatial loop by
   4 (unrolled), the init decomposed and vectorized too; a strided read of the vector loop
   (a strided convolution) keeps that loop scalar (a gather is slower);
+- a reduction whose rows are too short for vectors (under 4) moves its short static
+  spatial loops (up to 16 iterations) below the reduction loops, unrolled;
 - an injective stage vectorizes its innermost loop by the same vector length;
 - the outer spatial loops are fused and run in parallel.
 
@@ -172,6 +174,9 @@ class _FuncScheduler:
         spatial, reduce = loops[:n_spatial], loops[n_spatial:]
         last = _static(self.sch.get(spatial[-1]))
         lanes = _vector_factor(last, lanes)
+        if lanes is None and last is not None and last < 4:
+            self._scalar_tile(block, spatial, reduce)
+            return
         if lanes is None or not self._last_axis_spatial(block, spatial[-1]):
             self._parallel(spatial)
             return
@@ -193,6 +198,23 @@ class _FuncScheduler:
         init_loops = self.sch.get_loops(init)
         if _static(self.sch.get(init_loops[-1])) == lanes:
             self.sch.vectorize(init_loops[-1])
+        self._parallel(outer)
+
+    def _scalar_tile(self, block, spatial, reduce):
+        """Rows too short for vectors (a 2x2 feature map): the short static inner spatial
+        loops go below the reduction loops, unrolled, so their sums stay in registers."""
+        inner, size = [], 1
+        for loop in reversed(spatial[1:]):
+            extent = _static(self.sch.get(loop))
+            if extent is None or size * extent > _ROWS * _ROWS:
+                break
+            inner.insert(0, loop)
+            size *= extent
+        outer = spatial[:len(spatial) - len(inner)]
+        self.sch.reorder(*outer, *reduce, *inner)
+        self.sch.decompose_reduction(block, reduce[0])
+        for loop in inner:
+            self.sch.unroll(loop)
         self._parallel(outer)
 
     def _bound_to(self, block, loop) -> set:
