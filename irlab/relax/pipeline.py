@@ -17,10 +17,14 @@ PIPELINES = {
         "FoldConstant",  # evaluate calls whose inputs are all constants
         "FuseOps",  # group injective ops into their producers / consumers
         "FuseTIR",  # each group becomes one PrimFunc
+        # where TVM applies MetaScheduleApplyDatabase (tuned) or DLight (rule-based): every
+        # unscheduled kernel gets the generic CPU schedule (parallel, vectorized, tiled)
+        "DefaultCPUSchedule",
     ],
     # lowering to the VM (TVM's "default_build", what relax.build runs)
     "default_build": [
         "LegalizeOps",  # anything still high-level becomes call_tir
+        "DefaultCPUSchedule",  # kernels made since (or never scheduled) get scheduled
         "ToNonDataflow",  # the VM has no dataflow regions
         "RemovePurityChecking",  # call_pure_packed -> plain calls
         "CallTIRRewrite",  # call_tir outputs -> explicit allocations + PrimFunc call

@@ -14,6 +14,7 @@ from irlab.relax.backend.vm_codegen import vm_codegen
 from irlab.relax.exec_builder import ExecBuilder
 from irlab.relax.pipeline import get_pipeline
 from irlab.runtime.relax_vm import VMExecutable
+from irlab.target import as_target
 from irlab.transform import Pass
 
 Executable = VMExecutable
@@ -34,7 +35,8 @@ def build(mod: IRModule, target=None, params=None, pipeline="default_build",
         if not isinstance(pipeline, Pass):
             raise IrlabError(f"relax.build: pipeline must be a name or a Pass, got "
                              f"{type(pipeline).__name__}")
-        mod = pipeline(mod)
+        with as_target(target or "llvm"):  # the passes size kernels for the target
+            mod = pipeline(mod)
     builder = ExecBuilder()
     kernels = _vmcodegen(builder, mod, exec_mode)
     return _vmlink(builder, target, kernels)

@@ -94,7 +94,8 @@ class _Translator:
         lowered = self.compiler.lower(func)
         gv = self.kernels.get(lowered.name)
         if gv is None:
-            gv = self.kernels[lowered.name] = self.bb.add_func(lowered.prim_func, lowered.name)
+            gv = self.kernels[lowered.name] = self.bb.add_func(
+                lowered.prim_func.with_attr("tir.is_scheduled", True), lowered.name)
         args = []
         for a in call.args:  # a tuple-typed argument is passed field by field
             self._flatten(self.value(a), a.checked_type, args)

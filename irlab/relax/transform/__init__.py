@@ -9,6 +9,7 @@ from irlab.relax.transform.canonicalize_bindings import CanonicalizeBindings
 from irlab.relax.transform.fold_constant import FoldConstant
 from irlab.relax.transform.fuse_ops import FuseOps
 from irlab.relax.transform.fuse_tir import FuseTIR
+from irlab.relax.transform.default_cpu_schedule import DefaultCPUSchedule
 from irlab.relax.transform.bind_params import BindParams
 from irlab.relax.transform.normalize import Normalize
 

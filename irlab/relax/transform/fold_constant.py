@@ -5,6 +5,9 @@ constant tensors (the PrimFunc is built and run) or a legalizable op of constant
     lv = R.call_tir(cls.add, (c0, c1), ...)   =>   lv = metadata["relax.Constant"][0]
 
 Shapes must be static. PrimFuncs only used by folded calls stay until DeadCodeElimination.
+A call whose results are larger than its inputs and than ``FOLD_ELEMENTS_CAP`` elements
+(``zeros((n, ...))``, a broadcast of a scalar) stays: folding it would grow the module's
+constants instead of saving work at run time.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from irlab.runtime.ndarray import array as nd_array
 from irlab.tir import expr as tir_expr
 from irlab.transform import module_pass
 
-__all__ = ["FoldConstant"]
+__all__ = ["FoldConstant", "FOLD_ELEMENTS_CAP"]
+
+FOLD_ELEMENTS_CAP = 1 << 16  # results up to this size fold even when larger than the inputs
 
 
 def _static_tensors(sinfo):
@@ -33,6 +38,14 @@ def _static_tensors(sinfo):
             return None
         shapes.append(([d.value for d in s.dims], s.dtype))
     return shapes
+
+
+def _worth_folding(outs, constants) -> bool:
+    """Folding does not blow the module up: the results are no larger than the inputs, or
+    small."""
+    made = sum(int(np.prod(shape)) for shape, _ in outs)
+    read = sum(int(np.prod(c.data.shape)) for c in constants)
+    return made <= max(read, FOLD_ELEMENTS_CAP)
 
 
 class _Folder(ExprMutator):
@@ -62,7 +75,7 @@ class _Folder(ExprMutator):
                 isinstance(a, rx.Constant) for a in args.fields):
             return call
         outs = _static_tensors(call.sinfo_args[0])
-        if outs is None:
+        if outs is None or not _worth_folding(outs, args.fields):
             return call
         gv = call.args[0]
         lib = self.build(gv)
