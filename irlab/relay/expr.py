@@ -97,6 +97,12 @@ class Var(ExprWithOp):
                              f"got {type(type_annotation).__name__}")
         super().__init__(span, str(name_hint), type_annotation)
 
+    @property
+    def vid(self):
+        """TVM's ``Id`` of the variable (what makes it distinct): an irlab ``Var`` is its
+        own identity, so ``a.vid.same_as(b.vid)`` is ``a is b``."""
+        return self
+
 
 class Constant(ExprWithOp):
     """A constant tensor; ``data`` is an ``NDArray``."""
@@ -114,8 +120,13 @@ class Constant(ExprWithOp):
 
 
 class Call(ExprWithOp):
-    """A call of an ``Op``, ``Function``, ``GlobalVar`` or ``Var`` on ``args``."""
+    """A call of an ``Op``, ``Function``, ``GlobalVar``, ``Var`` or ``Constructor`` on ``args``.
 
+    ``type_args`` (the type arguments of a polymorphic callee, filled by type inference) are
+    derived information, left out of structural equality: a parsed module is type-checked,
+    a built one may not be."""
+
+    _non_structural = ("type_args",)
     op: object
     args: tuple
     attrs: object
@@ -196,6 +207,35 @@ class If(ExprWithOp):
         super().__init__(span, _expect_expr(cond, "if condition"),
                          _expect_expr(true_branch, "true branch"),
                          _expect_expr(false_branch, "false branch"))
+
+
+class RefCreate(ExprWithOp):
+    """``ref(value)``: a new mutable cell holding ``value``."""
+
+    value: object
+
+    def __init__(self, value, span=None):
+        super().__init__(span, _expect_expr(value, "ref's initial value"))
+
+
+class RefRead(ExprWithOp):
+    """``ref_read(ref)``: the value a cell holds now."""
+
+    ref: object
+
+    def __init__(self, ref, span=None):
+        super().__init__(span, _expect_expr(ref, "ref_read's reference"))
+
+
+class RefWrite(ExprWithOp):
+    """``ref_write(ref, value)``: store ``value`` in the cell; evaluates to ``()``."""
+
+    ref: object
+    value: object
+
+    def __init__(self, ref, value, span=None):
+        super().__init__(span, _expect_expr(ref, "ref_write's reference"),
+                         _expect_expr(value, "ref_write's value"))
 
 
 class TupleWrapper:
@@ -285,4 +325,5 @@ def bind(expr, binds: dict):
 register_func("relay.ir.Call", lambda op, args, attrs=None: Call(op, args, attrs))
 
 __all__ = ["Expr", "ExprWithOp", "Var", "Constant", "Call", "Tuple", "TupleGetItem", "Let",
-           "If", "TupleWrapper", "var", "const", "bind", "GlobalVar", "Op"]
+           "If", "RefCreate", "RefRead", "RefWrite", "TupleWrapper", "var", "const", "bind",
+           "GlobalVar", "Op"]
