@@ -22,7 +22,7 @@ from irlab.ir.attrs import Attrs
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.node import Node
-from irlab.ir.type import GlobalTypeVar
+from irlab.ir.type import GlobalTypeVar, IncompleteType
 
 
 def _is_var(node) -> bool:
@@ -78,6 +78,8 @@ class _Equal:
         # sides bind differently (a reordered loop nest reuses its body object).
         if a is b and not isinstance(a, (Node, tuple, list)):
             return
+        if _unknown_type(a) and _unknown_type(b):
+            return  # no annotation and ``_`` (an IncompleteType) both say "not known"
         if isinstance(a, (tuple, list)):
             if not isinstance(b, (tuple, list)) or len(a) != len(b):
                 raise _Mismatch(a, b, "sequences differ in length")
@@ -161,6 +163,10 @@ class _Equal:
 # TVM compares floating-point fields with this absolute tolerance, so an attribute written
 # as 1e-5 equals one read back from a float32 constant (9.99999974e-06).
 FLOAT_ATOL = 1e-9
+
+
+def _unknown_type(value) -> bool:
+    return value is None or isinstance(value, IncompleteType)
 
 
 def _has_type_vars(value) -> bool:

@@ -284,6 +284,8 @@ def var(name_hint, type_annotation=None, shape=None, dtype="float32", span=None)
 def const(value, dtype=None, span=None) -> Constant:
     """A constant: Python int -> int32, float -> float32, bool -> bool; arrays keep their dtype,
     except that float64/int64 arrays given without ``dtype`` become float32/int32 (as TVM)."""
+    if isinstance(dtype, TensorType):  # relay.const(0, relay.scalar_type("int32"))
+        dtype = dtype.dtype
     if isinstance(value, NDArray):
         value = value.numpy()
         if dtype is not None:

@@ -514,7 +514,7 @@ class _Parser:
                     self.expect("punct", ")")
                     break
                 token = self.expect("local", what="a parameter like '%x'")
-                ty = self.parse_type() if self.accept("punct", ":") else None
+                ty = self.parse_var_type()
                 var = Var(token.value, ty)
                 self.bind(token.value, var)
                 params.append(var)
@@ -565,8 +565,7 @@ class _Parser:
             elif token.kind == "kw" and token.value == "let":
                 self.advance()
                 name = self.expect("local", what="a variable like '%x'").value
-                ty = self.parse_type() if self.accept("punct", ":") else None
-                var = Var(name, ty)
+                var = Var(name, self.parse_var_type())
                 # Bound before its value is read, as in TVM (a let-bound function may recurse).
                 self.push_scope()
                 self.bind(name, var)
@@ -723,7 +722,7 @@ class _Parser:
             return PatternWildcard()
         if token.kind == "local":
             self.advance()
-            var = Var(token.value, self.parse_type() if self.accept("punct", ":") else None)
+            var = Var(token.value, self.parse_var_type())
             self.bind(token.value, var)
             return PatternVar(var)
         if token.kind == "punct" and token.value == "(":
@@ -883,6 +882,10 @@ class _Parser:
         return entries[index]
 
     # -- types ----------------------------------------------------------------------------
+    def parse_var_type(self):
+        """A variable's optional ``: T`` (``: _`` is an ``IncompleteType``)."""
+        return self.parse_type() if self.accept("punct", ":") else None
+
     def parse_type(self):
         token = self.peek()
         if token.kind == "punct" and token.value == "(":

@@ -281,6 +281,22 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip", name="T_take"):
     return te.compute(oshape, body, name=name, tag="injective")
 
 
+def gather_nd(a, indices, batch_dims=0, name="T_gather_nd"):
+    """``a`` at the index tuples along ``indices``' first axis (M of them): output
+    ``[b..., y...] + rest = a[b..., indices[0, b..., y...], ..., indices[M-1, ...], rest]``."""
+    ashape, ishape = dims(a), dims(indices)
+    m = ishape[0]
+    ny = len(ishape) - 1  # batch and gather axes of the output
+    oshape = ashape[:batch_dims] + ishape[1 + batch_dims:] + ashape[batch_dims + m:]
+
+    def body(*i):
+        where = i[:ny]
+        picked = tuple(O.cast(indices(*((k,) + where)), "int32") for k in range(m))
+        return a(*(i[:batch_dims] + picked + i[ny:]))
+
+    return te.compute(oshape, body, name=name, tag="injective")
+
+
 def one_hot(indices, on_value, off_value, depth, axis, dtype, name="T_one_hot"):
     """``on_value`` where the new axis ``axis`` equals the index, else ``off_value``."""
     ishape = dims(indices)

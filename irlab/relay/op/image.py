@@ -134,7 +134,8 @@ def _resample(x, axis, index, weights):
     return (picked * weights.reshape(shape)).sum(axis=axis + 1)
 
 
-def _resize2d_reference(inputs, attrs, out_type):
+def resize2d_reference(inputs, attrs, out_type):
+    """The numpy reference of ``image.resize2d`` (also what ``nn.upsampling`` computes)."""
     x = inputs[0]
     h_axis, w_axis = spatial_axes_of(attrs.layout)
     roi = tuple(attrs.roi)
@@ -155,7 +156,7 @@ def _resize2d_reference(inputs, attrs, out_type):
 
 register_op("image.resize2d", num_inputs=1, arguments=[("data", "Tensor", "The input tensor.")],
             attrs_type=Resize2DAttrs, type_rel=_resize2d_rel, pattern=OpPattern.INJECTIVE,
-            reference=_resize2d_reference, support_level=5,
+            reference=resize2d_reference, support_level=5,
             description="Resize the height and width of an image tensor.",
             ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
 

@@ -1,4 +1,4 @@
-"""Indexing operators: take, strided_slice and one_hot.
+"""Indexing operators: take, gather_nd, strided_slice and one_hot.
 
 Attrs, defaults and relations follow TVM v0.13 (include/tvm/relay/attrs/transform.h and
 src/relay/op/tensor/transform.cc); a bad attribute is rejected with what was expected and found.
@@ -26,6 +26,12 @@ class TakeAttrs(Attrs):
     batch_dims: int = 0
     axis: int = None
     mode: str = "clip"
+
+
+class GatherNDAttrs(Attrs):
+    _type_key = "relay.attrs.GatherNDAttrs"
+    batch_dims: int = 0
+    index_rank: int = None
 
 
 class StridedSliceAttrs(Attrs):
@@ -269,7 +275,55 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
 
 
 
-__all__ = ["TakeAttrs", "StridedSliceAttrs", "OneHotAttrs", "take", "strided_slice", "one_hot"]
+# ---------------------------------------------------------------------------------------------
+# gather_nd: indices (M, B..., Y...) pick data[B..., i_0, ..., i_{M-1}, ...]
+def _gather_nd_rel(ctx):
+    data, indices = ctx.tensor(0, "data"), ctx.tensor(1, "indices")
+    ctx.expect(indices.dtype.startswith(("int", "uint")),
+               f"indices must be integers, got {indices.dtype}")
+    ctx.expect(indices.ndim >= 1, "indices must have at least one axis (its first is M)")
+    bd = ctx.attrs.batch_dims
+    m = indices.shape[0]
+    if ctx.attrs.index_rank is not None:
+        ctx.expect(ctx.attrs.index_rank == m, f"index_rank is {ctx.attrs.index_rank} but "
+                                              f"indices' first axis is {m}")
+    ctx.expect(0 <= bd and bd + m <= data.ndim,
+               f"batch_dims ({bd}) + indices' first axis ({m}) exceed data's rank "
+               f"{data.ndim}")
+    ctx.expect(indices.shape[1:1 + bd] == data.shape[:bd],
+               f"the batch axes of indices {indices.shape[1:1 + bd]} and data "
+               f"{data.shape[:bd]} differ")
+    return TensorType(data.shape[:bd] + indices.shape[1 + bd:] + data.shape[bd + m:],
+                      data.dtype)
+
+
+def _gather_nd_reference(inputs, attrs, out_type):
+    data, indices = inputs
+    bd, m = attrs.batch_dims, indices.shape[0]
+    out = np.empty(out_type.shape, dtype=data.dtype)
+    for where in np.ndindex(*indices.shape[1:]):
+        batch = where[:bd]
+        picked = tuple(int(indices[(k,) + where]) for k in range(m))
+        out[where] = data[batch + picked]
+    return out_array(out, out_type)
+
+
+register_op("gather_nd", num_inputs=2,
+            arguments=_DATA + [("indices", "Tensor", "The indices of values to gather.")],
+            attrs_type=GatherNDAttrs, type_rel=_gather_nd_rel, pattern=OpPattern.INJECTIVE,
+            support_level=3, reference=_gather_nd_reference,
+            description="Gather elements or slices of data at n-dimensional indices.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
+
+
+def gather_nd(data, indices, batch_dims=0, index_rank=None):
+    """Elements (or slices) of ``data`` at the index tuples along ``indices``' first axis."""
+    return make_call("gather_nd", [data, indices], GatherNDAttrs(
+        batch_dims=int(batch_dims), index_rank=None if index_rank is None else int(index_rank)))
+
+
+__all__ = ["TakeAttrs", "GatherNDAttrs", "StridedSliceAttrs", "OneHotAttrs", "take",
+           "gather_nd", "strided_slice", "one_hot"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,6 +338,8 @@ def _register_computes():
     register_injective("strided_slice", lambda attrs, inputs, out_type: [
         T.strided_slice_axes(inputs[0], _slice_plan(
             const_shape(inputs[0]), attrs, _RaiseCtx()))])
+    register_injective("gather_nd", lambda attrs, inputs, out_type: [T.gather_nd(
+        inputs[0], inputs[1], attrs.batch_dims)])
     register_injective("one_hot", lambda attrs, inputs, out_type: [T.one_hot(
         inputs[0], inputs[1], inputs[2], attrs.depth, attrs.axis, out_type.dtype)])
 
