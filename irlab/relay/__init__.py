@@ -25,6 +25,7 @@ from irlab.relay import build_module
 from irlab.relay.backend import contrib as _byoc  # noqa: F401 -- registers relay.ext.ccompiler
 from irlab.relay.pipeline import optimize
 from irlab.relay import frontend
+from irlab.relay import qnn
 from irlab.relay import dataflow_pattern
 from irlab.relay.scope_builder import ScopeBuilder
 

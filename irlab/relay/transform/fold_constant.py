@@ -66,9 +66,10 @@ def _static_shape(expr):
 
 
 class _ConstantFolder(ExprMutator):
-    def __init__(self, mod):
+    def __init__(self, mod, fold_qnn=False):
         super().__init__()
         self.mod = mod
+        self.fold_qnn = fold_qnn
         self.inside_primitive = False
 
     # -- scopes -------------------------------------------------------------------------------
@@ -129,6 +130,8 @@ class _ConstantFolder(ExprMutator):
         # Cheap generators: folding them only trades a tiny op for a large literal.
         if op.get_attr("TOpIsStateful", False) or op.get_attr("TGenerator", False):
             return new
+        if op.get_attr("TQnnOp", False) and not self.fold_qnn:
+            return new  # QNN ops fold only when asked (the backend may want them whole)
         if op.get_attr("FFoldFromShape") is not None:
             return self._fold_shape_function(call, new)
         if op.get_attr("TNonComputational", False) or op.reference is None:
@@ -165,11 +168,11 @@ def FoldConstant(fold_qnn=False):
           add(%x, meta[relay.Constant][1])                               /* (c + c) * 2 */
         }
 
-    ``fold_qnn`` is accepted for TVM compatibility; irlab has no QNN ops yet.
+    ``fold_qnn=True`` also folds QNN ops (``relay.qnn.op.*``) whose inputs are constants.
     """
 
     def transform(func, mod, ctx):
-        return _ConstantFolder(mod).visit(func)
+        return _ConstantFolder(mod, fold_qnn).visit(func)
 
     return function_pass(transform, opt_level=2, name="FoldConstant")
 
