@@ -196,12 +196,15 @@ class IRModule:
         return [self._global_vars[n] for n in sorted(self._global_vars)]
 
     def import_from_std(self, file_to_import: str) -> None:
-        """Import one of TVM's Relay standard-library files. irlab has no Relay ADTs or
-        prelude; ``core.rly`` only declares the opaque ``Storage`` type of the memory ops,
-        which irlab's types know without a declaration, so it imports nothing."""
+        """Import one of the Relay standard-library files. ``core.rly`` declares the opaque
+        ``Storage`` type of the memory ops (``extern type Storage``); irlab has no prelude
+        yet."""
         if file_to_import != "core.rly":
             raise IrlabError(f"IRModule.import_from_std: irlab has no Relay standard library "
-                             f"file {file_to_import!r} (no ADTs / prelude); only 'core.rly'")
+                             f"file {file_to_import!r} (no prelude yet); only 'core.rly'")
+        storage = GlobalTypeVar("Storage")
+        if storage not in self:
+            self[storage] = TypeData(storage, [], [])
 
     def with_attr(self, key, value) -> "IRModule":
         new = self.copy()

@@ -261,8 +261,13 @@ def tokenize(source: _Source):
     return tokens, metadata
 
 
-def _as_constant(value) -> Constant:
-    return value if isinstance(value, Constant) else Constant(np.asarray(value))
+def _as_constant(value):
+    """A meta-table entry: arrays become Constants; other values (a ``VirtualDevice`` for an
+    attribute) stay as they are."""
+    if isinstance(value, Constant) or not isinstance(value, (np.ndarray, np.generic, list,
+                                                             tuple, int, float)):
+        return value
+    return Constant(np.asarray(value))
 
 
 # ---------------------------------------------------------------------------------------------
