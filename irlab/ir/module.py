@@ -29,6 +29,7 @@ class IRModule:
         self._functions: dict[GlobalVar, object] = {}
         self._global_vars: dict[str, GlobalVar] = {}
         self.type_definitions = TypeDefinitions()
+        self.import_set: set = set()  # standard-library files imported (import_from_std)
         for key, data in (type_definitions or {}).items():
             self._add_type(key, data)
         self.attrs = attrs if isinstance(attrs, DictAttrs) or attrs is None else DictAttrs(attrs)
@@ -48,6 +49,7 @@ class IRModule:
     def copy(self) -> "IRModule":
         new = IRModule(attrs=self.attrs)
         new.type_definitions = TypeDefinitions(self.type_definitions)
+        new.import_set = set(self.import_set)
         new._functions = dict(self._functions)
         new._global_vars = dict(self._global_vars)
         return new
@@ -196,15 +198,12 @@ class IRModule:
         return [self._global_vars[n] for n in sorted(self._global_vars)]
 
     def import_from_std(self, file_to_import: str) -> None:
-        """Import one of the Relay standard-library files. ``core.rly`` declares the opaque
-        ``Storage`` type of the memory ops (``extern type Storage``); irlab has no prelude
-        yet."""
-        if file_to_import != "core.rly":
-            raise IrlabError(f"IRModule.import_from_std: irlab has no Relay standard library "
-                             f"file {file_to_import!r} (no prelude yet); only 'core.rly'")
-        storage = GlobalTypeVar("Storage")
-        if storage not in self:
-            self[storage] = TypeData(storage, [], [])
+        """Add the types and functions of a Relay standard-library file (irlab's own
+        ``core.rly``, ``prelude.rly``, ``gradient.rly``), once per module."""
+        if file_to_import in self.import_set:
+            return
+        get_global_func("relay.std.import")(self, file_to_import)
+        self.import_set.add(file_to_import)
 
     def with_attr(self, key, value) -> "IRModule":
         new = self.copy()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import os
 import re
 
 import numpy as np
@@ -40,6 +41,7 @@ from irlab.relay.expr import (Call, Constant, If, Let, RefCreate, RefRead, RefWr
                               TupleGetItem, Var)
 from irlab.relay.function import Function
 from irlab.relay.printer import read_metadata
+from irlab.runtime.registry import register_func
 
 _NAME = r"[A-Za-z_/][A-Za-z0-9_/]*(?:\.[A-Za-z_/][A-Za-z0-9_/]*)*"
 _TOKEN = re.compile(r"""
@@ -1048,5 +1050,28 @@ def parse_expr(text, source_name="from_string", init_meta_table=None):
 
 
 fromtext = parse
+
+# irlab's Relay standard library: text files beside this module
+STD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "std")
+
+
+def import_std(mod: IRModule, file_name: str) -> None:
+    """Parse ``std/<file_name>`` in the context of ``mod`` and add its definitions to it."""
+    path = os.path.join(STD_DIR, os.path.basename(file_name))
+    if not os.path.isfile(path):
+        known = ", ".join(sorted(f for f in os.listdir(STD_DIR) if f.endswith(".rly")))
+        raise IrlabError(f"IRModule.import_from_std: no Relay standard library file "
+                         f"{file_name!r} (irlab has {known})")
+    with open(path, encoding="utf-8") as f:
+        parsed = parse(f.read(), source_name=path, init_module=mod)
+    for gtv, data in parsed.type_definitions.items():
+        if gtv not in mod:
+            mod[gtv] = data
+    for gv, func in parsed.functions.items():
+        if gv.name_hint not in mod:
+            mod[gv] = func
+
+
+register_func("relay.std.import", import_std)
 
 __all__ = ["parse", "parse_expr", "fromtext", "tokenize", "Token"]
