@@ -72,6 +72,8 @@ def _to_dim(dim):
         raise IrlabError(f"shape entries must be integers, got {dim!r}")
     if isinstance(dim, numbers.Integral):
         return int(dim)
+    if getattr(dim, "_is_any_dim", False):  # tir.Any: known only at run time
+        return dim
     value = getattr(dim, "value", None)  # tir.IntImm
     if isinstance(value, numbers.Integral):
         return int(value)
@@ -79,7 +81,8 @@ def _to_dim(dim):
 
 
 class TensorType(Type):
-    """A tensor of static ``shape`` (tuple of ints) and ``dtype``. Rank 0 is a scalar."""
+    """A tensor of ``shape`` (a tuple of ints; ``tir.Any()`` for a dimension known only at run
+    time) and ``dtype``. Rank 0 is a scalar."""
 
     shape: tuple
     dtype: str
@@ -91,7 +94,7 @@ class TensorType(Type):
             dims = tuple(_to_dim(d) for d in shape)
         except TypeError:
             raise IrlabError(f"tensor shape must be a sequence of integers, got {shape!r}") from None
-        if any(d < 0 for d in dims):
+        if any(isinstance(d, int) and d < 0 for d in dims):
             raise IrlabError(f"tensor shape has a negative dimension: {dims}")
         super().__init__(dims, normalize_dtype(dtype))
 

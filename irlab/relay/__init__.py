@@ -31,3 +31,4 @@ from irlab.relay.scope_builder import ScopeBuilder
 
 
 RefType = RelayRefType
+from irlab.tir.expr import Any  # noqa: E402 -- relay.Any(): a dynamic dimension

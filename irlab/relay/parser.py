@@ -42,6 +42,7 @@ from irlab.relay.expr import (Call, Constant, If, Let, RefCreate, RefRead, RefWr
 from irlab.relay.function import Function
 from irlab.relay.printer import read_metadata
 from irlab.runtime.registry import register_func
+from irlab.tir.expr import Any
 
 _NAME = r"[A-Za-z_/][A-Za-z0-9_/]*(?:\.[A-Za-z_/][A-Za-z0-9_/]*)*"
 _TOKEN = re.compile(r"""
@@ -955,6 +956,12 @@ class _Parser:
         self.expect("punct", "(")
         dims = []
         while not self.accept("punct", ")"):
+            if self.accept("punct", "?"):
+                dims.append(Any())
+                if not self.accept("punct", ","):
+                    self.expect("punct", ")")
+                    break
+                continue
             token = self.expect("int", what="a dimension")
             if token.value[0] < 0:
                 raise self.error(token, "a dimension cannot be negative")

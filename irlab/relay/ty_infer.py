@@ -424,6 +424,8 @@ class TypeInferencer:
         """Refuse a tensor no 64-bit address space can hold (it would fail much later, inside
         numpy or the memory planner, with nothing saying which tensor)."""
         for tensor in _tensor_types(ty):
+            if not all(isinstance(d, int) for d in tensor.shape):
+                continue  # a dynamic dimension: the size is known at run time
             nbytes = tensor.size * max(1, parse_dtype(tensor.dtype).bits
                                        * parse_dtype(tensor.dtype).lanes // 8)
             if nbytes >= ADDRESS_SPACE_BYTES:

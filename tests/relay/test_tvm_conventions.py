@@ -40,3 +40,12 @@ def test_call_attrs_of_the_test_attrs_type_round_trip():
 def test_var_vid_is_the_variable_identity():
     x = relay.var("x")
     assert x.vid.same_as(x.vid) and not x.vid.same_as(relay.var("x").vid)
+
+
+def test_any_dimension_in_tensor_types():
+    ty = relay.TensorType((relay.Any(), 3), "float32")
+    assert ty == relay.TensorType((irlab.tir.Any(), 3), "float32")
+    assert str(ty) == "Tensor[(?, 3), float32]"
+    let = relay.parse_expr("let %x : Tensor[(?, 3), float32] = (); %x")
+    assert let.var.type_annotation == ty
+    irlab.ir.assert_structural_equal(let.var.type_annotation, ty)
