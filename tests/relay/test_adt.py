@@ -83,7 +83,8 @@ def test_match_binds_tuple_patterns_and_wildcards():
         relay.Clause(relay.PatternTuple([relay.PatternVar(a), relay.PatternWildcard()]),
                      a - relay.const(1)),
     ])
-    mod = irlab.IRModule.from_expr(relay.Function([x, y], match))
+    assert relay.analysis.free_vars(match) == [x, y]  # pattern variables are bound
+    mod = irlab.IRModule.from_expr(match)
     assert run(mod, np.int32(7), np.int32(3)).numpy() == 6
     assert InferType()(mod)["main"].ret_type == relay.scalar_type("int32")
 
