@@ -20,7 +20,8 @@ __all__ = [
     "Node", "DataType", "parse_dtype", "normalize_dtype", "to_numpy_dtype", "Span", "SourceName",
     "Type", "PrimType", "TensorType", "TupleType", "FuncType", "IncompleteType", "scalar_type",
     "type_to_text", "TypeVar", "GlobalTypeVar", "TypeCall", "TypeKind", "RelayRefType",
-    "Constructor", "TypeData", "Attrs", "DictAttrs", "get_attrs_type", "normalize_attr_value", "BaseExpr",
+    "Constructor", "TypeData", "Attrs", "DictAttrs", "get_attrs_type", "normalize_attr_value",
+    "BaseExpr",
     "RelayExpr", "GlobalVar", "Op", "OpPattern", "TOpPattern", "register_op", "IRModule",
     "structural_equal", "structural_hash", "assert_structural_equal", "IrlabError", "TVMError",
 ]

@@ -15,8 +15,7 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op
 from irlab.ir.adt import Constructor
-from irlab.relay.adt import (Clause, Match, PatternConstructor, PatternTuple, PatternVar,
-                             PatternWildcard)
+from irlab.relay.adt import Clause, Match, PatternConstructor, PatternTuple, PatternVar
 from irlab.relay.expr import (Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple,
                               TupleGetItem, Var)
 from irlab.relay.function import Function

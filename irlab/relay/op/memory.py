@@ -3,8 +3,8 @@
 
 As in TVM, an allocation is pure (an unused one goes, a single use takes it inline) and a kill
 has effects (``TOpIsStateful``: it stays where it is); constant folding leaves both alone
-(``TNonComputational``). Their values have the opaque type ``Storage`` (``extern type Storage`` of the
-standard library's ``core.rly``, ``IRModule.import_from_std("core.rly")``).
+(``TNonComputational``). Their values have the opaque type ``Storage`` (``extern type
+Storage`` of the standard library's ``core.rly``, ``IRModule.import_from_std("core.rly")``).
 """
 
 from __future__ import annotations
