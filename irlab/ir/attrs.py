@@ -102,6 +102,17 @@ class Attrs(Node, metaclass=_AttrsMeta):
     __str__ = __repr__
 
 
+class TestAttrs(Attrs):
+    """The attrs record TVM registers for tests of attrs plumbing (``attrs.TestAttrs``):
+    ``make_node("attrs.TestAttrs", name="x")``, printed and parsed on any call."""
+
+    __test__ = False  # not a pytest test class
+    _type_key = "attrs.TestAttrs"
+    axis: int = 10
+    name: str = ""
+    padding: tuple = ()
+
+
 def get_attrs_type(type_key: str) -> type:
     if type_key == "DictAttrs":  # free-form attrs: what TVM's custom ops often declare
         return DictAttrs

@@ -52,8 +52,21 @@ class RelayExpr(BaseExpr):
     (TVM's ``checked_type_``), ignored by structural equality.
     """
 
-    __slots__ = ("_checked_type",)
+    __slots__ = ("_checked_type", "_virtual_device")
     span: object
+
+    @property
+    def virtual_device_(self):
+        """The device this expression's value lives on, when a user or a pass said so
+        (TVM's ``virtual_device_``); like ``checked_type``, a note beside the node that
+        structural equality ignores, and the one field a user may set on a built node."""
+        return getattr(self, "_virtual_device", None)
+
+    def __setattr__(self, name, value):
+        if name == "virtual_device_":
+            object.__setattr__(self, "_virtual_device", value)
+            return
+        super().__setattr__(name, value)
 
     @property
     def checked_type(self):

@@ -7,9 +7,19 @@ passes never mutate their input module: they return a new one (``copy()`` is sha
 from __future__ import annotations
 
 from irlab.errors import IrlabError
+from irlab.ir.adt import TypeData
 from irlab.ir.attrs import DictAttrs
 from irlab.ir.expr import GlobalVar
+from irlab.ir.type import GlobalTypeVar
 from irlab.runtime.registry import get_global_func
+
+
+class TypeDefinitions(dict):
+    """A module's ADT definitions, ``GlobalTypeVar -> TypeData``; ``items()`` is a list,
+    as TVM's ``Map.items()`` (``mod.type_definitions.items()[0]``)."""
+
+    def items(self):
+        return list(super().items())
 
 
 class IRModule:
@@ -18,7 +28,10 @@ class IRModule:
     def __init__(self, functions=None, type_definitions=None, attrs=None):
         self._functions: dict[GlobalVar, object] = {}
         self._global_vars: dict[str, GlobalVar] = {}
-        self.type_definitions = dict(type_definitions or {})
+        self.type_definitions = TypeDefinitions()
+        self.import_set: set = set()  # standard-library files imported (import_from_std)
+        for key, data in (type_definitions or {}).items():
+            self._add_type(key, data)
         self.attrs = attrs if isinstance(attrs, DictAttrs) or attrs is None else DictAttrs(attrs)
         for key, func in (functions or {}).items():
             self[key] = func
@@ -34,7 +47,9 @@ class IRModule:
         return mod
 
     def copy(self) -> "IRModule":
-        new = IRModule(type_definitions=self.type_definitions, attrs=self.attrs)
+        new = IRModule(attrs=self.attrs)
+        new.type_definitions = TypeDefinitions(self.type_definitions)
+        new.import_set = set(self.import_set)
         new._functions = dict(self._functions)
         new._global_vars = dict(self._global_vars)
         return new
@@ -61,13 +76,63 @@ class IRModule:
         return f"cannot find global function @{name} in the module (functions: {names})"
 
     def __getitem__(self, key):
+        if isinstance(key, GlobalTypeVar):
+            return self.get_type_data(key)
         gv = self._resolve(key)
         if gv not in self._functions:
             raise IrlabError(self._missing(gv.name_hint))
         return self._functions[gv]
 
     def __setitem__(self, key, func):
+        if isinstance(key, GlobalTypeVar):
+            self._add_type(key, func)
+            return
         self._add(key, func, update=True)
+
+    # -- algebraic data types -----------------------------------------------------------------
+    def _add_type(self, key, data):
+        if not isinstance(data, TypeData):
+            raise IrlabError(f"a type definition must be a TypeData, got {type(data).__name__}")
+        if isinstance(key, str):
+            key = data.header
+        if key.name_hint != data.header.name_hint:
+            raise IrlabError(f"type definition {data.header.name_hint} stored under the name "
+                             f"{key.name_hint}")
+        known = self._type_var(key.name_hint)
+        if known is not None:
+            del self.type_definitions[known]
+        self.type_definitions[key] = data
+
+    def _type_var(self, name):
+        return next((t for t in self.type_definitions if t.name_hint == name), None)
+
+    def add_type_data(self, key, data):
+        self._add_type(key, data)
+
+    def get_global_type_var(self, name: str) -> GlobalTypeVar:
+        """The ``GlobalTypeVar`` of the ADT called ``name``."""
+        gtv = self._type_var(name)
+        if gtv is None:
+            known = ", ".join(sorted(t.name_hint for t in self.type_definitions)) or "none"
+            raise IrlabError(f"no type definition named {name!r} in the module (types: "
+                             f"{known})")
+        return gtv
+
+    def get_global_type_vars(self) -> list:
+        return sorted(self.type_definitions, key=lambda t: t.name_hint)
+
+    def get_type_data(self, key):
+        """The ``TypeData`` of an ADT, by ``GlobalTypeVar`` or name."""
+        name = key.name_hint if isinstance(key, GlobalTypeVar) else key
+        return self.type_definitions[self.get_global_type_var(name)]
+
+    def get_constructor(self, tag_or_name):
+        """A constructor of one of the module's ADTs, by name (or by tag)."""
+        for data in self.type_definitions.values():
+            for ctor in data.constructors:
+                if tag_or_name in (ctor.name_hint, ctor.tag):
+                    return ctor
+        raise IrlabError(f"no constructor {tag_or_name!r} in the module's type definitions")
 
     def _add(self, key, func, update):
         from irlab.ir.expr import RelayExpr
@@ -108,6 +173,8 @@ class IRModule:
         self.remove(key)
 
     def __contains__(self, key):
+        if isinstance(key, GlobalTypeVar):
+            return self._type_var(key.name_hint) is not None
         name = key.name_hint if isinstance(key, GlobalVar) else key
         return name in self._global_vars
 
@@ -131,12 +198,12 @@ class IRModule:
         return [self._global_vars[n] for n in sorted(self._global_vars)]
 
     def import_from_std(self, file_to_import: str) -> None:
-        """Import one of TVM's Relay standard-library files. irlab has no Relay ADTs or
-        prelude; ``core.rly`` only declares the opaque ``Storage`` type of the memory ops,
-        which irlab's types know without a declaration, so it imports nothing."""
-        if file_to_import != "core.rly":
-            raise IrlabError(f"IRModule.import_from_std: irlab has no Relay standard library "
-                             f"file {file_to_import!r} (no ADTs / prelude); only 'core.rly'")
+        """Add the types and functions of a Relay standard-library file (irlab's own
+        ``core.rly``, ``prelude.rly``, ``gradient.rly``), once per module."""
+        if file_to_import in self.import_set:
+            return
+        get_global_func("relay.std.import")(self, file_to_import)
+        self.import_set.add(file_to_import)
 
     def with_attr(self, key, value) -> "IRModule":
         new = self.copy()

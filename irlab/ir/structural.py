@@ -22,6 +22,7 @@ from irlab.ir.attrs import Attrs
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.node import Node
+from irlab.ir.type import GlobalTypeVar, IncompleteType
 
 
 def _is_var(node) -> bool:
@@ -77,6 +78,8 @@ class _Equal:
         # sides bind differently (a reordered loop nest reuses its body object).
         if a is b and not isinstance(a, (Node, tuple, list)):
             return
+        if _unknown_type(a) and _unknown_type(b):
+            return  # no annotation and ``_`` (an IncompleteType) both say "not known"
         if isinstance(a, (tuple, list)):
             if not isinstance(b, (tuple, list)) or len(a) != len(b):
                 raise _Mismatch(a, b, "sequences differ in length")
@@ -103,9 +106,9 @@ class _Equal:
                 self.bind(a, b, stack)
                 return
             raise _Mismatch(a, b, "different free variables")
-        if isinstance(a, GlobalVar):
+        if isinstance(a, (GlobalVar, GlobalTypeVar)):
             if a.name_hint != b.name_hint:
-                raise _Mismatch(a, b, "different global functions")
+                raise _Mismatch(a, b, "different global names")
             return
         key = getattr(a, "_structural_key", None)
         if key is not None:
@@ -116,8 +119,15 @@ class _Equal:
             stack.append((type(a)._structural_fields, a, b))
             return
         if a._value_semantics:
-            if a != b:
-                raise _Mismatch(a, b, "values differ")
+            if not _has_type_vars(a):
+                if a != b:
+                    raise _Mismatch(a, b, "values differ")
+                return
+            # A type over type variables (``fn [A](A) -> A``): field by field, mapping the
+            # variables it binds.
+            for va, vb in zip(_bound_vars(a), _bound_vars(b)):
+                self.bind(va, vb, stack)
+            stack.append((type(a)._structural_fields, a, b))
             return
         if not self.record(a, b):
             return
@@ -155,6 +165,21 @@ class _Equal:
 FLOAT_ATOL = 1e-9
 
 
+def _unknown_type(value) -> bool:
+    return value is None or isinstance(value, IncompleteType)
+
+
+def _has_type_vars(value) -> bool:
+    """Whether a value node (a type) mentions a type variable, which compares by mapping."""
+    if isinstance(value, (tuple, list)):
+        return any(_has_type_vars(v) for v in value)
+    if not isinstance(value, Node):
+        return False
+    if _is_var(value):
+        return True
+    return value._value_semantics and any(_has_type_vars(v) for v in value.children())
+
+
 def _close_floats(a, b) -> bool:
     return isinstance(a, float) and isinstance(b, float) and abs(a - b) < FLOAT_ATOL
 
@@ -168,7 +193,13 @@ def _module_pairs(lhs: IRModule, rhs: IRModule):
     rnames = {gv.name_hint for gv in rhs.functions}
     if lnames != rnames:
         raise _Mismatch(lhs, rhs, f"function names differ: {sorted(lnames)} vs {sorted(rnames)}")
-    return [(lhs[n], rhs[n]) for n in sorted(lnames)]
+    ltypes = {t.name_hint: d for t, d in lhs.type_definitions.items()}
+    rtypes = {t.name_hint: d for t, d in rhs.type_definitions.items()}
+    if set(ltypes) != set(rtypes):
+        raise _Mismatch(lhs, rhs, f"type definitions differ: {sorted(ltypes)} vs "
+                                  f"{sorted(rtypes)}")
+    return [(ltypes[n], rtypes[n]) for n in sorted(ltypes)] + \
+        [(lhs[n], rhs[n]) for n in sorted(lnames)]
 
 
 def _find_mismatch(lhs, rhs, map_free_vars):
@@ -263,7 +294,8 @@ class _Hasher:
         # symbolic dims) are left out: their plain hash would be their identity.
         annotation = [value for value in (getattr(var, f) for f in type(var)._structural_fields
                                           if f != "name_hint")
-                      if not (isinstance(value, Node) and not value._value_semantics)]
+                      if not (isinstance(value, Node) and not value._value_semantics)
+                      and not _has_type_vars(value)]
         return hash(("var", self.var_index[var], _plain(annotation)))
 
     @staticmethod
@@ -292,7 +324,9 @@ class _Hasher:
         if key is not None:
             return hash((type(node).__name__, key()))
         if node._value_semantics:
-            return hash(node)
+            # type variables compare by mapping, not identity: hash around them
+            return hash((type(node).__name__, "polymorphic")) if _has_type_vars(node) \
+                else hash(node)
         return hash((type(node).__name__,) + tuple(self.value(x) for x in self.parts(node)))
 
 

@@ -1,4 +1,6 @@
-"""Relay types: ``PrimType``, ``TensorType``, ``TupleType``, ``FuncType`` and ``IncompleteType``.
+"""Relay types: ``PrimType``, ``TensorType``, ``TupleType``, ``FuncType``, ``IncompleteType``,
+and the types of polymorphism, algebraic data types and references (``TypeVar``,
+``GlobalTypeVar``, ``TypeCall``, ``RelayRefType``).
 
 Types are values: two ``TensorType((1, 3), "float32")`` are equal and hash alike.
 ``IncompleteType`` is the exception: each one is a distinct unknown that type inference solves.
@@ -18,6 +20,21 @@ class Type(Node):
 
     _value_semantics = True
 
+    def __eq__(self, other):
+        """Types compare by value; a type over type variables compares structurally, the
+        variables it binds mapped (``fn [A](A) -> A`` equals ``fn [B](B) -> B``), as TVM."""
+        result = super().__eq__(other)
+        if result is not False or not isinstance(other, Type) or not mentions_type_var(self):
+            return result
+        from irlab.ir.structural import structural_equal
+
+        return structural_equal(self, other)
+
+    def __hash__(self):
+        if mentions_type_var(self):  # consistent with the structural __eq__ above
+            return hash((type(self).__name__, "polymorphic"))
+        return super().__hash__()
+
     def astext(self) -> str:
         return type_to_text(self)
 
@@ -25,6 +42,19 @@ class Type(Node):
         return type_to_text(self)
 
     __repr__ = __str__
+
+
+def mentions_type_var(value) -> bool:
+    """Whether a type (or a sequence of them) mentions a ``TypeVar``."""
+    if isinstance(value, (TensorType, PrimType, IncompleteType)):
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(mentions_type_var(v) for v in value)
+    if isinstance(value, TypeVar):
+        return True
+    if isinstance(value, Type) and value._value_semantics:
+        return any(mentions_type_var(v) for v in value.children())
+    return False
 
 
 class PrimType(Type):
@@ -42,6 +72,8 @@ def _to_dim(dim):
         raise IrlabError(f"shape entries must be integers, got {dim!r}")
     if isinstance(dim, numbers.Integral):
         return int(dim)
+    if getattr(dim, "_is_any_dim", False):  # tir.Any: known only at run time
+        return dim
     value = getattr(dim, "value", None)  # tir.IntImm
     if isinstance(value, numbers.Integral):
         return int(value)
@@ -49,7 +81,8 @@ def _to_dim(dim):
 
 
 class TensorType(Type):
-    """A tensor of static ``shape`` (tuple of ints) and ``dtype``. Rank 0 is a scalar."""
+    """A tensor of ``shape`` (a tuple of ints; ``tir.Any()`` for a dimension known only at run
+    time) and ``dtype``. Rank 0 is a scalar."""
 
     shape: tuple
     dtype: str
@@ -61,7 +94,7 @@ class TensorType(Type):
             dims = tuple(_to_dim(d) for d in shape)
         except TypeError:
             raise IrlabError(f"tensor shape must be a sequence of integers, got {shape!r}") from None
-        if any(d < 0 for d in dims):
+        if any(isinstance(d, int) and d < 0 for d in dims):
             raise IrlabError(f"tensor shape has a negative dimension: {dims}")
         super().__init__(dims, normalize_dtype(dtype))
 
@@ -100,8 +133,10 @@ class TupleType(Type):
 
 
 class FuncType(Type):
-    """The type of a function: ``fn (arg_types) -> ret_type``."""
+    """The type of a function: ``fn (arg_types) -> ret_type``; a polymorphic function's type
+    binds its ``type_params`` (``fn [A](A) -> A``)."""
 
+    _bind_fields = ("type_params",)
     arg_types: tuple
     ret_type: Type
     type_params: tuple
@@ -122,6 +157,77 @@ class IncompleteType(Type):
         super().__init__(kind)
 
 
+class TypeKind:
+    """What a type variable stands for (TVM's ``TypeKind``): a type, or an ADT's name."""
+
+    Type = 0
+    ShapeVar = 1
+    BaseType = 2
+    Constraint = 4
+    AdtHandle = 5
+    TypeData = 6
+
+
+class TypeVar(Type):
+    """A type parameter of a polymorphic function or ADT (``fn [A](%x: A) -> A``).
+
+    Each object is a distinct variable, whatever its name; structural equality maps the
+    variables a ``Function``, ``FuncType`` or ``TypeData`` binds."""
+
+    _value_semantics = False
+    _is_variable = True
+    name_hint: str
+    kind: int
+
+    def __init__(self, name_hint, kind=TypeKind.Type):
+        super().__init__(str(name_hint), int(kind))
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = object.__hash__
+
+
+class GlobalTypeVar(Type):
+    """The name of an algebraic data type in an ``IRModule`` (``List``); calling it with
+    type arguments gives the type ``List[A]`` (a ``TypeCall``). Compared by name."""
+
+    _value_semantics = False
+    name_hint: str
+    kind: int
+
+    def __init__(self, name_hint, kind=TypeKind.AdtHandle):
+        super().__init__(str(name_hint), int(kind))
+
+    def __call__(self, *args):
+        return TypeCall(self, args)
+
+    def __eq__(self, other):
+        return isinstance(other, GlobalTypeVar) and other.name_hint == self.name_hint
+
+    def __hash__(self):
+        return hash(("GlobalTypeVar", self.name_hint))
+
+
+class TypeCall(Type):
+    """An ADT applied to type arguments: ``List[int32]`` is ``TypeCall(List, [int32])``."""
+
+    func: Type
+    args: tuple
+
+    def __init__(self, func, args):
+        super().__init__(func, tuple(args))
+
+
+class RelayRefType(Type):
+    """The type of a mutable reference cell holding a ``value`` (``ref(%x)``)."""
+
+    value: Type
+
+    def __init__(self, value):
+        super().__init__(value)
+
+
 def type_to_text(ty) -> str:
     """TVM's Relay text form of a type: ``Tensor[(1, 3), float32]``, ``(T1, T2)``, ``fn (T) -> R``."""
     if ty is None:
@@ -138,7 +244,17 @@ def type_to_text(ty) -> str:
         return "(" + ", ".join(type_to_text(f) for f in ty.fields) + ")"
     if isinstance(ty, FuncType):
         args = ", ".join(type_to_text(a) for a in ty.arg_types)
-        return f"fn ({args}) -> {type_to_text(ty.ret_type)}"
+        params = ", ".join(type_to_text(a) for a in ty.type_params)
+        params = f"[{params}]" if params else ""
+        return f"fn {params}({args}) -> {type_to_text(ty.ret_type)}"
+    if isinstance(ty, (TypeVar, GlobalTypeVar)):
+        return ty.name_hint
+    if isinstance(ty, TypeCall):
+        if not ty.args:
+            return type_to_text(ty.func)
+        return f"{type_to_text(ty.func)}[{', '.join(type_to_text(a) for a in ty.args)}]"
+    if isinstance(ty, RelayRefType):
+        return f"ref({type_to_text(ty.value)})"
     if isinstance(ty, PrimType):
         return ty.dtype
     if isinstance(ty, IncompleteType):

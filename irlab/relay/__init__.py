@@ -1,11 +1,14 @@
 """Relay: the graph-level functional IR (expressions, ops, type inference, text format)."""
 
 from irlab.ir.type import (TensorType, TupleType, FuncType, IncompleteType, PrimType,
-                           scalar_type)
+                           scalar_type, TypeVar, GlobalTypeVar, TypeCall, TypeKind,
+                           RelayRefType)
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.relay.expr import (Expr, Var, Constant, Call, Tuple, TupleGetItem, Let, If,
-                              TupleWrapper, var, const, bind)
+                              TupleWrapper, var, const, bind, RefCreate, RefRead, RefWrite)
+from irlab.relay.adt import (Constructor, TypeData, Pattern, PatternWildcard, PatternVar,
+                             PatternConstructor, PatternTuple, Clause, Match)
 from irlab.relay.function import Function
 from irlab.relay import op
 from irlab.relay.op import Op, OpPattern
@@ -22,6 +25,10 @@ from irlab.relay import build_module
 from irlab.relay.backend import contrib as _byoc  # noqa: F401 -- registers relay.ext.ccompiler
 from irlab.relay.pipeline import optimize
 from irlab.relay import frontend
+from irlab.relay import qnn
 from irlab.relay import dataflow_pattern
 from irlab.relay.scope_builder import ScopeBuilder
 
+
+RefType = RelayRefType
+from irlab.tir.expr import Any  # noqa: E402 -- relay.Any(): a dynamic dimension

@@ -8,6 +8,7 @@ from irlab.errors import DiagnosticError
 from irlab.instrument import register_node_counter
 from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.op import Op
+from irlab.relay.adt import Match, pattern_vars
 from irlab.relay.expr import Call, Let, Var
 from irlab.relay.expr_functor import post_order
 from irlab.relay.function import Function
@@ -26,11 +27,14 @@ def _binders(node):
         return node.params
     if isinstance(node, Let):
         return (node.var,)
+    if isinstance(node, Match):  # the variables each clause's pattern binds
+        return tuple(v for clause in node.clauses for v in pattern_vars(clause.lhs))
     return ()
 
 
 def bound_vars(expr) -> list:
-    """Variables bound by functions and lets inside ``expr``, in post-DFS order."""
+    """Variables bound by functions, lets and match patterns inside ``expr``, in post-DFS
+    order."""
     out = []
     for node in post_order(expr):
         for v in _binders(node):

@@ -99,8 +99,8 @@ class Var(ExprWithOp):
 
     @property
     def vid(self):
-        """TVM's ``Var.vid`` (the variable's identity, with its ``name_hint``): here the Var
-        itself, whose identity is the variable's."""
+        """TVM's ``Id`` of the variable (what makes it distinct): an irlab ``Var`` is its
+        own identity, so ``a.vid.same_as(b.vid)`` is ``a is b``."""
         return self
 
 
@@ -120,8 +120,13 @@ class Constant(ExprWithOp):
 
 
 class Call(ExprWithOp):
-    """A call of an ``Op``, ``Function``, ``GlobalVar`` or ``Var`` on ``args``."""
+    """A call of an ``Op``, ``Function``, ``GlobalVar``, ``Var`` or ``Constructor`` on ``args``.
 
+    ``type_args`` (the type arguments of a polymorphic callee, filled by type inference) are
+    derived information, left out of structural equality: a parsed module is type-checked,
+    a built one may not be."""
+
+    _non_structural = ("type_args",)
     op: object
     args: tuple
     attrs: object
@@ -204,6 +209,35 @@ class If(ExprWithOp):
                          _expect_expr(false_branch, "false branch"))
 
 
+class RefCreate(ExprWithOp):
+    """``ref(value)``: a new mutable cell holding ``value``."""
+
+    value: object
+
+    def __init__(self, value, span=None):
+        super().__init__(span, _expect_expr(value, "ref's initial value"))
+
+
+class RefRead(ExprWithOp):
+    """``ref_read(ref)``: the value a cell holds now."""
+
+    ref: object
+
+    def __init__(self, ref, span=None):
+        super().__init__(span, _expect_expr(ref, "ref_read's reference"))
+
+
+class RefWrite(ExprWithOp):
+    """``ref_write(ref, value)``: store ``value`` in the cell; evaluates to ``()``."""
+
+    ref: object
+    value: object
+
+    def __init__(self, ref, value, span=None):
+        super().__init__(span, _expect_expr(ref, "ref_write's reference"),
+                         _expect_expr(value, "ref_write's value"))
+
+
 class TupleWrapper:
     """The tuple result of a multi-output op (``batch_norm``, ``split``); index it or ``astuple()``."""
 
@@ -250,6 +284,8 @@ def var(name_hint, type_annotation=None, shape=None, dtype="float32", span=None)
 def const(value, dtype=None, span=None) -> Constant:
     """A constant: Python int -> int32, float -> float32, bool -> bool; arrays keep their dtype,
     except that float64/int64 arrays given without ``dtype`` become float32/int32 (as TVM)."""
+    if isinstance(dtype, TensorType):  # relay.const(0, relay.scalar_type("int32"))
+        dtype = dtype.dtype
     if isinstance(value, NDArray):
         if dtype is None or dtype == value.dtype:
             return Constant(value, span)  # shares the array, as TVM's relay.const does
@@ -290,4 +326,5 @@ def bind(expr, binds: dict):
 register_func("relay.ir.Call", lambda op, args, attrs=None: Call(op, args, attrs))
 
 __all__ = ["Expr", "ExprWithOp", "Var", "Constant", "Call", "Tuple", "TupleGetItem", "Let",
-           "If", "TupleWrapper", "var", "const", "bind", "GlobalVar", "Op"]
+           "If", "RefCreate", "RefRead", "RefWrite", "TupleWrapper", "var", "const", "bind",
+           "GlobalVar", "Op"]

@@ -15,7 +15,10 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.functor import class_method_table, mro_method_name
 from irlab.ir.op import Op
-from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.ir.adt import Constructor
+from irlab.relay.adt import Clause, Match, PatternConstructor, PatternTuple, PatternVar
+from irlab.relay.expr import (Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple,
+                              TupleGetItem, Var)
 from irlab.relay.function import Function
 
 # Which method handles which node class. A subclass of a node class uses its base's entry.
@@ -30,6 +33,11 @@ _VISIT_METHOD = {
     TupleGetItem: "visit_tuple_getitem",
     Constant: "visit_constant",
     Op: "visit_op",
+    Constructor: "visit_constructor",
+    Match: "visit_match",
+    RefCreate: "visit_ref_create",
+    RefRead: "visit_ref_read",
+    RefWrite: "visit_ref_write",
 }
 
 # Expression-valued fields of each node class, in TVM's visiting order.
@@ -44,6 +52,11 @@ _EXPR_FIELDS = {
     Constant: (),
     Op: (),
     GlobalVar: (),
+    Constructor: (),
+    Match: ("data", "clauses"),
+    RefCreate: ("value",),
+    RefRead: ("ref",),
+    RefWrite: ("ref", "value"),
 }
 
 # Nodes whose sub-graph is expanded iteratively when recursion gets deep. Scopes (Let, If,
@@ -79,7 +92,9 @@ def expr_children(expr):
     out = []
     for name in _fields_of(type(expr)):
         value = getattr(expr, name)
-        if isinstance(value, tuple):
+        if name == "clauses":  # a Match: the clauses' right-hand sides
+            out.extend(c.rhs for c in value)
+        elif isinstance(value, tuple):
             out.extend(value)
         else:
             out.append(value)
@@ -240,6 +255,21 @@ class ExprFunctor:
     def visit_op(self, op):
         raise NotImplementedError("visit_op")
 
+    def visit_constructor(self, con):
+        raise NotImplementedError("visit_constructor")
+
+    def visit_match(self, m):
+        raise NotImplementedError("visit_match")
+
+    def visit_ref_create(self, r):
+        raise NotImplementedError("visit_ref_create")
+
+    def visit_ref_read(self, r):
+        raise NotImplementedError("visit_ref_read")
+
+    def visit_ref_write(self, r):
+        raise NotImplementedError("visit_ref_write")
+
 
 class ExprVisitor(ExprFunctor):
     """Visits every node once (shared sub-DAGs once); returns nothing."""
@@ -288,6 +318,35 @@ class ExprVisitor(ExprFunctor):
 
     def visit_tuple_getitem(self, t):
         self.visit(t.tuple_value)
+
+    def visit_constructor(self, con):
+        pass
+
+    def visit_match(self, m):
+        self.visit(m.data)
+        for clause in m.clauses:
+            self.visit_clause(clause)
+
+    def visit_clause(self, clause):
+        self.visit_pattern(clause.lhs)
+        self.visit(clause.rhs)
+
+    def visit_pattern(self, pattern):
+        if isinstance(pattern, PatternVar):
+            self.visit(pattern.var)
+        elif isinstance(pattern, (PatternConstructor, PatternTuple)):
+            for p in pattern.patterns:
+                self.visit_pattern(p)
+
+    def visit_ref_create(self, r):
+        self.visit(r.value)
+
+    def visit_ref_read(self, r):
+        self.visit(r.ref)
+
+    def visit_ref_write(self, r):
+        self.visit(r.ref)
+        self.visit(r.value)
 
 
 class ExprMutator(ExprFunctor):
@@ -358,3 +417,48 @@ class ExprMutator(ExprFunctor):
 
     def visit_op(self, op):
         return op
+
+    def visit_constructor(self, con):
+        return con
+
+    def visit_match(self, m):
+        data = self.visit(m.data)
+        clauses = [self.visit_clause(c) for c in m.clauses]
+        if data is m.data and all(a is b for a, b in zip(clauses, m.clauses)):
+            return m
+        return Match(data, clauses, m.complete, m.span)
+
+    def visit_clause(self, clause):
+        lhs = self.visit_pattern(clause.lhs)
+        rhs = self.visit(clause.rhs)
+        if lhs is clause.lhs and rhs is clause.rhs:
+            return clause
+        return Clause(lhs, rhs)
+
+    def visit_pattern(self, pattern):
+        """Patterns are rebuilt when a bound variable changes (``visit_var``)."""
+        if isinstance(pattern, PatternVar):
+            var = self.visit(pattern.var)
+            return pattern if var is pattern.var else PatternVar(var, pattern.span)
+        if isinstance(pattern, (PatternConstructor, PatternTuple)):
+            patterns = [self.visit_pattern(p) for p in pattern.patterns]
+            if all(a is b for a, b in zip(patterns, pattern.patterns)):
+                return pattern
+            if isinstance(pattern, PatternTuple):
+                return PatternTuple(patterns, pattern.span)
+            return PatternConstructor(pattern.constructor, patterns, pattern.span)
+        return pattern
+
+    def visit_ref_create(self, r):
+        value = self.visit(r.value)
+        return r if value is r.value else RefCreate(value, r.span)
+
+    def visit_ref_read(self, r):
+        ref = self.visit(r.ref)
+        return r if ref is r.ref else RefRead(ref, r.span)
+
+    def visit_ref_write(self, r):
+        ref, value = self.visit(r.ref), self.visit(r.value)
+        if ref is r.ref and value is r.value:
+            return r
+        return RefWrite(ref, value, r.span)

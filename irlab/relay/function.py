@@ -15,7 +15,7 @@ class Function(RelayExpr):
     ``global_symbol``.
     """
 
-    _bind_fields = ("params",)
+    _bind_fields = ("type_params", "params")
     params: tuple
     body: object
     ret_type: object

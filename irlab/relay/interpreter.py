@@ -20,6 +20,8 @@ from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, TupleType
+from irlab.ir.adt import Constructor
+from irlab.relay.adt import PatternConstructor, PatternTuple, PatternVar
 from irlab.relay.expr import Call, Let, Tuple, TupleGetItem
 from irlab.relay.expr_functor import visit_method
 from irlab.relay.function import Function
@@ -37,6 +39,35 @@ class Closure:
 
     def __repr__(self):
         return f"<closure of {len(self.func.params)} parameters>"
+
+
+class ConstructorValue:
+    """A value of an algebraic data type: the ``constructor`` that built it and its
+    ``fields`` (TVM's interpreter ``ConstructorValue``; ``tag`` says which constructor)."""
+
+    __slots__ = ("tag", "fields", "constructor")
+
+    def __init__(self, tag, fields, constructor):
+        self.tag = tag
+        self.fields = tuple(fields)
+        self.constructor = constructor
+
+    def __repr__(self):
+        if not self.fields:
+            return self.constructor.name_hint
+        return f"{self.constructor.name_hint}({', '.join(map(repr, self.fields))})"
+
+
+class RefValue:
+    """A mutable reference cell (``ref(%x)``): ``value`` is what it holds now."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return f"ref({self.value!r})"
 
 
 _DATAFLOW = (Call, Tuple, TupleGetItem)
@@ -115,6 +146,35 @@ class Interpreter:
             raise InterpreterError(f"@{node.name_hint} is not a Relay function", node)
         return Closure(func, {})
 
+    def visit_constructor(self, node, env, memo):
+        return node  # applied by visit_call
+
+    def visit_match(self, node, env, memo):
+        value = self._eval(node.data, env, memo)
+        for clause in node.clauses:
+            bindings = {}
+            if _match(clause.lhs, value, bindings):
+                return self._eval(clause.rhs, {**env, **bindings}, {})
+        raise InterpreterError("no clause of the match fits the value "
+                               f"{value!r}", node)
+
+    def visit_ref_create(self, node, env, memo):
+        return RefValue(self._eval(node.value, env, memo))
+
+    def visit_ref_read(self, node, env, memo):
+        return self._ref(node, env, memo).value
+
+    def visit_ref_write(self, node, env, memo):
+        cell = self._ref(node, env, memo)
+        cell.value = self._eval(node.value, env, memo)
+        return ()
+
+    def _ref(self, node, env, memo):
+        cell = self._eval(node.ref, env, memo)
+        if not isinstance(cell, RefValue):
+            raise InterpreterError(f"expected a reference, got {type(cell).__name__}", node)
+        return cell
+
     def visit_op(self, node, env, memo):
         raise InterpreterError(f"operator {node.name} used as a value; call it instead", node)
 
@@ -123,6 +183,8 @@ class Interpreter:
         if isinstance(call.op, Op):
             return self._apply_op(call, args)
         callee = memo[call.op]
+        if isinstance(callee, Constructor):
+            return ConstructorValue(callee.tag, args, callee)
         if not isinstance(callee, Closure):
             raise InterpreterError("calling a value that is not a function", call)
         return self.apply_closure(callee, args)
@@ -150,6 +212,22 @@ class Interpreter:
             raise InterpreterError(f"{op.name} failed in its reference implementation: "
                                    f"{type(err).__name__}: {err}", call) from err
         return _conform(result, out_type, op.name, call)
+
+
+def _match(pattern, value, bindings) -> bool:
+    """Whether ``value`` fits ``pattern``; the variables it binds go into ``bindings``."""
+    if isinstance(pattern, PatternVar):
+        bindings[pattern.var] = value
+        return True
+    if isinstance(pattern, PatternConstructor):
+        if not isinstance(value, ConstructorValue) or \
+                value.constructor.name_hint != pattern.constructor.name_hint:
+            return False
+        return all(_match(p, v, bindings) for p, v in zip(pattern.patterns, value.fields))
+    if isinstance(pattern, PatternTuple):
+        return isinstance(value, tuple) and len(value) == len(pattern.patterns) and all(
+            _match(p, v, bindings) for p, v in zip(pattern.patterns, value))
+    return True  # the wildcard
 
 
 def _dataflow_children(node):
@@ -209,8 +287,11 @@ def _to_array(value, param, ty):
 def _to_output(value):
     if isinstance(value, tuple):
         return tuple(_to_output(v) for v in value)
-    if isinstance(value, Closure):
+    if isinstance(value, (Closure, RefValue)):
         return value
+    if isinstance(value, ConstructorValue):
+        return ConstructorValue(value.tag, [_to_output(f) for f in value.fields],
+                                value.constructor)
     return nd_array(value)
 
 

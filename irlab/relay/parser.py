@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import os
 import re
 
 import numpy as np
@@ -31,10 +32,17 @@ from irlab.runtime.dtype import normalize_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
-from irlab.ir.type import FuncType, IncompleteType, TensorType, TupleType
-from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.ir.adt import Constructor, TypeData
+from irlab.ir.type import (FuncType, GlobalTypeVar, IncompleteType, RelayRefType, TensorType,
+                           TupleType, TypeCall, TypeVar)
+from irlab.relay.adt import (Clause, Match, PatternConstructor, PatternTuple, PatternVar,
+                             PatternWildcard)
+from irlab.relay.expr import (Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple,
+                              TupleGetItem, Var)
 from irlab.relay.function import Function
 from irlab.relay.printer import read_metadata
+from irlab.runtime.registry import register_func
+from irlab.tir.expr import Any
 
 _NAME = r"[A-Za-z_/][A-Za-z0-9_/]*(?:\.[A-Za-z_/][A-Za-z0-9_/]*)*"
 _TOKEN = re.compile(r"""
@@ -51,9 +59,9 @@ _TOKEN = re.compile(r"""
 | (?P<global>@""" + _NAME + r""")
 | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
 | (?P<str>"(?:[^"\\\n]|\\.)*")
-| (?P<arrow>->)
+| (?P<arrow>->|=>)
 | (?P<binop>==|!=|<=|>=|[-+*/<>])
-| (?P<punct>[()\[\]{},;:=.])
+| (?P<punct>[()\[\]{},;:=.?])
 """, re.X)
 _NUMBER = re.compile(r"(-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)(?:([fi])(\d*))?")
 _META = re.compile(r"meta\[([A-Za-z0-9_.]+)\]\[(\d+)\]")
@@ -256,8 +264,13 @@ def tokenize(source: _Source):
     return tokens, metadata
 
 
-def _as_constant(value) -> Constant:
-    return value if isinstance(value, Constant) else Constant(np.asarray(value))
+def _as_constant(value):
+    """A meta-table entry: arrays become Constants; other values (a ``VirtualDevice`` for an
+    attribute) stay as they are."""
+    if isinstance(value, Constant) or not isinstance(value, (np.ndarray, np.generic, list,
+                                                             tuple, int, float)):
+        return value
+    return Constant(np.asarray(value))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,9 +292,15 @@ class _Parser:
         self.free_vars: dict = {}
         self.graph: dict = {}
         self.globals: dict = {}
+        self.type_globals: dict = {}  # ADT name -> GlobalTypeVar
+        self.constructors: dict = {}  # constructor name -> Constructor
+        self.type_params: dict = {}  # type variable name -> [TypeVar] (innermost last)
         if module is not None:
             for gv in module.get_global_vars():
                 self.globals[gv.name_hint] = gv
+            for gtv, data in module.type_definitions.items():
+                self.type_globals[gtv.name_hint] = gtv
+                self.constructors.update((c.name_hint, c) for c in data.constructors)
         # TVM's printer can print a use of `%N` (or of a free variable) before its definition:
         # a node first printed inside an `if` branch or `fn` body, when that block is printed
         # before a sibling binding that also uses the node. Such forward references are read
@@ -408,7 +427,7 @@ class _Parser:
     def parse_program(self, want_module):
         self.read_free_var_declarations()
         self.accept("version")
-        if want_module and (self.at("kw", "def") or self.at("eof")):
+        if want_module and (self.at("kw", "def") or self.at("eof") or self.at_type_definition()):
             result = self.parse_definitions()
         else:
             result = self.parse_seq()
@@ -417,10 +436,20 @@ class _Parser:
         self.expect("eof", what="end of input")
         return result
 
+    def at_type_definition(self) -> bool:
+        return (self.at("ident", "type") and self.at("ident", None, 1)) or (
+            self.at("ident", "extern") and self.at("ident", "type", 1))
+
     def parse_definitions(self) -> IRModule:
         mod = self.module.copy() if self.module is not None else IRModule()
         defined = set()
-        while self.accept("kw", "def"):
+        while True:
+            if self.at_type_definition():
+                data = self.parse_type_definition()
+                mod[data.header] = data
+                continue
+            if not self.accept("kw", "def"):
+                break
             token = self.expect("global", what="a global name like '@main'")
             if token.value in defined:
                 raise self.error(token, f"@{token.value} is defined twice")
@@ -429,8 +458,60 @@ class _Parser:
             mod.add(gv, self.parse_function(), update=True)
         return mod
 
+    def parse_type_definition(self) -> TypeData:
+        """``type Name[A, ...] { Ctor(T, ...), ... }`` or ``extern type Name[A, ...]``."""
+        extern = self.accept("ident", "extern") is not None
+        self.expect("ident", "type")
+        token = self.expect("ident", what="a type name")
+        if token.value in self.type_globals:
+            raise self.error(token, f"type {token.value} is defined twice")
+        header = self.type_globals[token.value] = GlobalTypeVar(token.value)
+        type_vars = self.parse_type_params()
+        constructors = []
+        if not extern:
+            self.expect("punct", "{")
+            while not self.accept("punct", "}"):
+                name = self.expect("ident", what="a constructor name")
+                if name.value in self.constructors or name.value in self.type_globals:
+                    raise self.error(name, f"constructor {name.value} is defined twice")
+                inputs = self.parse_type_list() if self.at("punct", "(") else []
+                ctor = Constructor(name.value, inputs, header)
+                self.constructors[name.value] = ctor
+                constructors.append(ctor)
+                if not self.accept("punct", ","):
+                    self.expect("punct", "}")
+                    break
+        self.pop_type_params(type_vars)
+        return TypeData(header, type_vars, constructors)
+
+    def parse_type_params(self) -> list:
+        """``[A, B]`` (optional): new type variables, in scope until ``pop_type_params``."""
+        type_vars = []
+        if self.accept("punct", "["):
+            while not self.accept("punct", "]"):
+                name = self.expect("ident", what="a type parameter")
+                type_vars.append(TypeVar(name.value))
+                if not self.accept("punct", ","):
+                    self.expect("punct", "]")
+                    break
+        for tv in type_vars:
+            self.type_params.setdefault(tv.name_hint, []).append(tv)
+        return type_vars
+
+    def pop_type_params(self, type_vars):
+        for tv in type_vars:
+            self.type_params[tv.name_hint].pop()
+
     def parse_function(self) -> Function:
-        """``(%x: T, ..., key=value, ...) -> R { body }`` after ``fn`` or ``def @name``."""
+        """``[A, ...](%x: T, ..., key=value, ...) -> R { body }`` after ``fn`` or
+        ``def @name``."""
+        type_vars = self.parse_type_params()
+        try:
+            return self.parse_function_rest(type_vars)
+        finally:
+            self.pop_type_params(type_vars)
+
+    def parse_function_rest(self, type_vars) -> Function:
         self.push_scope()
         self.expect("punct", "(")
         params, attrs = [], None
@@ -441,7 +522,7 @@ class _Parser:
                     self.expect("punct", ")")
                     break
                 token = self.expect("local", what="a parameter like '%x'")
-                ty = self.parse_type() if self.accept("punct", ":") else None
+                ty = self.parse_var_type()
                 var = Var(token.value, ty)
                 self.bind(token.value, var)
                 params.append(var)
@@ -454,7 +535,7 @@ class _Parser:
         ret_type = self.parse_type() if self.accept("punct", "->") else None
         body = self.parse_block()
         self.pop_scope()
-        return Function(params, body, ret_type, attrs=attrs)
+        return Function(params, body, ret_type, type_vars, attrs=attrs)
 
     def parse_block(self):
         self.expect("punct", "{")
@@ -492,8 +573,7 @@ class _Parser:
             elif token.kind == "kw" and token.value == "let":
                 self.advance()
                 name = self.expect("local", what="a variable like '%x'").value
-                ty = self.parse_type() if self.accept("punct", ":") else None
-                var = Var(name, ty)
+                var = Var(name, self.parse_var_type())
                 # Bound before its value is read, as in TVM (a let-bound function may recurse).
                 self.push_scope()
                 self.bind(name, var)
@@ -573,6 +653,9 @@ class _Parser:
             self.advance()
             return self.global_var(token.value)
         if kind == "ident":
+            special = self.parse_special_form(token)
+            if special is not None:
+                return special
             self.advance()
             try:
                 return Op.get(token.value)
@@ -589,6 +672,85 @@ class _Parser:
         if kind == "punct" and token.value == "(":
             return self.parse_parens()
         raise self.error(token, f"expected an expression but got {self.text_of(token)}")
+
+    def parse_special_form(self, token):
+        """Constructors, ``ref``/``ref_read``/``ref_write`` and ``match``, else None."""
+        name = token.value
+        ctor = self.constructors.get(name)
+        if ctor is not None:
+            self.advance()
+            if ctor.inputs:
+                return ctor
+            if self.at("punct", "(") and self.at("punct", ")", 1):
+                self.advance()
+                self.advance()
+            return Call(ctor, [])  # ``Nil`` is the value the constructor builds
+        refs = {"ref": RefCreate, "ref_read": RefRead, "ref_write": RefWrite}
+        if name in refs and self.at("punct", "(", 1):
+            self.advance()
+            open_token = self.advance()
+            args = [self.parse_seq()]
+            while self.accept("punct", ","):
+                args.append(self.parse_seq())
+            self.expect("punct", ")")
+            wanted = 2 if name == "ref_write" else 1
+            if len(args) != wanted:
+                raise self.error(open_token, f"{name} takes {wanted} argument(s), got "
+                                             f"{len(args)}")
+            return refs[name](*args)
+        if name == "match" and (self.at("punct", "(", 1) or self.at("punct", "?", 1)):
+            return self.parse_match()
+        return None
+
+    def parse_match(self):
+        """``match (e) { pattern => rhs, ... }``; ``match?`` allows unmatched values."""
+        self.expect("ident", "match")
+        complete = self.accept("punct", "?") is None
+        self.expect("punct", "(")
+        data = self.parse_seq()
+        self.expect("punct", ")")
+        self.expect("punct", "{")
+        clauses = []
+        while not self.accept("punct", "}"):
+            self.push_scope()
+            lhs = self.parse_pattern()
+            self.expect("punct", "=>")
+            rhs = self.parse_block() if self.at("punct", "{") else self.parse_expr()
+            self.pop_scope()
+            clauses.append(Clause(lhs, rhs))
+            if not self.accept("punct", ","):
+                self.expect("punct", "}")
+                break
+        return Match(data, clauses, complete)
+
+    def parse_pattern(self):
+        token = self.peek()
+        if token.kind == "ident" and token.value == "_":
+            self.advance()
+            return PatternWildcard()
+        if token.kind == "local":
+            self.advance()
+            var = Var(token.value, self.parse_var_type())
+            self.bind(token.value, var)
+            return PatternVar(var)
+        if token.kind == "punct" and token.value == "(":
+            return PatternTuple(self.parse_pattern_list())
+        if token.kind == "ident" and token.value in self.constructors:
+            self.advance()
+            ctor = self.constructors[token.value]
+            patterns = self.parse_pattern_list() if self.at("punct", "(") else []
+            return PatternConstructor(ctor, patterns)
+        raise self.error(token, f"expected a pattern but got {self.text_of(token)}")
+
+    def parse_pattern_list(self) -> list:
+        self.expect("punct", "(")
+        patterns = []
+        while not self.accept("punct", ")"):
+            patterns.append(self.parse_pattern())
+            if not self.accept("punct", ","):
+                self.expect("punct", ")")
+                break
+        return patterns
 
     def parse_parens(self):
         """``()``, ``(e)``, ``(e,)`` or ``(e1, e2, ...)``."""
@@ -728,15 +890,22 @@ class _Parser:
         return entries[index]
 
     # -- types ----------------------------------------------------------------------------
+    def parse_var_type(self):
+        """A variable's optional ``: T`` (``: _`` is an ``IncompleteType``)."""
+        return self.parse_type() if self.accept("punct", ":") else None
+
     def parse_type(self):
         token = self.peek()
         if token.kind == "punct" and token.value == "(":
             return TupleType(self.parse_type_list())
         if token.kind == "kw" and token.value == "fn":
             self.advance()
+            type_vars = self.parse_type_params()
             args = self.parse_type_list()
             self.expect("punct", "->")
-            return FuncType(args, self.parse_type())
+            ret = self.parse_type()
+            self.pop_type_params(type_vars)
+            return FuncType(args, ret, type_vars)
         if token.kind == "ident":
             self.advance()
             if token.value == "Tensor":
@@ -748,8 +917,30 @@ class _Parser:
                 return TensorType(shape, dtype)
             if token.value == "_":
                 return IncompleteType()
+            scoped = self.type_params.get(token.value)
+            if scoped:
+                return scoped[-1]
+            gtv = self.type_globals.get(token.value)
+            if gtv is not None:
+                args = self.parse_type_args() if self.at("punct", "[") else []
+                return TypeCall(gtv, args)
+            if token.value == "ref" and self.at("punct", "("):
+                self.advance()
+                value = self.parse_type()
+                self.expect("punct", ")")
+                return RelayRefType(value)
             return TensorType((), self.parse_dtype(token))
         raise self.error(token, f"expected a type but got {self.text_of(token)}")
+
+    def parse_type_args(self) -> list:
+        self.expect("punct", "[")
+        types = []
+        while not self.accept("punct", "]"):
+            types.append(self.parse_type())
+            if not self.accept("punct", ","):
+                self.expect("punct", "]")
+                break
+        return types
 
     def parse_type_list(self) -> list:
         self.expect("punct", "(")
@@ -765,6 +956,12 @@ class _Parser:
         self.expect("punct", "(")
         dims = []
         while not self.accept("punct", ")"):
+            if self.accept("punct", "?"):
+                dims.append(Any())
+                if not self.accept("punct", ","):
+                    self.expect("punct", ")")
+                    break
+                continue
             token = self.expect("int", what="a dimension")
             if token.value[0] < 0:
                 raise self.error(token, "a dimension cannot be negative")
@@ -860,5 +1057,28 @@ def parse_expr(text, source_name="from_string", init_meta_table=None):
 
 
 fromtext = parse
+
+# irlab's Relay standard library: text files beside this module
+STD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "std")
+
+
+def import_std(mod: IRModule, file_name: str) -> None:
+    """Parse ``std/<file_name>`` in the context of ``mod`` and add its definitions to it."""
+    path = os.path.join(STD_DIR, os.path.basename(file_name))
+    if not os.path.isfile(path):
+        known = ", ".join(sorted(f for f in os.listdir(STD_DIR) if f.endswith(".rly")))
+        raise IrlabError(f"IRModule.import_from_std: no Relay standard library file "
+                         f"{file_name!r} (irlab has {known})")
+    with open(path, encoding="utf-8") as f:
+        parsed = parse(f.read(), source_name=path, init_module=mod)
+    for gtv, data in parsed.type_definitions.items():
+        if gtv not in mod:
+            mod[gtv] = data
+    for gv, func in parsed.functions.items():
+        if gv.name_hint not in mod:
+            mod[gv] = func
+
+
+register_func("relay.std.import", import_std)
 
 __all__ = ["parse", "parse_expr", "fromtext", "tokenize", "Token"]

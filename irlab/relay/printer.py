@@ -39,8 +39,12 @@ from irlab.ir.expr import GlobalVar, RelayExpr
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
 from irlab.runtime.registry import register_func
-from irlab.ir.type import FuncType, IncompleteType, PrimType, TensorType, TupleType, Type
-from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.ir.type import (FuncType, IncompleteType, PrimType, RelayRefType, TensorType,
+                           TupleType, Type, TypeCall)
+from irlab.ir.adt import Constructor
+from irlab.relay.adt import Match, PatternConstructor, PatternTuple, PatternVar
+from irlab.relay.expr import (Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple,
+                              TupleGetItem, Var)
 from irlab.relay.expr_functor import visit_method
 from irlab.relay.function import Function
 from irlab.relay.text_doc import BEGIN, END, NL, indent, join, render
@@ -68,7 +72,15 @@ def type_text(ty) -> str:
         return f"({fields},)" if len(ty.fields) == 1 else f"({fields})"
     if isinstance(ty, FuncType):
         args = ", ".join(type_text(a) for a in ty.arg_types)
-        return f"fn ({args}) -> {type_text(ty.ret_type)}"
+        params = ", ".join(type_text(a) for a in ty.type_params)
+        params = f"[{params}]" if params else ""
+        return f"fn {params}({args}) -> {type_text(ty.ret_type)}"
+    if isinstance(ty, TypeCall):
+        if not ty.args:
+            return type_text(ty.func)
+        return f"{type_text(ty.func)}[{', '.join(type_text(a) for a in ty.args)}]"
+    if isinstance(ty, RelayRefType):
+        return f"ref({type_text(ty.value)})"
     if isinstance(ty, PrimType):
         return ty.dtype
     if isinstance(ty, IncompleteType) or ty is None:
@@ -184,7 +196,7 @@ def _constant_json(const: Constant) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # the printer
-_ALWAYS_INLINE = (GlobalVar, Constant, Op, Var)
+_ALWAYS_INLINE = (GlobalVar, Constant, Op, Var, Constructor)
 _INFO_NODES = (Constant, Call, Var, Function, Tuple, TupleGetItem)
 
 
@@ -227,6 +239,10 @@ class _Printer:
                 children = (node.body,)
             elif isinstance(node, Let):
                 children = (node.value, node.body)
+            elif isinstance(node, Match):
+                children = (node.data, *(c.rhs for c in node.clauses))
+            elif isinstance(node, (RefCreate, RefRead, RefWrite)):
+                children = tuple(getattr(node, f) for f in ("ref", "value") if f in cls._fields)
             else:
                 continue
             for child in children:
@@ -390,6 +406,8 @@ class _Printer:
         return self.print_expr(const, meta=True, try_inline=False, optional_info=False)
 
     def visit_call(self, call) -> list:
+        if isinstance(call.op, Constructor) and not call.args:
+            return [(BEGIN, call), call.op.name_hint, (END, call)]  # ``Nil``
         # Arguments first, so their bindings come before the callee's (TVM's order).
         args = [self.print_expr(a) for a in call.args]
         args.extend([text] for text in self.call_attrs(call.attrs, call.op))
@@ -417,6 +435,43 @@ class _Printer:
 
     def visit_op(self, op) -> list:
         return [(BEGIN, op), op.name, (END, op)]
+
+    def visit_constructor(self, ctor) -> list:
+        return [(BEGIN, ctor), ctor.name_hint, (END, ctor)]
+
+    def visit_ref_create(self, node) -> list:
+        return [(BEGIN, node), "ref(", *self.print_expr(node.value), ")", (END, node)]
+
+    def visit_ref_read(self, node) -> list:
+        return [(BEGIN, node), "ref_read(", *self.print_expr(node.ref), ")", (END, node)]
+
+    def visit_ref_write(self, node) -> list:
+        return [(BEGIN, node), "ref_write(", *self.print_expr(node.ref), ", ",
+                *self.print_expr(node.value), ")", (END, node)]
+
+    def visit_match(self, node) -> list:
+        """``match (%x) { Cons(%h, _) => ..., Nil => ..., }`` (``match?`` when incomplete)."""
+        keyword = "match" if node.complete else "match?"
+        doc = [(BEGIN, node), keyword, " (", *self.print_expr(node.data), ") {"]
+        clauses = []
+        for clause in node.clauses:
+            lhs = self.print_pattern(clause.lhs)
+            clauses.append([NL, *lhs, " => ", *self.print_body(clause.rhs), ","])
+        doc.extend(indent(2, [part for c in clauses for part in c]))
+        doc.extend([NL, "}", (END, node)])
+        return doc
+
+    def print_pattern(self, pattern) -> list:
+        if isinstance(pattern, PatternVar):
+            return self.alloc_var(pattern.var)
+        if isinstance(pattern, PatternTuple):
+            return ["(", *join([self.print_pattern(p) for p in pattern.patterns]), ")"]
+        if isinstance(pattern, PatternConstructor):
+            if not pattern.patterns:
+                return [pattern.constructor.name_hint]
+            return [pattern.constructor.name_hint, "(",
+                    *join([self.print_pattern(p) for p in pattern.patterns]), ")"]
+        return ["_"]
 
     def visit_let(self, let) -> list:
         """A chain of lets, iteratively: each binding's doc is pushed on the doc stack so that
@@ -481,14 +536,28 @@ class _Printer:
         params = [self.alloc_var(p) for p in fn.params]
         if fn.attrs is not None:
             params.extend([f"{k}={attr_value_text(v)}"] for k, v in fn.attrs.items)
-        doc = [*prefix, "(", *join(params), ") "]
+        type_params = ", ".join(type_text(t) for t in fn.type_params)
+        doc = [*prefix, f"[{type_params}]" if type_params else "", "(", *join(params), ") "]
         if fn.ret_type is not None:
             doc.append("-> " + type_text(fn.ret_type) + " ")
         doc.extend(self.print_body(fn.body))
         return doc
 
+    def print_type_data(self, data) -> list:
+        """``type List[A] {`` one ``Cons(A, List[A]),`` line per constructor ``}``."""
+        params = ", ".join(type_text(t) for t in data.type_vars)
+        head = data.header.name_hint + (f"[{params}]" if params else "")
+        lines = []
+        for ctor in data.constructors:
+            inputs = ", ".join(type_text(t) for t in ctor.inputs)
+            lines.extend([NL, ctor.name_hint + (f"({inputs})" if inputs else "") + ","])
+        return ["type ", head, " {", *indent(2, lines), NL, "}", NL]
+
     def print_module(self, mod) -> list:
         doc: list = []
+        for gtv in mod.get_global_type_vars():
+            doc.extend(self.print_type_data(mod.type_definitions[gtv]))
+            doc.append(NL)
         functions = mod.functions
         for i, gv in enumerate(sorted(functions, key=lambda g: g.name_hint)):
             func = functions[gv]

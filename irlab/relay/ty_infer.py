@@ -22,8 +22,10 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.ir.expr import GlobalVar
 from irlab.ir.module import IRModule
 from irlab.ir.op import Op
-from irlab.ir.type import (FuncType, IncompleteType, PrimType, TensorType, TupleType, Type,
-                           flatten_tuple_type)
+from irlab.ir.adt import Constructor
+from irlab.ir.type import (FuncType, GlobalTypeVar, IncompleteType, PrimType, RelayRefType,
+                           TensorType, TupleType, Type, TypeCall, TypeVar, flatten_tuple_type)
+from irlab.relay.adt import Match, PatternConstructor, PatternTuple, PatternVar
 from irlab.relay.analysis import check_well_formed
 from irlab.relay.expr import Call, Var
 from irlab.relay.expr_functor import ExprMutator, post_order, visit_method
@@ -67,7 +69,21 @@ class Solver:
             if ret is ty.ret_type and all(a is b for a, b in zip(args, ty.arg_types)):
                 return ty
             return FuncType(args, ret, ty.type_params, ty.type_constraints)
+        if isinstance(ty, TypeCall):
+            args = tuple(self.resolve(a) for a in ty.args)
+            return ty if all(a is b for a, b in zip(args, ty.args)) else TypeCall(ty.func, args)
+        if isinstance(ty, RelayRefType):
+            value = self.resolve(ty.value)
+            return ty if value is ty.value else RelayRefType(value)
         return ty
+
+    def instantiate(self, ty: FuncType):
+        """A polymorphic function type with fresh unknowns for its type parameters, and
+        those unknowns (the call's type arguments)."""
+        fresh = [self.fresh() for _ in ty.type_params]
+        mapping = dict(zip(ty.type_params, fresh))
+        plain = FuncType(ty.arg_types, ty.ret_type)
+        return substitute(plain, mapping), fresh
 
     def unify(self, lhs, rhs) -> Type:
         lhs, rhs = self.resolve(lhs), self.resolve(rhs)
@@ -80,6 +96,10 @@ class Solver:
             return rhs
         if isinstance(rhs, IncompleteType):
             return self.unify(rhs, lhs)
+        lhs, rhs = _as_type_call(lhs, rhs), _as_type_call(rhs, lhs)
+        if isinstance(lhs, FuncType) and isinstance(rhs, FuncType) and (
+                lhs.type_params or rhs.type_params):
+            return self._unify_polymorphic(lhs, rhs)
         if type(lhs) is not type(rhs):
             raise TypeRelationError(f"expected {lhs}, got {rhs}")
         if isinstance(lhs, TupleType):
@@ -93,9 +113,31 @@ class Solver:
                                         f"arguments, got one of {len(rhs.arg_types)}")
             args = [self.unify(a, b) for a, b in zip(lhs.arg_types, rhs.arg_types)]
             return FuncType(args, self.unify(lhs.ret_type, rhs.ret_type))
+        if isinstance(lhs, TypeCall):
+            if lhs.func != rhs.func or len(lhs.args) != len(rhs.args):
+                raise TypeRelationError(f"expected {lhs}, got {rhs}")
+            return TypeCall(lhs.func, [self.unify(a, b) for a, b in zip(lhs.args, rhs.args)])
+        if isinstance(lhs, RelayRefType):
+            return RelayRefType(self.unify(lhs.value, rhs.value))
         if lhs != rhs:
             raise TypeRelationError(f"expected {lhs}, got {rhs}")
         return lhs
+
+    def _unify_polymorphic(self, lhs, rhs):
+        """Two function types of which one at least is polymorphic: with as many type
+        parameters, the right one's are renamed to the left one's; otherwise a polymorphic
+        side is instantiated (``fn [A](A) -> A`` fits where ``fn (int32) -> int32`` is
+        expected)."""
+        if len(lhs.type_params) == len(rhs.type_params):
+            renamed = substitute(FuncType(rhs.arg_types, rhs.ret_type),
+                                 dict(zip(rhs.type_params, lhs.type_params)))
+            self.unify(FuncType(lhs.arg_types, lhs.ret_type), renamed)
+            return lhs
+        if lhs.type_params:
+            lhs = self.instantiate(lhs)[0]
+        if rhs.type_params:
+            rhs = self.instantiate(rhs)[0]
+        return self.unify(lhs, rhs)
 
     def _occurs(self, unknown, ty) -> bool:
         if ty is unknown:
@@ -105,6 +147,10 @@ class Solver:
         if isinstance(ty, FuncType):
             return any(self._occurs(unknown, a) for a in ty.arg_types) or self._occurs(
                 unknown, ty.ret_type)
+        if isinstance(ty, TypeCall):
+            return any(self._occurs(unknown, a) for a in ty.args)
+        if isinstance(ty, RelayRefType):
+            return self._occurs(unknown, ty.value)
         return False
 
     # -- pending constraints ------------------------------------------------------------------
@@ -133,6 +179,7 @@ class TypeInferencer:
         self.solver = Solver()
         self.types: dict = {}  # node -> type (possibly with unknowns until solved)
         self.global_types: dict = {}
+        self.type_args: dict = {}  # call of a polymorphic function -> its type arguments
         self.current_function = None
 
     # -- type of a node -------------------------------------------------------------------------
@@ -160,7 +207,7 @@ class TypeInferencer:
             else:
                 params = [self.var_type(p) for p in func.params]
                 ret = func.ret_type if func.ret_type is not None else self.solver.fresh()
-                ty = FuncType(params, ret)
+                ty = FuncType(params, ret, func.type_params)
             self.global_types[gv.name_hint] = ty
         return ty
 
@@ -204,15 +251,35 @@ class TypeInferencer:
 
     def visit_if(self, node):
         self._unify_at(node.cond, self.type_of(node.cond), TensorType((), "bool"))
-        self._unify_at(node, self.type_of(node.true_branch), self.type_of(node.false_branch))
-        self.types[node] = self.type_of(node.true_branch)
+        # the unified type, not the true branch's: a polymorphic branch is instantiated
+        self.types[node] = self._unify_at(node, self.type_of(node.true_branch),
+                                          self.type_of(node.false_branch))
 
     def visit_function(self, node):
         params = [self.var_type(p) for p in node.params]
         body = self.type_of(node.body)
         if node.ret_type is not None:
             self._unify_at(node.body, node.ret_type, body)
-        self.types[node] = FuncType(params, body)
+            body = node.ret_type
+        self.types[node] = FuncType(params, body, node.type_params)
+
+    def visit_constructor(self, node):
+        self.types[node] = self.constructor_type(node)
+
+    def visit_match(self, node):
+        self.types[node] = self.match_type(node)
+
+    def visit_ref_create(self, node):
+        self.types[node] = RelayRefType(self.type_of(node.value))
+
+    def visit_ref_read(self, node):
+        out = self.solver.fresh()
+        self._unify_at(node, self.type_of(node.ref), RelayRefType(out))
+        self.types[node] = out
+
+    def visit_ref_write(self, node):
+        self._unify_at(node, self.type_of(node.ref), RelayRefType(self.type_of(node.value)))
+        self.types[node] = TupleType([])
 
     def visit_call(self, node):
         out = self.solver.fresh()
@@ -222,12 +289,48 @@ class TypeInferencer:
         else:
             self.defer(node, lambda n=node, o=out: self._func_call(n, o))
 
+    # -- algebraic data types ---------------------------------------------------------------
+    def type_data(self, ctor: Constructor):
+        mod = self.mod
+        if mod is None or ctor.belong_to not in mod:
+            raise RelayTypeError(f"constructor {ctor.name_hint}: its type "
+                                 f"{ctor.belong_to.name_hint} is not defined in the module", ctor)
+        return mod.get_type_data(ctor.belong_to)
+
+    def constructor_type(self, ctor: Constructor) -> FuncType:
+        """``fn [A..](inputs) -> T[A..]``: a constructor is a polymorphic function."""
+        data = self.type_data(ctor)
+        return FuncType(ctor.inputs, TypeCall(data.header, data.type_vars), data.type_vars)
+
+    def match_type(self, match: Match):
+        """Every pattern fits the matched value's type; every clause gives the result type."""
+        out = self.solver.fresh()
+        data = self.type_of(match.data)
+        for clause in match.clauses:
+            self.unify_pattern(clause.lhs, data, match)
+            self._unify_at(clause.rhs, out, self.type_of(clause.rhs))
+        return out
+
+    def unify_pattern(self, pattern, ty, match):
+        if isinstance(pattern, PatternVar):
+            self._unify_at(match, self.var_type(pattern.var), ty)
+        elif isinstance(pattern, PatternTuple):
+            fields = [self.solver.fresh() for _ in pattern.patterns]
+            self._unify_at(match, ty, TupleType(fields))
+            for sub, field in zip(pattern.patterns, fields):
+                self.unify_pattern(sub, field, match)
+        elif isinstance(pattern, PatternConstructor):
+            ctor_type, _ = self.solver.instantiate(self.constructor_type(pattern.constructor))
+            self._unify_at(match, ty, ctor_type.ret_type)
+            for sub, field in zip(pattern.patterns, ctor_type.arg_types):
+                self.unify_pattern(sub, field, match)
+
     def defer(self, node, thunk):
         self.solver.pending.append((node, thunk))
 
     def _unify_at(self, node, lhs, rhs):
         try:
-            self.solver.unify(lhs, rhs)
+            return self.solver.unify(lhs, rhs)
         except TypeRelationError as err:
             self.error(node, str(err))
 
@@ -264,7 +367,11 @@ class TypeInferencer:
     def _func_call(self, call, out):
         callee = self.solver.resolve(self.type_of(call.op))
         if isinstance(callee, IncompleteType):
-            raise _Unresolved
+            # calling an unknown: it is a function of these arguments' types
+            callee = FuncType([self.type_of(a) for a in call.args], self.solver.fresh())
+            self.solver.unify(self.type_of(call.op), callee)
+        if isinstance(callee, FuncType) and callee.type_params:
+            callee, self.type_args[call] = self.solver.instantiate(callee)
         if not isinstance(callee, FuncType):
             raise TypeRelationError(f"calling a value of type {callee}, which is not a function")
         if len(callee.arg_types) != len(call.args):
@@ -322,7 +429,12 @@ class TypeInferencer:
             if not isinstance(node, (Op, Function)):
                 self._check_size(node, ty)
             resolved[node] = ty
-        return _Annotator(resolved).visit(func)
+        for node, ty in self.types.items():  # variables bound by patterns and unused
+            if isinstance(node, Var) and node not in resolved:
+                resolved[node] = self.solver.resolve(ty)
+        type_args = {call: [self.solver.resolve(t) for t in args]
+                     for call, args in self.type_args.items() if call in resolved}
+        return _Annotator(resolved, type_args).visit(func)
 
     def _check_size(self, node, ty):
         """Refuse a tensor no 64-bit address space can hold (it would fail much later, inside
@@ -330,6 +442,8 @@ class TypeInferencer:
         for tensor in flatten_tuple_type(ty):
             if not isinstance(tensor, TensorType):
                 continue
+            if not all(isinstance(d, int) for d in tensor.shape):
+                continue  # a dynamic dimension: the size is known at run time
             nbytes = tensor.size * max(1, parse_dtype(tensor.dtype).bits
                                        * parse_dtype(tensor.dtype).lanes // 8)
             if nbytes >= ADDRESS_SPACE_BYTES:
@@ -342,6 +456,30 @@ class TypeInferencer:
 ADDRESS_SPACE_BYTES = 1 << 63
 
 
+def substitute(ty, mapping: dict):
+    """``ty`` with the type variables in ``mapping`` replaced."""
+    if isinstance(ty, TypeVar):
+        return mapping.get(ty, ty)
+    if isinstance(ty, TupleType):
+        return TupleType([substitute(f, mapping) for f in ty.fields])
+    if isinstance(ty, FuncType):
+        inner = {k: v for k, v in mapping.items() if k not in ty.type_params}
+        return FuncType([substitute(a, inner) for a in ty.arg_types],
+                        substitute(ty.ret_type, inner), ty.type_params, ty.type_constraints)
+    if isinstance(ty, TypeCall):
+        return TypeCall(ty.func, [substitute(a, mapping) for a in ty.args])
+    if isinstance(ty, RelayRefType):
+        return RelayRefType(substitute(ty.value, mapping))
+    return ty
+
+
+def _as_type_call(ty, other):
+    """An ADT without type arguments may be written ``T`` or ``T[]``: the same type."""
+    if isinstance(ty, GlobalTypeVar) and isinstance(other, TypeCall):
+        return TypeCall(ty, [])
+    return ty
+
+
 def _prim_func_type(func) -> FuncType:
     params = [PrimType("handle") for _ in getattr(func, "params", ())]
     return FuncType(params, TupleType([]))
@@ -351,9 +489,17 @@ class _Annotator(ExprMutator):
     """Writes the solved types back: ``checked_type`` everywhere, plus missing var annotations
     and function return types (new Var/Function objects where those were missing)."""
 
-    def __init__(self, resolved):
+    def __init__(self, resolved, type_args=None):
         super().__init__()
         self.resolved = resolved
+        self.type_args = type_args or {}
+
+    def visit_call(self, call):
+        new = super().visit_call(call)
+        type_args = self.type_args.get(call)
+        if type_args and not new.type_args and all(_is_complete(t) for t in type_args):
+            new = Call(new.op, new.args, new.attrs, type_args, new.span)
+        return new
 
     def visit(self, expr):
         new = super().visit(expr)

@@ -3,7 +3,7 @@
 from irlab.tir.expr import (PrimExpr, Var, SizeVar, IntImm, FloatImm, StringImm, Cast, Add, Sub,
                             Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE,
                             And, Or, Not, Select, BufferLoad, Ramp, Broadcast, Shuffle, Let, Call,
-                            EqualOp, NotEqualOp, convert)
+                            EqualOp, NotEqualOp, convert, Any)
 from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range, decl_buffer
 from irlab.tir.stmt import (Stmt, BufferStore, ForKind, IterVar, For, While, IfThenElse, SeqStmt,
                             LetStmt, Allocate, AllocateConst, DeclBuffer, AttrStmt, AssertStmt,

@@ -293,6 +293,36 @@ class IntImm(PrimExpr):
         return float(self.value)
 
 
+class Any(PrimExpr):
+    """A dimension whose extent is not known until run time (``?`` in a Relay tensor type,
+    TVM's ``tir.Any``/``relay.Any``). Every ``Any`` equals every other: it says "unknown",
+    not which unknown."""
+
+    _is_any_dim = True
+    dtype: str
+    span: object
+
+    def __init__(self, span=None):
+        super().__init__("int32", span)
+
+    def _structural_key(self):
+        return ("Any",)
+
+    def __eq__(self, other):
+        return isinstance(other, Any)
+
+    def __ne__(self, other):
+        return not isinstance(other, Any)
+
+    def __hash__(self):
+        return hash("tir.Any")
+
+    def astext(self) -> str:
+        return "?"
+
+    __str__ = __repr__ = astext
+
+
 class FloatImm(PrimExpr):
     """A floating-point constant; the value is rounded to the dtype's precision."""
 

@@ -282,19 +282,17 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip", name="T_take"):
 
 
 def gather_nd(a, indices, batch_dims=0, name="T_gather_nd"):
-    """``a`` at the index tuples along the first axis of ``indices``: output
-    ``[y..., x...] = a[b..., indices[0, b..., y...], ..., x...]`` (the first ``batch_dims``
-    axes of both are batch axes)."""
-    ishape, jshape = dims(a), dims(indices)
-    m = int(jshape[0])
-    bd = batch_dims
-    oshape = jshape[1:] + ishape[bd + m:]
-    ny = len(jshape) - 1
+    """``a`` at the index tuples along ``indices``' first axis (M of them): output
+    ``[b..., y...] + rest = a[b..., indices[0, b..., y...], ..., indices[M-1, ...], rest]``."""
+    ashape, ishape = dims(a), dims(indices)
+    m = ishape[0]
+    ny = len(ishape) - 1  # batch and gather axes of the output
+    oshape = ashape[:batch_dims] + ishape[1 + batch_dims:] + ashape[batch_dims + m:]
 
     def body(*i):
-        ys, xs = i[:ny], i[ny:]
-        picked = tuple(O.cast(indices(*((_i(k),) + ys)), "int32") for k in range(m))
-        return a(*(ys[:bd] + picked + xs))
+        where = i[:ny]
+        picked = tuple(O.cast(indices(*((k,) + where)), "int32") for k in range(m))
+        return a(*(i[:batch_dims] + picked + i[ny:]))
 
     return te.compute(oshape, body, name=name, tag="injective")
 
@@ -497,5 +495,5 @@ def layout_transform(a, src_layout, dst_layout, name="T_layout_trans"):
 
 __all__ = ["ravel_index", "unravel_index", "reshape", "squeeze", "expand_dims", "batch_flatten",
            "transpose", "concatenate", "stack", "strided_slice", "strided_slice_axes", "split",
-           "take", "gather_nd", "one_hot", "tile", "repeat", "reverse", "broadcast_to", "where", "full",
-           "full_like", "pad", "layout_transform"]
+           "take", "gather_nd", "one_hot", "tile", "repeat", "reverse", "broadcast_to", "where",
+           "full", "full_like", "pad", "layout_transform"]

@@ -65,11 +65,9 @@ def fused_name(func: Function, prefix="tvmgen_default") -> str:
     return _truncate(f"{prefix}_fused_" + "_".join(names))
 
 
-
-
-# Elements a tensor constant inside a primitive function may have: it becomes a select over
-# its elements, fine for index tables, not for weights.
-SMALL_CONSTANT = 64
+# The most elements a tensor constant inside a primitive function may have: it becomes a chain
+# of selects on the element index (TVM embeds any size as a linked parameter).
+LINKED_CONSTANT_LIMIT = 64
 
 
 class _TEBuilder(DeepSafeMemoVisitor):
@@ -98,7 +96,7 @@ class _TEBuilder(DeepSafeMemoVisitor):
     def _constant(self, c):
         value = c.data.numpy() if hasattr(c.data, "numpy") else c.data
         if getattr(value, "ndim", 0) != 0:
-            return self._small_tensor_constant(value)
+            return self._linked_constant(value)
         from irlab.tir import op as O
 
         scalar = O.const(value.item(), str(value.dtype) if str(value.dtype) != "bool"
@@ -107,29 +105,29 @@ class _TEBuilder(DeepSafeMemoVisitor):
         self.pattern_of_stage[tensor.op] = int(OpPattern.ELEMWISE)  # always inlined
         return tensor
 
-    def _small_tensor_constant(self, value):
-        """A tensor constant left inside a primitive function (``relay.FuseOps.link_params``)
-        as a compute selecting its element by flat index; only small ones (index tables)."""
-        from irlab.tir import op as O
+    def _linked_constant(self, value):
+        """A small tensor constant inside a primitive function (FuseOps with
+        ``relay.FuseOps.link_params``): a stage choosing each element by its flat index,
+        inlined into its consumer like a scalar constant."""
+        from irlab.tir import expr as E, op as O
+        from irlab.topi.transform import ravel_index
 
-        if value.size > SMALL_CONSTANT:
-            raise IrlabError(f"LowerTE: a tensor constant of {value.size} elements inside a "
-                             f"primitive function (at most {SMALL_CONSTANT} can be linked in; "
-                             "FuseOps passes larger ones as arguments)")
+        flat = value.ravel()
+        if flat.size > LINKED_CONSTANT_LIMIT:
+            raise IrlabError(f"LowerTE: a tensor constant of {flat.size} elements inside a "
+                             f"primitive function; irlab links constants of at most "
+                             f"{LINKED_CONSTANT_LIMIT} elements (leave relay.FuseOps."
+                             f"link_params off to pass it as an argument)")
         dtype = str(value.dtype)
-        flat = value.reshape(-1).tolist()
-        shape = value.shape
 
-        def element(*index):
-            k = O.const(0, "int32")
-            for i, n in zip(index, shape):
-                k = k * n + O.cast(i, "int32")
-            out = O.const(flat[-1], dtype)
-            for pos in range(len(flat) - 2, -1, -1):
-                out = O.if_then_else(k == pos, O.const(flat[pos], dtype), out)
+        def body(*i):
+            where = ravel_index(i, value.shape)
+            out = O.const(flat[-1].item(), dtype)
+            for k in range(flat.size - 2, -1, -1):
+                out = E.Select(where == k, O.const(flat[k].item(), dtype), out)
             return out
 
-        tensor = te.compute(shape, element, name="compile_engine_const", tag="const")
+        tensor = te.compute(value.shape, body, name="compile_engine_const", tag="const")
         self.pattern_of_stage[tensor.op] = int(OpPattern.ELEMWISE)  # always inlined
         return tensor
 

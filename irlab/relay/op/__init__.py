@@ -19,6 +19,7 @@ Passes read these with ``op.get_attr(...)`` and keep no lists of op names;
 from irlab.ir.op import Op, OpPattern, register_op
 from irlab.relay.op import tensor, transform, reduce, nn, image  # noqa: F401 - registration
 from irlab.relay.op import annotation  # noqa: F401 - registration
+from irlab.relay.op import memory  # noqa: F401 - registration
 from irlab.relay.op.tensor import *  # noqa: F401,F403
 from irlab.relay.op.transform import *  # noqa: F401,F403
 from irlab.relay.op.reduce import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
-"""Annotation operators: the BYOC flow's ``annotation.compiler_begin`` / ``compiler_end``, and
-``annotation.stop_fusion`` (FuseOps ends a fused group at it).
+"""Annotation operators: the BYOC flow's ``annotation.compiler_begin`` / ``compiler_end``,
+``annotation.stop_fusion`` (FuseOps ends a fused group at it) and ``on_device`` (where a value
+lives).
 
 They mark the edges of a region of the graph that an external compiler handles::
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 from irlab.ir.attrs import Attrs
 from irlab.ir.op import NOT_APPLICABLE, OpPattern, register_op
 from irlab.relay.op.op_common import make_call
+from irlab.target.virtual_device import VirtualDevice
 
 
 class CompilerAttrs(Attrs):
@@ -70,3 +72,37 @@ def compiler_end(data, compiler: str):
 
 
 __all__ = ["CompilerAttrs", "compiler_begin", "compiler_end", "stop_fusion"]
+
+
+class OnDeviceAttrs(Attrs):
+    """Where ``on_device``'s value lives (TVM's ``relay.attrs.OnDeviceAttrs``)."""
+
+    _type_key = "relay.attrs.OnDeviceAttrs"
+    virtual_device: object = None
+    constrain_result: bool = False
+    constrain_body: bool = True
+
+
+register_op("on_device", num_inputs=1, arguments=[("body", "Expr", "The annotated expression.")],
+            attrs_type=OnDeviceAttrs, type_rel=_identity_rel, pattern=OpPattern.OPAQUE,
+            reference=_identity_reference, support_level=10,
+            description="Say which device the value of an expression lives on.",
+            ).set_attrs(TNonComputational=True, FTVMCompute=NOT_APPLICABLE,
+                        FTVMStrategy=NOT_APPLICABLE, FInferCorrectLayout=NOT_APPLICABLE)
+
+
+def on_device(body, virtual_device, constrain_result=False, constrain_body=True):
+    """``body``, annotated to live on ``virtual_device`` (a ``VirtualDevice`` or a Device
+    such as ``tvm.cpu()``); an identity at run time."""
+    if not isinstance(virtual_device, VirtualDevice):
+        virtual_device = VirtualDevice(virtual_device)
+    return make_call("on_device", [body], OnDeviceAttrs(
+        virtual_device=virtual_device, constrain_result=bool(constrain_result),
+        constrain_body=bool(constrain_body)))
+
+
+def strip_on_device(expr):
+    """The expression an ``on_device`` annotation wraps (``expr`` itself when it has none)."""
+    while getattr(getattr(expr, "op", None), "name", None) == "on_device":
+        expr = expr.args[0]
+    return expr

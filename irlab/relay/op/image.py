@@ -135,6 +135,7 @@ def _resample(x, axis, index, weights):
 
 
 def resize2d_reference(inputs, attrs, out_type):
+    """The numpy reference of ``image.resize2d`` (also what ``nn.upsampling`` computes)."""
     x = inputs[0]
     h_axis, w_axis = spatial_axes_of(attrs.layout)
     roi = tuple(attrs.roi)

@@ -122,53 +122,6 @@ def take(data, indices, axis=None, batch_dims=0, mode="clip"):
 
 
 # ---------------------------------------------------------------------------------------------
-# gather_nd
-def _gather_nd_rel(ctx):
-    data, indices = ctx.tensor(0, "data"), ctx.tensor(1, "indices")
-    ctx.expect(parse_dtype(indices.dtype).code in ("int", "uint"),
-               f"indices must be a tensor of integers, got {indices.dtype}")
-    ctx.expect(indices.ndim >= 1, "indices must have rank >= 1 (index tuples on axis 0)")
-    m, bd = indices.shape[0], ctx.attrs.batch_dims
-    ctx.expect(isinstance(m, int), f"the index tuple length (indices axis 0) must be known, "
-                                   f"got {m}")
-    if ctx.attrs.index_rank is not None:
-        ctx.expect(ctx.attrs.index_rank == m, f"index_rank={ctx.attrs.index_rank} differs "
-                                              f"from indices axis 0 ({m})")
-    ctx.expect(bd >= 0 and bd + m <= data.ndim,
-               f"batch_dims={bd} plus {m} indexed axes exceed the data rank {data.ndim}")
-    ctx.expect(data.shape[:bd] == indices.shape[1:1 + bd],
-               f"the {bd} batch dimensions differ: data {data.shape} vs indices "
-               f"{indices.shape}")
-    return TensorType(indices.shape[1:] + data.shape[bd + m:], data.dtype)
-
-
-def _gather_nd_reference(inputs, attrs, out_type):
-    x, idx = inputs
-    m, bd = idx.shape[0], attrs.batch_dims
-    ys = idx.shape[1:]
-    out = np.empty(tuple(ys) + x.shape[bd + m:], x.dtype)
-    for y in np.ndindex(*ys):
-        point = tuple(int(idx[(k,) + y]) for k in range(m))
-        out[y] = x[y[:bd] + point]
-    return out_array(out, out_type)
-
-
-register_op("gather_nd", num_inputs=2,
-            arguments=_DATA + [("indices", "Tensor", "The index tuples, on axis 0.")],
-            attrs_type=GatherNDAttrs, type_rel=_gather_nd_rel, pattern=OpPattern.INJECTIVE,
-            support_level=3, reference=_gather_nd_reference,
-            description="Gather elements or slices of data at index tuples.",
-            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
-
-
-def gather_nd(data, indices, batch_dims=0, index_rank=None):
-    """Elements (or slices) of ``data`` at the index tuples along axis 0 of ``indices``:
-    ``out[y..., x...] = data[indices[0, y...], ..., indices[M-1, y...], x...]``."""
-    return make_call("gather_nd", [data, indices], GatherNDAttrs(
-        batch_dims=int(batch_dims), index_rank=None if index_rank is None else int(index_rank)))
-
-
-# ---------------------------------------------------------------------------------------------
 # strided_slice
 _MAX_RANGE = 2 ** 63 - 1
 
@@ -320,6 +273,53 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
     return make_call("one_hot", [indices, on_value, off_value], OneHotAttrs(
         depth=int(depth), axis=int(axis), dtype=normalize_dtype(dtype)))
 
+
+
+# ---------------------------------------------------------------------------------------------
+# gather_nd: indices (M, B..., Y...) pick data[B..., i_0, ..., i_{M-1}, ...]
+def _gather_nd_rel(ctx):
+    data, indices = ctx.tensor(0, "data"), ctx.tensor(1, "indices")
+    ctx.expect(indices.dtype.startswith(("int", "uint")),
+               f"indices must be integers, got {indices.dtype}")
+    ctx.expect(indices.ndim >= 1, "indices must have at least one axis (its first is M)")
+    bd = ctx.attrs.batch_dims
+    m = indices.shape[0]
+    if ctx.attrs.index_rank is not None:
+        ctx.expect(ctx.attrs.index_rank == m, f"index_rank is {ctx.attrs.index_rank} but "
+                                              f"indices' first axis is {m}")
+    ctx.expect(0 <= bd and bd + m <= data.ndim,
+               f"batch_dims ({bd}) + indices' first axis ({m}) exceed data's rank "
+               f"{data.ndim}")
+    ctx.expect(indices.shape[1:1 + bd] == data.shape[:bd],
+               f"the batch axes of indices {indices.shape[1:1 + bd]} and data "
+               f"{data.shape[:bd]} differ")
+    return TensorType(data.shape[:bd] + indices.shape[1 + bd:] + data.shape[bd + m:],
+                      data.dtype)
+
+
+def _gather_nd_reference(inputs, attrs, out_type):
+    data, indices = inputs
+    bd, m = attrs.batch_dims, indices.shape[0]
+    out = np.empty(out_type.shape, dtype=data.dtype)
+    for where in np.ndindex(*indices.shape[1:]):
+        batch = where[:bd]
+        picked = tuple(int(indices[(k,) + where]) for k in range(m))
+        out[where] = data[batch + picked]
+    return out_array(out, out_type)
+
+
+register_op("gather_nd", num_inputs=2,
+            arguments=_DATA + [("indices", "Tensor", "The indices of values to gather.")],
+            attrs_type=GatherNDAttrs, type_rel=_gather_nd_rel, pattern=OpPattern.INJECTIVE,
+            support_level=3, reference=_gather_nd_reference,
+            description="Gather elements or slices of data at n-dimensional indices.",
+            ).set_attrs(FInferCorrectLayout=NOT_APPLICABLE)
+
+
+def gather_nd(data, indices, batch_dims=0, index_rank=None):
+    """Elements (or slices) of ``data`` at the index tuples along ``indices``' first axis."""
+    return make_call("gather_nd", [data, indices], GatherNDAttrs(
+        batch_dims=int(batch_dims), index_rank=None if index_rank is None else int(index_rank)))
 
 
 __all__ = ["TakeAttrs", "GatherNDAttrs", "StridedSliceAttrs", "OneHotAttrs", "take",

@@ -13,7 +13,7 @@ from irlab.runtime.dtype import normalize_dtype, to_numpy_dtype
 from irlab.ir.expr import RelayExpr
 from irlab.ir.op import NOT_APPLICABLE, Op, OpPattern, TYPE_RELATIONS, register_op
 from irlab.ir.type import TensorType
-from irlab.relay.expr import const as _const
+from irlab.relay.expr import Constant, const as _const
 from irlab.relay.op.layout_rules import binary_broadcast_layout, elemwise_arbitrary_layout
 from irlab.relay.op.scale_axis import ScaleAxisRule
 from irlab.relay.op.op_common import broadcast_shapes, identity_rel, make_call, out_array
@@ -445,7 +445,10 @@ def full_like(data, fill_value):
 
 
 def broadcast_to(data, shape):
-    """Broadcast ``data`` to ``shape`` (numpy rules)."""
+    """Broadcast ``data`` to ``shape`` (numpy rules); a constant shape tensor is read as the
+    static shape, as TVM does."""
+    if isinstance(shape, Constant):
+        shape = shape.data.numpy().tolist()
     return make_call("broadcast_to", [data], InitOpAttrs(shape=_check_shape(shape,
                                                                             "broadcast_to")))
 

@@ -10,6 +10,9 @@ As TVM's fold_constant.cc:
   generators (``TGenerator``: ``full``, ``*_like``) for the same reason, stateful ops
   (``TOpIsStateful``: ``nn.dropout``), calls of functions, and anything inside a
   ``Primitive=1`` function (already fused for codegen);
+- ``on_device`` annotations do not get in the way: ``on_device(c)`` of a constant counts as a
+  constant (its let binding is inlined, annotation and all; an op reading it folds), and a
+  folded ``on_device(e)`` stays annotated;
 - an op with ``FFoldFromShape(shape, attrs)`` (TVM's ``shape_of``/``ndarray_size``, when
   registered) folds from the static type of its argument, whatever the argument's value.
 """
@@ -24,6 +27,7 @@ from irlab.ir.type import TensorType
 from irlab.relay.expr import Constant, If, Let, Tuple, const
 from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.function import is_primitive
+from irlab.relay.op.annotation import strip_on_device
 from irlab.relay.transform import function_pass
 
 def is_constant(expr) -> bool:
@@ -62,9 +66,10 @@ def _static_shape(expr):
 
 
 class _ConstantFolder(ExprMutator):
-    def __init__(self, mod):
+    def __init__(self, mod, fold_qnn=False):
         super().__init__()
         self.mod = mod
+        self.fold_qnn = fold_qnn
         self.inside_primitive = False
 
     # -- scopes -------------------------------------------------------------------------------
@@ -85,7 +90,7 @@ class _ConstantFolder(ExprMutator):
         body = let
         while isinstance(body, Let):
             value = self.visit(body.value)
-            if isinstance(value, Constant):
+            if isinstance(strip_on_device(value), Constant):
                 self.memo_map[body.var] = value
                 chain.append((body, None, value))
             else:
@@ -125,13 +130,16 @@ class _ConstantFolder(ExprMutator):
         # Cheap generators: folding them only trades a tiny op for a large literal.
         if op.get_attr("TOpIsStateful", False) or op.get_attr("TGenerator", False):
             return new
+        if op.get_attr("TQnnOp", False) and not self.fold_qnn:
+            return new  # QNN ops fold only when asked (the backend may want them whole)
         if op.get_attr("FFoldFromShape") is not None:
             return self._fold_shape_function(call, new)
         if op.get_attr("TNonComputational", False) or op.reference is None:
             return new  # annotations, and ops the interpreter cannot run
-        if not all(is_constant(a) for a in new.args):
+        if not all(is_constant(strip_on_device(a)) for a in new.args):
             return new
-        return evaluate_constant(new, self.mod)
+        args = [strip_on_device(a) for a in new.args]
+        return evaluate_constant(new.with_fields(args=tuple(args)), self.mod)
 
     def _fold_shape_function(self, call, new):
         # The original call still carries types; only the argument's static shape matters.
@@ -160,11 +168,11 @@ def FoldConstant(fold_qnn=False):
           add(%x, meta[relay.Constant][1])                               /* (c + c) * 2 */
         }
 
-    ``fold_qnn`` is accepted for TVM compatibility; irlab has no QNN ops yet.
+    ``fold_qnn=True`` also folds QNN ops (``relay.qnn.op.*``) whose inputs are constants.
     """
 
     def transform(func, mod, ctx):
-        return _ConstantFolder(mod).visit(func)
+        return _ConstantFolder(mod, fold_qnn).visit(func)
 
     return function_pass(transform, opt_level=2, name="FoldConstant")
 

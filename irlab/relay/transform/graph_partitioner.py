@@ -33,7 +33,11 @@ from irlab.errors import IrlabError
 from irlab.ir.expr import GlobalVar
 from irlab.ir.op import Op, OpPattern
 from irlab.ir.type import TensorType, TupleType
-from irlab.relay.expr import Call, Constant, If, Let, Tuple, TupleGetItem, Var
+from irlab.ir.adt import Constructor
+from irlab.relay.adt import Match
+from irlab.relay.expr import (Call, Constant, If, Let, RefCreate, RefRead, RefWrite, Tuple,
+                              TupleGetItem, Var)
+from irlab.relay.expr_functor import expr_children
 from irlab.relay.function import Function
 
 ELEMWISE = OpPattern.ELEMWISE
@@ -232,8 +236,14 @@ class IndexedForwardGraph:
             for part in (expr.cond, expr.true_branch, expr.false_branch):
                 update(part, None, OPAQUE)
             return [expr.cond, expr.true_branch, expr.false_branch]
-        if isinstance(expr, (Var, Op, GlobalVar)):
+        if isinstance(expr, (Var, Op, GlobalVar, Constructor)):
             return []
+        if isinstance(expr, (Match, RefCreate, RefRead, RefWrite)):
+            # control flow and effects: every part is its own group, as If's
+            children = expr_children(expr)
+            for part in children:
+                update(part, None, OPAQUE)
+            return children
         raise FusionError(f"FuseOps cannot analyse a {type(expr).__name__} node")
 
     def debug_dump(self) -> str:

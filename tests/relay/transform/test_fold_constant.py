@@ -275,3 +275,23 @@ def test_shape_of_and_ndarray_size_fold_and_run():
         for kind in ("debug", "graph"):
             out = relay.create_executor(kind, mod=mod, target="llvm").evaluate()(data)
             np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_on_device_annotations_do_not_block_folding():
+    """A constant under on_device folds like a constant; folded values keep the annotation;
+    the program computes the same."""
+    on_cpu = lambda e: relay.annotation.on_device(e, irlab.cpu(), constrain_result=True)
+    c = relay.const(np.array([1.5, 2.0], "float32"))
+    x = relay.var("x", shape=(2,))
+    x.virtual_device_ = irlab.cpu()  # a note beside the node, as TVM's field
+    t1 = relay.var("t1")
+    t2 = relay.var("t2")
+    body = relay.Let(t1, on_cpu(c), relay.Let(t2, on_cpu(relay.add(t1, t1)),
+                                              on_cpu(relay.multiply(t2, x))))
+    before = relay.Function([x], body)
+    after = run_opt_pass(before, transform.FoldConstant())
+    expected = run_opt_pass(relay.Function([x], on_cpu(relay.multiply(
+        on_cpu(relay.const(np.array([3.0, 4.0], "float32"))), x))), transform.InferType())
+    assert_structural_equal(after, expected)
+    assert x.virtual_device_ == irlab.cpu()
+    check_numerics(before, after)

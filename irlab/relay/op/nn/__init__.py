@@ -16,6 +16,7 @@ from irlab.relay.op.nn.linear import (BatchMatmulAttrs, DenseAttrs, DensePackAtt
 from irlab.relay.op.nn.misc import BiasAddAttrs, PadAttrs, batch_flatten, bias_add, pad
 from irlab.relay.op.nn.normalization import (BatchNormAttrs, LayerNormAttrs, batch_norm,
                                              layer_norm)
+from irlab.relay.op.nn.upsampling import UpSamplingAttrs, upsampling
 from irlab.relay.op.nn.pooling import (AdaptivePool2DAttrs, AvgPool2DAttrs, GlobalPool2DAttrs,
                                        MaxPool2DAttrs, adaptive_avg_pool2d, adaptive_max_pool2d,
                                        avg_pool2d, global_avg_pool2d, global_max_pool2d,
@@ -41,5 +42,6 @@ __all__ = [
     "log_softmax", "dropout", "dropout_raw",
     # misc
     "BiasAddAttrs", "PadAttrs", "bias_add", "batch_flatten", "pad",
+    # upsampling
     "UpSamplingAttrs", "upsampling",
 ]
