@@ -78,3 +78,14 @@ def test_edit_script_is_a_shortest_one():
                                                                    lcs[i + 1][j])
         edits = sum(i2 - i1 + j2 - j1 for tag, i1, i2, j1, j2 in ops if tag != "equal")
         assert edits == len(a) + len(b) - 2 * lcs[-1][-1]
+
+
+def test_a_pass_that_removes_1500_spread_lines_shows_only_deletions():
+    """As EliminateCommonSubexpr on the 5,000-node graph: many lines go, the rest stay."""
+    ops = ["add", "multiply", "subtract", "maximum", "minimum"] * 1000
+    kept = [op for i, op in enumerate(ops) if i % 10 not in (3, 4, 7)]
+    before, after = _program(ops), _program(kept)
+    rows = diff_lines(before, after)
+    assert _covers(rows, before, after)
+    assert sum(r.tag == "delete" for r in rows) == 1500
+    assert all(r.tag in ("equal", "delete") for r in rows)
