@@ -66,6 +66,14 @@ def _trim(na, nb) -> tuple:
     return head, tail
 
 
+def _fewest_edits(a, b) -> int:
+    """A lower bound of the edits from ``a`` to ``b``: each line more often in one of them
+    than in the other is inserted or deleted."""
+    counts = Counter(a)
+    counts.subtract(b)
+    return sum(abs(c) for c in counts.values())
+
+
 def _edit_frontiers(a, b, max_edits):
     """Myers' greedy search for a shortest edit script: the frontier (furthest x on each
     diagonal k = x - y) before each number of edits d, or None past ``max_edits``. Its work
@@ -150,7 +158,9 @@ def line_opcodes(na: list, nb: list) -> list:
     ids = {}
     ia = [ids.setdefault(x, len(ids)) for x in ma]
     ib = [ids.setdefault(x, len(ids)) for x in mb]
-    frontiers = _edit_frontiers(ia, ib, min(MAX_EDITS, len(ia) + len(ib)))
+    frontiers = None
+    if _fewest_edits(ia, ib) <= MAX_EDITS:  # else the search would only give up, seconds later
+        frontiers = _edit_frontiers(ia, ib, min(MAX_EDITS, len(ia) + len(ib)))
     if frontiers is not None:
         middle = _steps_to_opcodes(_edit_steps(ia, ib, frontiers))
     else:
