@@ -168,17 +168,29 @@ def register_module_verifier(verifier):
     _MODULE_VERIFIERS.append(verifier)
 
 
-def module_counts(mod: IRModule):
+def module_counts(mod: IRModule, cache: dict | None = None):
     """(distinct node count, op call counts) over every function of ``mod``: for a Relay
     function its nodes and op calls; for a PrimFunc its statements and expressions, and its
-    loops/blocks/stores/allocates."""
+    loops/blocks/stores/allocates. ``cache`` (a dict kept by the caller) remembers each
+    function object's counts, so a function a pass left as it was is not walked again."""
     nodes = 0
     ops = Counter()
     for func in mod.functions.values():
+        hit = cache.get(id(func)) if cache is not None else None
+        if hit is not None and hit[0] is func:
+            nodes += hit[1]
+            ops.update(hit[2])
+            continue
         counter = next((_NODE_COUNTERS[c] for c in type(func).__mro__ if c in _NODE_COUNTERS),
                        None)
-        if counter is not None:
-            nodes += counter(func, ops)
+        if counter is None:
+            continue
+        func_ops = Counter()
+        count = counter(func, func_ops)
+        if cache is not None:
+            cache[id(func)] = (func, count, func_ops)  # func kept: its id stays its own
+        nodes += count
+        ops.update(func_ops)
     return nodes, ops
 
 
@@ -225,6 +237,7 @@ class IRSnapshot(PassInstrument):
         self.track_counts = track_counts
         self.records: list[PassRecord] = []
         self._open: list[tuple[PassRecord, float]] = []
+        self._counted: dict = {}  # id(function) -> (function, nodes, op counts)
 
     def enter_pass_ctx(self):
         self._open.clear()
@@ -247,7 +260,7 @@ class IRSnapshot(PassInstrument):
 
             record.changed = not structural_equal(record.before, mod)
         if self.track_counts:
-            record.node_count, record.op_counts = module_counts(mod)
+            record.node_count, record.op_counts = module_counts(mod, self._counted)
 
     def clear(self):
         self.records.clear()

@@ -114,7 +114,11 @@ class Interpreter:
         return env[node]
 
     def visit_constant(self, node, env, memo):
-        return node.data.numpy()
+        # A read-only view, not a copy: FoldConstant on BERT-base copied its 85 M weights here;
+        # an op reference that wrote its input would corrupt the constant, so it raises instead.
+        view = np.asarray(node.data).view()
+        view.flags.writeable = False
+        return view
 
     def visit_tuple(self, node, env, memo):
         return tuple(memo[f] for f in node.fields)

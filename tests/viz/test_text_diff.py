@@ -43,3 +43,49 @@ def test_small_programs_keep_the_exact_diff():
     rows = diff_lines(before, after)
     assert _covers(rows, before, after)
     assert [r.tag for r in rows] == ["equal", "delete", "equal", "equal"]
+
+
+def test_five_changes_spread_over_a_regular_5000_line_program_show_as_five_rows():
+    ops = ["add", "multiply", "subtract", "maximum"] * 1250
+    new = list(ops)
+    for i in (7, 1200, 2500, 3801, 4990):
+        new[i] = "minimum"
+    del new[3000]  # a deletion too: every later name shifts
+    before, after = _program(ops), _program(new)
+    rows = diff_lines(before, after)
+    assert _covers(rows, before, after)
+    changed = [r for r in rows if r.tag != "equal"]
+    assert len(changed) == 6
+    assert sum(r.tag == "delete" for r in changed) == 1
+
+
+def test_edit_script_is_a_shortest_one():
+    """The Myers matcher: random small sequences, edits equal to lengths minus 2 * LCS."""
+    import random
+    from irlab.viz.text_diff import _edit_frontiers, _edit_steps, _steps_to_opcodes
+    rng = random.Random(0)
+    for _ in range(300):
+        a = [rng.randrange(3) for _ in range(rng.randrange(10))]
+        b = [rng.randrange(3) for _ in range(rng.randrange(10))]
+        ops = _steps_to_opcodes(_edit_steps(a, b, _edit_frontiers(a, b, len(a) + len(b))))
+        rebuilt = [x for tag, i1, i2, j1, j2 in ops
+                   for x in (a[i1:i2] if tag == "equal" else b[j1:j2])]
+        assert rebuilt == b
+        lcs = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for i, x in enumerate(a):
+            for j, y in enumerate(b):
+                lcs[i + 1][j + 1] = lcs[i][j] + 1 if x == y else max(lcs[i][j + 1],
+                                                                   lcs[i + 1][j])
+        edits = sum(i2 - i1 + j2 - j1 for tag, i1, i2, j1, j2 in ops if tag != "equal")
+        assert edits == len(a) + len(b) - 2 * lcs[-1][-1]
+
+
+def test_a_pass_that_removes_1500_spread_lines_shows_only_deletions():
+    """As EliminateCommonSubexpr on the 5,000-node graph: many lines go, the rest stay."""
+    ops = ["add", "multiply", "subtract", "maximum", "minimum"] * 1000
+    kept = [op for i, op in enumerate(ops) if i % 10 not in (3, 4, 7)]
+    before, after = _program(ops), _program(kept)
+    rows = diff_lines(before, after)
+    assert _covers(rows, before, after)
+    assert sum(r.tag == "delete" for r in rows) == 1500
+    assert all(r.tag in ("equal", "delete") for r in rows)
