@@ -58,11 +58,32 @@ def _step(expr, v, analyzer):
     return None
 
 
+def _loop_ends(loop, analyzer):
+    """The first and last values of ``loop``'s variable (in its dtype)."""
+    v = loop.loop_var
+    first = _in_dtype(loop.min, v.dtype)  # a loop may start at an int32 0 for an int64 var
+    extent = _in_dtype(loop.extent, v.dtype)
+    if isinstance(first, E.IntImm) and isinstance(extent, E.IntImm):
+        return first, E.IntImm(v.dtype, first.value + extent.value - 1)
+    return first, analyzer.simplify(first + extent - 1)
+
+
+def _substitute_ends(expr, ends):
+    """``expr`` with each loop var of ``ends`` replaced, outer loops first: at once when
+    every value is a constant (the usual rectangular nest), else one loop at a time (a value
+    may name an outer loop's var, replaced by then)."""
+    if all(isinstance(value, E.IntImm) for _, value in ends):
+        return substitute(expr, dict(ends)) if ends else expr
+    for v, value in ends:
+        expr = substitute(expr, {v: value})
+    return expr
+
+
 def _bound(expr, inner, analyzer):
     """[lo, hi] of ``expr`` as ``inner`` loops (For nodes) run; outer vars stay symbolic."""
-    lo = hi = expr
     free = {id(v) for v in _free_vars(expr)}  # one walk, not one per inner loop
     coefs = _affine_coefficients(expr, free)  # the common case, without a simplify per loop
+    lo_ends, hi_ends = [], []  # (loop var, the value giving the least / greatest index)
     for lp in inner:
         v = lp.loop_var
         if id(v) not in free:
@@ -70,12 +91,12 @@ def _bound(expr, inner, analyzer):
         step = coefs.get(id(v), 0) if coefs is not None else _step(expr, v, analyzer)
         if step is None:
             break
-        first = _in_dtype(lp.min, v.dtype)  # a loop may start at an int32 0 for an int64 var
-        last = analyzer.simplify(first + _in_dtype(lp.extent, v.dtype) - 1)
-        lo = substitute(lo, {v: first if step >= 0 else last})
-        hi = substitute(hi, {v: last if step >= 0 else first})
+        first, last = _loop_ends(lp, analyzer)
+        lo_ends.append((v, first if step >= 0 else last))
+        hi_ends.append((v, last if step >= 0 else first))
     else:
-        return analyzer.simplify(lo), analyzer.simplify(hi)
+        return (analyzer.simplify(_substitute_ends(expr, lo_ends)),
+                analyzer.simplify(_substitute_ends(expr, hi_ends)))
     inner_ids = {id(lp.loop_var) for lp in inner}
     if all(id(v) in inner_ids for v in _free_vars(expr)):  # non-affine but constant range
         b = analyzer.const_int_bound(expr)
