@@ -138,13 +138,16 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
     database = make_database(database, work_dir)
     # TOPI's kernels timed first, in the same runner: compile_relay keeps whichever is faster
     measure_default_schedules(tasks, builder, runner, database)
-    return tune_tasks(tasks=contexts, task_weights=[t.weight for t in tasks],
-                      work_dir=work_dir, max_trials_global=max_trials_global,
-                      max_trials_per_task=max_trials_per_task,
-                      num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
-                      database=database, cost_model=cost_model,
-                      measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      module_equality=module_equality, monitor=monitor)
+    database = tune_tasks(tasks=contexts, task_weights=[t.weight for t in tasks],
+                          work_dir=work_dir, max_trials_global=max_trials_global,
+                          max_trials_per_task=max_trials_per_task,
+                          num_trials_per_iter=num_trials_per_iter, builder=builder,
+                          runner=runner, database=database, cost_model=cost_model,
+                          measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
+                          module_equality=module_equality, monitor=monitor)
+    # and once more at the end: a machine busy during one measurement does not decide
+    measure_default_schedules(tasks, builder, runner, database, again=True)
+    return database
 
 
 def compile_relay(database, mod, target, params=None, *, backend="graph", opt_level=3,
