@@ -1,8 +1,8 @@
 """Default-schedule records: TOPI's schedule of a task, measured like a candidate.
 
 A tuned network must never be slower than the untuned build. So before tuning a Relay model
-each task's TOPI schedule is built and timed by the same builder and runner as the
-candidates, and stored as an ordinary tuning record of the task's workload (TOPI schedules
+(and again after it) each task's TOPI schedule is built and timed by the same builder and
+runner as the candidates, and stored as an ordinary tuning record of the task's workload (TOPI schedules
 the same unscheduled PrimFunc the tuner starts from, so its trace replays on the workload).
 ``compile_relay`` then takes the fastest record, and when that is TOPI's, TOPI's schedule is
 what gets built. Such a record has ``origin="default"`` (``is_default_schedule``).
