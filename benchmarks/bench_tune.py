@@ -4,12 +4,17 @@ onnxruntime, and XGBModel vs RandomModel, side by side in one run with the machi
     python benchmarks/bench_tune.py                    # GEMM 1024 (1,000 trials), MLP, ResNet-18
     python benchmarks/bench_tune.py --quick            # GEMM 256, 64 trials, MLP only
     python benchmarks/bench_tune.py --only gemm --gemm-trials 300 --work-dir /tmp/ms
+    python benchmarks/bench_tune.py --budget-minutes 15  # each tuning run stops after 15 min
 
 * GEMM: ``C = A @ B`` given as a TE compute alone (no hand schedule), tuned with ``ms.tune_tir``
   for ``llvm -num-cores=2``; the best schedule is timed at 1 and 2 threads next to numpy
   (threadpoolctl limits OpenBLAS to the same threads). GFLOPS = 2 N^3 / median time.
 * Networks: ``ms.relay_integration.tune_relay`` then ``compile_relay``; latency at 1 and 2
-  threads next to onnxruntime on the same ONNX model, with the tuning wall time.
+  threads next to the untuned build (TOPI's schedules) and onnxruntime on the same ONNX
+  model, with the tuning wall time.
+* ``--budget-minutes M``: every tuning run stops after M minutes of wall time (the trial
+  counts are then upper bounds; the figures say how many were reached). The load average is
+  printed with the machine and again after each tuning run: the machine may be shared.
 * Cost models: the same small GEMM tuned with XGBModel and with RandomModel; trials each
   needed to reach 90% of its final best.
 
@@ -87,6 +92,26 @@ def builder_and_runner():
 
 
 BUILD_TIMEOUT = 120.0
+BUDGET_MINUTES = None  # --budget-minutes: the wall-time limit of each tuning run
+
+
+def task_scheduler():
+    """The gradient-based scheduler, stopped once ``BUDGET_MINUTES`` have passed (its
+    listener ends every task after the batch that crossed the deadline)."""
+    from irlab import meta_schedule as ms
+
+    scheduler = ms.task_scheduler.TaskScheduler.create("gradient")
+    if BUDGET_MINUTES is None:
+        return scheduler
+    deadline = time.monotonic() + 60.0 * BUDGET_MINUTES
+
+    def stop_at_deadline(sched, task_id):
+        if time.monotonic() > deadline:
+            for record in sched.tasks:
+                record.is_terminated = True
+
+    scheduler.listeners.append(stop_at_deadline)
+    return scheduler
 
 
 def tune_gemm(n, trials, work_dir, cost_model="xgb", per_iter=64, seed=0):
@@ -95,7 +120,7 @@ def tune_gemm(n, trials, work_dir, cost_model="xgb", per_iter=64, seed=0):
     start = time.perf_counter()
     db = ms.tune_tir(gemm_te(n), "llvm -num-cores=2", work_dir, trials,
                      num_trials_per_iter=per_iter, cost_model=cost_model, seed=seed,
-                     **builder_and_runner())
+                     task_scheduler=task_scheduler(), **builder_and_runner())
     wall = time.perf_counter() - start
     return db, wall
 
@@ -109,8 +134,9 @@ def bench_gemm(n, trials, work_dir, per_iter=64):
         print(f"GEMM {n}: no successful record after {trials} trials")
         return
     flops = 2.0 * n ** 3
-    print(f"\nGEMM {n}x{n}x{n} float32, {trials} trials tuned in {wall:.0f} s "
-          f"({len(db)} records in {work_dir})")
+    done = db.task_scheduler.tasks[0].trials
+    print(f"\nGEMM {n}x{n}x{n} float32, {done} of {trials} trials tuned in {wall:.0f} s "
+          f"({len(db)} records in {work_dir}; {load()})")
     print(f"{'threads':>7} {'irlab ms':>9} {'GFLOPS':>7} {'numpy ms':>9} {'GFLOPS':>7} "
           f"{'irlab/numpy speed':>17}  max rel err")
     for threads in (1, 2):
@@ -133,19 +159,41 @@ def bench_network(name, model, trials, work_dir):
     start = time.perf_counter()
     per_iter = max(4, min(32, trials // 16))  # small rounds: every task gets several
     db = ms.relay_integration.tune_relay(mod, params, target, work_dir, trials,
-                                         num_trials_per_iter=per_iter, **builder_and_runner())
+                                         num_trials_per_iter=per_iter,
+                                         task_scheduler=task_scheduler(),
+                                         **builder_and_runner())
     wall = time.perf_counter() - start
     tasks = db.task_scheduler.tasks
-    print(f"\n{name}: {len(tasks)} tasks, {trials} trials tuned in {wall:.0f} s")
+    done = sum(t.trials for t in tasks)
+    print(f"\n{name}: {len(tasks)} tasks, {done} of {trials} trials tuned in {wall:.0f} s "
+          f"({load()})")
     print(db.task_scheduler.tuning_statistics())
-    print(f"{'threads':>7} {'irlab ms':>9} {'ort ms':>8} {'irlab/ort time':>14}  max rel err")
+    print(f"{'threads':>7} {'tuned ms':>9} {'TOPI ms':>8} {'ort ms':>8} {'tuned/ort':>9} "
+          f"{'TOPI/ort':>8}  max rel err")
     for threads in (1, 2):
-        lib = ms.relay_integration.compile_relay(db, mod, f"llvm -num-cores={threads}", params)
+        threaded = f"llvm -num-cores={threads}"
+        lib = ms.relay_integration.compile_relay(db, mod, threaded, params)
         ours, _, out = irlab_latency(lib, inputs, 5)
+        topi, _, _ = irlab_latency(untuned_build(mod, params, threaded), inputs, 5)
         theirs, _, expect = ort_latency(model, inputs, threads, 5)
         err = float(np.abs(out - expect).max() / max(np.abs(expect).max(), 1e-30))
-        print(f"{threads:>7} {ours * 1e3:>9.3f} {theirs * 1e3:>8.3f} {ours / theirs:>14.2f}  "
-              f"{err:.1e}", flush=True)
+        print(f"{threads:>7} {ours * 1e3:>9.3f} {topi * 1e3:>8.3f} {theirs * 1e3:>8.3f} "
+              f"{ours / theirs:>9.2f} {topi / theirs:>8.2f}  {err:.1e}", flush=True)
+
+
+def untuned_build(mod, params, target):
+    """relay.build with TOPI's schedules only (no database in scope)."""
+    import irlab as tvm
+    from irlab import relay
+
+    with tvm.transform.PassContext(opt_level=3):
+        return relay.build(mod, target=target, params=params)
+
+
+def load():
+    from machine import load as machine_load
+
+    return machine_load()
 
 
 def trials_to_90(history):
@@ -173,7 +221,11 @@ def main():
     parser.add_argument("--net-trials", type=int, default=None)
     parser.add_argument("--work-dir", default=None)
     parser.add_argument("--per-iter", type=int, default=None, help="trials per search round")
+    parser.add_argument("--budget-minutes", type=float, default=None,
+                        help="stop each tuning run after this many minutes of wall time")
     args = parser.parse_args()
+    global BUDGET_MINUTES
+    BUDGET_MINUTES = args.budget_minutes
     from machine import describe
 
     from irlab.relay.frontend import onnx_models

@@ -5,7 +5,9 @@ kernel into a task: the PrimFunc of its TE, unscheduled (TOPI's schedule plays n
 the design space starts from the bare computation), weighted by how many times the model
 calls it. ``tune_relay`` tunes them with the gradient-based task scheduler; ``compile_relay``
 (or ``relay.build`` under ``with database:``) builds with the best record of each kernel,
-TOPI's schedule for a kernel without one.
+TOPI's schedule for a kernel without one. ``tune_relay`` first times TOPI's schedule of each
+kernel and stores it as a record (``default_schedule``): a tuned kernel is used only when it
+measured faster than TOPI's.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ from irlab.ir import IRModule, structural_equal, structural_hash
 
 
 class ExtractedTask:
-    """A fused kernel to tune: ``mod`` (its PrimFunc as ``main``), ``weight`` (calls)."""
+    """A fused kernel to tune: ``mod`` (its PrimFunc as ``main``), ``weight`` (calls);
+    ``default_schedule``: TOPI's ``tir.Schedule`` of ``mod`` (what an untuned build runs),
+    None when unknown."""
 
-    def __init__(self, task_name, mod, target, dispatched, weight):
+    def __init__(self, task_name, mod, target, dispatched, weight, default_schedule=None):
         self.task_name = task_name
         self.mod = mod
         self.target = target
         self.dispatched = dispatched
         self.weight = weight
+        self.default_schedule = default_schedule
 
     def __repr__(self):
         return f"ExtractedTask({self.task_name}, weight={self.weight})"
@@ -76,7 +81,8 @@ def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
         fused, _ = optimize(mod, target, params)
     tasks, by_hash, names = [], {}, {}
     for func, count in _primitive_call_counts(fused["main"]):
-        workload = normalize_mod(lower_function(func, target, "main").tir_from_te)
+        lowered = lower_function(func, target, "main")
+        workload = normalize_mod(lowered.tir_from_te)
         key = structural_hash(workload)
         same = [t for t in by_hash.get(key, []) if structural_equal(t.mod, workload)]
         if same:
@@ -86,7 +92,8 @@ def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
         names[name] = names.get(name, -1) + 1
         if names[name]:  # TVM's unique task names: fused_nn_conv2d_add, ..._1, ..._2
             name = f"{name}_{names[name]}"
-        task = ExtractedTask(name, workload, target, [workload], count)
+        task = ExtractedTask(name, workload, target, [workload], count,
+                             None if lowered.tuned else lowered.schedule)
         by_hash.setdefault(key, []).append(task)
         tasks.append(task)
     return tasks
@@ -115,20 +122,32 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
     """Tune every fused kernel of ``mod``; trials go to tasks by the gradient-based
     scheduler (weighted by call counts). Returns the database. ``monitor``: a
     ``TuningObserver`` (e.g. ``irlab.widgets.TuningMonitor()``) that follows the run."""
-    from irlab.meta_schedule.tune import tune_tasks
+    import os
+
+    from irlab.meta_schedule.default_schedule import measure_default_schedules
+    from irlab.meta_schedule.tune import make_builder, make_database, make_runner, tune_tasks
 
     tasks = extract_tasks(mod, target, params, module_equality=module_equality)
     if not tasks:
         raise IrlabError("tune_relay: the model has no kernel to tune")
     contexts = extracted_tasks_to_tune_contexts(tasks, work_dir, space, strategy,
                                                 num_tuning_cores, seed)
-    return tune_tasks(tasks=contexts, task_weights=[t.weight for t in tasks],
-                      work_dir=work_dir, max_trials_global=max_trials_global,
-                      max_trials_per_task=max_trials_per_task,
-                      num_trials_per_iter=num_trials_per_iter, builder=builder, runner=runner,
-                      database=database, cost_model=cost_model,
-                      measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
-                      module_equality=module_equality, monitor=monitor)
+    if work_dir is not None:
+        os.makedirs(work_dir, exist_ok=True)
+    builder, runner = make_builder(builder), make_runner(runner)
+    database = make_database(database, work_dir)
+    # TOPI's kernels timed first, in the same runner: compile_relay keeps whichever is faster
+    measure_default_schedules(tasks, builder, runner, database)
+    database = tune_tasks(tasks=contexts, task_weights=[t.weight for t in tasks],
+                          work_dir=work_dir, max_trials_global=max_trials_global,
+                          max_trials_per_task=max_trials_per_task,
+                          num_trials_per_iter=num_trials_per_iter, builder=builder,
+                          runner=runner, database=database, cost_model=cost_model,
+                          measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
+                          module_equality=module_equality, monitor=monitor)
+    # and once more at the end: a machine busy during one measurement does not decide
+    measure_default_schedules(tasks, builder, runner, database, again=True)
+    return database
 
 
 def compile_relay(database, mod, target, params=None, *, backend="graph", opt_level=3,

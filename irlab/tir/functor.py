@@ -20,6 +20,7 @@ import re
 
 from irlab.errors import TIRError
 from irlab.ir.functor import MethodTable, class_method_table  # noqa: F401  (MethodTable: API)
+from irlab.runtime.lru import LRUCache
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import BufferRegion, Range
@@ -316,11 +317,29 @@ def post_order_visit(node, callback):
     _PostOrder(callback).visit(node)
 
 
+# id(block) -> (block, ids of the Vars under it). Blocks are immutable and shared by every
+# schedule of a workload (primitives rebuild loops and realizes around them), so a tuner that
+# replays thousands of traces asks about the same few blocks again and again.
+_BLOCK_VARS = LRUCache(4096)
+
+
+def _var_ids_in(block):
+    hit = _BLOCK_VARS.get(id(block))
+    if hit is not None and hit[0] is block:
+        return hit[1]
+    ids = set()
+    post_order_visit(block, lambda n: ids.add(id(n)) if isinstance(n, E.Var) else None)
+    ids = frozenset(ids)
+    _BLOCK_VARS[id(block)] = (block, ids)
+    return ids
+
+
 class _Substitute(StmtExprMutator):
     # module level (not per call): the dispatch table is built once
-    def __init__(self, lookup):
+    def __init__(self, lookup, var_ids=None):
         super().__init__()
         self.lookup = lookup
+        self.var_ids = var_ids  # the replaced vars' ids when known: blocks without them stay
 
     def visit_var(self, v):
         new = self.lookup(v)
@@ -328,8 +347,14 @@ class _Substitute(StmtExprMutator):
 
     visit_size_var = visit_var
 
+    def visit_block(self, block):
+        if self.var_ids is not None and self.var_ids.isdisjoint(_var_ids_in(block)):
+            return block  # nothing to replace inside (a loop var only reaches its bindings)
+        return self._mutate_stmt_children(block)
+
 
 def substitute(node, mapping):
     """``node`` with variables replaced (``mapping``: Var -> PrimExpr, or a callable)."""
-    lookup = mapping if callable(mapping) else mapping.get
-    return _Substitute(lookup).visit(node)
+    if callable(mapping):
+        return _Substitute(mapping).visit(node)
+    return _Substitute(mapping.get, {id(v) for v in mapping}).visit(node)

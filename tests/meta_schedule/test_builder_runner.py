@@ -46,3 +46,28 @@ def test_runner_failure_kinds_and_a_good_candidate():
         wrong_result.error_msg
     assert hung.run_secs is None and "run timeout: no result within 3 s" in hung.error_msg
     assert ok_again.error_msg is None
+
+
+def test_reference_outputs_are_saved_once_and_survive_a_new_worker():
+    """The (slow, unscheduled) reference runs once under a timeout of its own; its outputs
+    are saved beside it, and a fresh worker checks against the saved outputs."""
+    import os
+
+    import numpy as np
+
+    from irlab.meta_schedule.runner.measure import reference_outputs_path
+
+    mod = gemm_mod(32)
+    (built,) = LocalBuilder(max_workers=1).build([BuilderInput(mod, "llvm")])
+    path, args = built.artifact_path, ArgInfo.from_entry_func(mod)
+    ok = LocalRunner(timeout_sec=30, evaluator_config=FAST).run(
+        [RunnerInput(path, "cpu", args, reference_path=path)])[0].result()
+    saved = reference_outputs_path(path)
+    assert ok.error_msg is None and os.path.exists(saved)
+    with np.load(saved) as data:
+        outputs = [data[f"arr_{i}"] for i in range(len(data.files))]
+    outputs[2] = outputs[2] + 1.0  # a tampered reference: the next worker must read it
+    np.savez(saved, *outputs)
+    failed = LocalRunner(timeout_sec=30, evaluator_config=FAST).run(
+        [RunnerInput(path, "cpu", args, reference_path=path)])[0].result()
+    assert failed.run_secs is None and "argument 2 differs" in failed.error_msg

@@ -68,6 +68,10 @@ def test_tune_relay_on_an_mlp_builds_and_matches_the_interpreter(tmp_path):
                                          seed=0)
     records = db.task_scheduler.tasks
     assert len(records) == 2 and sum(r.trials for r in records) == 8
+    # TOPI's schedules were timed before and after tuning: two default records per task
+    assert sum(r.origin == "default" for r in db.get_all_tuning_records()) == 4
+    rows = db.task_scheduler.tuning_statistics().splitlines()[1:3]
+    assert all(float(row.split("|")[-1]) > 0 for row in rows)
     assert all(r.trials >= 2 for r in records)  # the gradient scheduler's warm-up round
     lib = ms.relay_integration.compile_relay(db, mod, "llvm -num-cores=2", params)
     x = np.random.default_rng(2).uniform(-1, 1, (4, 32)).astype("float32")

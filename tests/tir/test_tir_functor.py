@@ -130,3 +130,24 @@ def test_walkers_report_unknown_nodes():
         _FunctionWriter.__new__(_FunctionWriter).emit_stmt(odd)
     with pytest.raises(CodegenError, match="LLVM codegen cannot translate OddStmt"):
         _FunctionBuilder.__new__(_FunctionBuilder).stmt(odd)
+
+
+def test_substitute_keeps_blocks_that_do_not_use_the_var():
+    """A loop var reaches a block only through its realize's bindings: substituting it
+    rebuilds the bindings and keeps the block itself (the same object)."""
+    from tests.tir.test_tir_interpreter import mm_relu
+
+    func = mm_relu(4)
+    realizes = []
+    tir.post_order_visit(func.body, lambda n: realizes.append(n)
+                         if isinstance(n, tir.stmt.BlockRealize) else None)
+    inner = next(r for r in realizes if r.block.name_hint == "Y")
+    found = []
+    tir.post_order_visit(inner.iter_values[0], lambda n: found.append(n)
+                         if isinstance(n, tir.Var) else None)
+    loop_var = found[0]
+    new = tir.substitute(inner, {loop_var: loop_var + 1})
+    assert new is not inner and new.block is inner.block
+    iter_var = inner.block.iter_vars[0].var
+    renamed = tir.substitute(inner, {iter_var: iter_var + 1})
+    assert renamed.block is not inner.block  # a var the block uses is replaced inside it

@@ -155,11 +155,17 @@ class MemoryDatabase(Database):
 def _query_tuned_prim_func(prim_func, target):
     """relay's LowerTE hook: the best tuned ``tir.Schedule`` of ``prim_func`` from the
     database in scope (its trace, with the sampled decisions, is what the lowering explorer
-    shows), None when there is none (TOPI's schedule is used then)."""
+    shows), None when there is none or when TOPI's schedule measured fastest (TOPI's
+    schedule is used then)."""
+    from irlab.meta_schedule.default_schedule import is_default_schedule
+
     database = Database.current()
     if database is None:
         return None
-    return database.query_schedule(prim_func, target)
+    record = database.query_tuning_record(prim_func, target)
+    if record is None or is_default_schedule(record):  # TOPI's measured fastest: TOPI's own
+        return None
+    return record.schedule()
 
 
 def _database_in_scope():

@@ -63,11 +63,13 @@ class TuningRecord:
     """One measured (or to-be-measured) schedule of a workload.
 
     ``run_secs`` is a list of seconds (None: not measured; ``[1e10]``: failed). The trace is
-    replayed from its JSON on first use when the record was read from a file.
+    replayed from its JSON on first use when the record was read from a file. ``origin``:
+    None for a tuner's candidate, ``"default"`` for the schedule an untuned build uses
+    (TOPI's, timed as a baseline); only then is it written, as a fifth JSON field.
     """
 
     def __init__(self, trace, workload, run_secs=None, target=None, args_info=None,
-                 *, trace_json=None):
+                 *, trace_json=None, origin=None):
         from irlab.target import as_target
 
         if trace is None and trace_json is None:
@@ -78,6 +80,9 @@ class TuningRecord:
         self.run_secs = None if run_secs is None else [float(s) for s in run_secs]
         self.target = None if target is None else as_target(target)
         self.args_info = list(args_info) if args_info is not None else None
+        if origin not in (None, "default"):
+            raise IrlabError(f"TuningRecord: origin must be None or 'default', got {origin!r}")
+        self.origin = origin
 
     @property
     def trace(self):
@@ -110,22 +115,25 @@ class TuningRecord:
         return replay_trace_json(self.trace_json, self.workload.mod)
 
     def as_json(self):
-        return [self.trace_json, self.run_secs,
-                None if self.target is None else str(self.target),
-                None if self.args_info is None else [a.as_json() for a in self.args_info]]
+        out = [self.trace_json, self.run_secs,
+               None if self.target is None else str(self.target),
+               None if self.args_info is None else [a.as_json() for a in self.args_info]]
+        return out if self.origin is None else out + [self.origin]
 
     @staticmethod
     def from_json(json_obj, workload) -> "TuningRecord":
         from irlab.meta_schedule.arg_info import ArgInfo
 
-        if not (isinstance(json_obj, list) and len(json_obj) == 4):
+        if not (isinstance(json_obj, list) and len(json_obj) in (4, 5)):
             raise IrlabError(f"not a tuning record: expected [trace, run_secs, target, "
-                             f"args_info], got {str(json_obj)[:80]}")
-        trace, run_secs, target, args = json_obj
+                             f"args_info(, origin)], got {str(json_obj)[:80]}")
+        trace, run_secs, target, args = json_obj[:4]
+        origin = json_obj[4] if len(json_obj) == 5 else None
         if run_secs is not None and not all(isinstance(s, (int, float)) for s in run_secs):
             raise IrlabError(f"tuning record: run_secs must be numbers, got {run_secs!r}")
         args_info = None if args is None else [ArgInfo.from_json(a) for a in args]
-        return TuningRecord(None, workload, run_secs, target, args_info, trace_json=trace)
+        return TuningRecord(None, workload, run_secs, target, args_info, trace_json=trace,
+                            origin=origin)
 
     def __repr__(self):
         secs = "unmeasured" if self.run_secs is None else \

@@ -8,11 +8,13 @@ needed and the tuner goes on.
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from irlab.meta_schedule.runner.config import EvaluatorConfig
-from irlab.meta_schedule.runner.measure import measure, warm_up
+from irlab.meta_schedule.runner.measure import (measure, prepare_reference,
+                                                reference_outputs_path, warm_up)
 from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
 from irlab.meta_schedule.worker_pool import WorkerError, WorkerPool
 
@@ -41,6 +43,9 @@ class LocalRunner(Runner):
 
     def run_one(self, runner_input) -> RunnerResult:
         """Measure one input in the worker (blocking)."""
+        error = self._prepare_reference(runner_input)
+        if error is not None:
+            return error
         out = self.pool.call(measure, (runner_input.artifact_path, runner_input.args_info,
                                        self.evaluator_config, runner_input.reference_path,
                                        runner_input.num_threads), self.timeout_sec)
@@ -48,8 +53,24 @@ class LocalRunner(Runner):
             time.sleep(self.cooldown_sec)
         return result_of(out)
 
+    def _prepare_reference(self, runner_input):
+        """Run the task's reference once (its outputs saved beside it) under a timeout of its
+        own, ``REFERENCE_TIMEOUT_FACTOR`` times a candidate's: the unscheduled reference may
+        be far slower than any candidate. None, or the failed result of the candidate."""
+        path = runner_input.reference_path
+        if path is None or os.path.exists(reference_outputs_path(path)):
+            return None
+        out = self.pool.call(prepare_reference, (path, runner_input.args_info),
+                             self.timeout_sec * REFERENCE_TIMEOUT_FACTOR)
+        if isinstance(out, WorkerError):
+            return RunnerResult(None, f"reference run {out.kind}: {out.message}")
+        return None
+
     def __repr__(self):
         return f"LocalRunner(timeout_sec={self.timeout_sec}, {self.evaluator_config})"
+
+
+REFERENCE_TIMEOUT_FACTOR = 10
 
 
 def result_of(out) -> RunnerResult:

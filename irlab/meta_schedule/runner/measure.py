@@ -57,10 +57,36 @@ def _run_once(path, arrays):
     return [nd.numpy() for nd in nds]
 
 
+def reference_outputs_path(reference_path) -> str:
+    """Where the reference's outputs are saved beside its artifact (``prepare_reference``)."""
+    return reference_path + ".outputs.npz"
+
+
+def prepare_reference(reference_path, args_info, seed=0) -> None:
+    """Run the reference once on the check's inputs and save its outputs beside it, so that
+    a worker replaced after a crash or a timeout loads them instead of running the
+    (unscheduled, slow: a naive GEMM 1024 takes seconds) reference within a candidate's
+    timeout again. Written to a temporary name, then renamed: readers see all or nothing."""
+    import os
+
+    outputs = _run_once(reference_path, random_arguments(args_info, seed))
+    final = reference_outputs_path(reference_path)
+    partial = f"{final}.{os.getpid()}.tmp.npz"
+    np.savez(partial, *outputs)
+    os.replace(partial, final)
+
+
 def _reference_outputs(reference_path, args_info, arrays):
+    import os
+
     key = (reference_path, tuple((a.dtype, a.shape) for a in args_info))
     if key not in _reference_cache:
-        _reference_cache[key] = _run_once(reference_path, arrays)
+        saved = reference_outputs_path(reference_path)
+        if os.path.exists(saved):
+            with np.load(saved) as data:
+                _reference_cache[key] = [data[f"arr_{i}"] for i in range(len(data.files))]
+        else:
+            _reference_cache[key] = _run_once(reference_path, arrays)
     return _reference_cache[key]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from irlab.meta_schedule.default_schedule import is_default_schedule
 from irlab.meta_schedule.search_strategy.search_strategy import (SearchStrategy,
                                                                    fresh_decisions, replay,
                                                                    trace_key)
@@ -68,10 +69,12 @@ class EvolutionarySearch(SearchStrategy):
         if st.database is None or count <= 0:
             return []
         out = []
-        for record in st.database.get_top_k(st.database.commit_workload(st.context.mod),
-                                            count):
+        workload = st.database.commit_workload(st.context.mod)
+        for record in st.database.get_top_k(workload, count + 1):
+            if is_default_schedule(record):  # TOPI's: nothing to mutate, measured already
+                continue
             cand = replay(st, record.trace, self.rand.fork_seed())
-            if cand is not None:
+            if cand is not None and len(out) < count:
                 out.append(cand)
         return out
 

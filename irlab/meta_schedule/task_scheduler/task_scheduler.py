@@ -22,6 +22,7 @@ import shutil
 from irlab.errors import IrlabError
 from irlab.meta_schedule.builder import BuilderInput
 from irlab.meta_schedule.database.workload import MAX_RUN_SECS
+from irlab.meta_schedule.default_schedule import default_record
 from irlab.meta_schedule.runner import RunnerInput, RunnerResult
 from irlab.meta_schedule.tuning_observer import (TaskSummary, TuningEvent, network_secs,
                                                  notify)
@@ -247,21 +248,35 @@ class TaskScheduler:
 
     # -- reporting --------------------------------------------------------------------------
     def tuning_statistics(self) -> str:
-        """A table of the tasks: weight, trials, errors, best latency and GFLOPS."""
+        """A table of the tasks: weight, trials, errors, best latency and GFLOPS, and the
+        latency of TOPI's schedule when it was measured (``tune_relay`` does); the weighted
+        latency counts the faster of the two per task, as ``compile_relay`` builds."""
         lines = [f"{'ID':>3} | {'Name':<32} | {'Weight':>6} | {'Trials':>6} | "
-                 f"{'Failed':>6} | {'Best (ms)':>10} | {'GFLOPS':>8}"]
+                 f"{'Failed':>6} | {'Best (ms)':>10} | {'GFLOPS':>8} | {'TOPI (ms)':>10}"]
         total = 0.0
         for i, r in enumerate(self.tasks):
             best = f"{r.best_secs * 1e3:.4f}" if math.isfinite(r.best_secs) else "N/A"
+            topi_secs = self._default_secs(r)
+            topi = f"{topi_secs * 1e3:.4f}" if math.isfinite(topi_secs) else "-"
             fails = r.build_error_count + r.run_error_count
             lines.append(f"{i:>3} | {r.name[:32]:<32} | {r.task_weight:>6g} | {r.trials:>6} | "
-                         f"{fails:>6} | {best:>10} | {r.best_gflops:>8.2f}"
+                         f"{fails:>6} | {best:>10} | {r.best_gflops:>8.2f} | {topi:>10}"
                          + (f"  (skipped: {r.error[:60]})" if r.error else ""))
-            if math.isfinite(r.best_secs):
-                total += r.best_secs * r.task_weight
+            if math.isfinite(min(r.best_secs, topi_secs)):
+                total += min(r.best_secs, topi_secs) * r.task_weight
         lines.append(f"Total trials: {self.total_trials}; weighted latency: "
                      f"{total * 1e3:.4f} ms")
         return "\n".join(lines)
+
+    def _default_secs(self, record) -> float:
+        """Seconds of the task's default-schedule record in the database (inf: none)."""
+        database = getattr(self, "database", None)
+        if database is None or record.ctx.mod is None or not database.has_workload(
+                record.ctx.mod):
+            return math.inf
+        known = default_record(database, database.commit_workload(record.ctx.mod),
+                               record.ctx.target)
+        return math.inf if known is None else known.mean_secs
 
     def print_tuning_statistics(self) -> None:
         print(self.tuning_statistics())

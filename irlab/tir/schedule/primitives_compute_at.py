@@ -22,25 +22,81 @@ def _free_vars(e):
     return out
 
 
+def _affine_coefficients(expr, var_ids):
+    """{id(var): int coefficient} when ``expr`` is syntactically affine in the vars of
+    ``var_ids`` (they appear only under +, - and * by a constant), else None. The cheap
+    answer to what ``_step`` otherwise learns by substituting and simplifying."""
+    if isinstance(expr, E.Var):
+        return {id(expr): 1} if id(expr) in var_ids else {}
+    if isinstance(expr, E.IntImm):
+        return {}
+    if isinstance(expr, (E.Add, E.Sub)):
+        a = _affine_coefficients(expr.a, var_ids)
+        b = _affine_coefficients(expr.b, var_ids) if a is not None else None
+        if b is None:
+            return None
+        sign = 1 if isinstance(expr, E.Add) else -1
+        for key, coef in b.items():
+            a[key] = a.get(key, 0) + sign * coef
+        return a
+    if isinstance(expr, E.Mul):
+        for const, other in ((expr.b, expr.a), (expr.a, expr.b)):
+            if isinstance(const, E.IntImm):
+                coefs = _affine_coefficients(other, var_ids)
+                return None if coefs is None else {k: c * const.value for k, c in coefs.items()}
+    return {} if not any(id(v) in var_ids for v in _free_vars(expr)) else None
+
+
+def _step(expr, v, analyzer):
+    """The constant change of ``expr`` per step of ``v`` (None when it is not affine in
+    ``v``), probed at v = 0, 1, 2."""
+    at = [substitute(expr, {v: E.IntImm(v.dtype, k)}) for k in range(3)]  # v's own dtype
+    c1 = analyzer.simplify(at[1] - at[0])
+    c2 = analyzer.simplify(at[2] - at[1])
+    if isinstance(c1, E.IntImm) and isinstance(c2, E.IntImm) and c1.value == c2.value:
+        return c1.value
+    return None
+
+
+def _loop_ends(loop, analyzer):
+    """The first and last values of ``loop``'s variable (in its dtype)."""
+    v = loop.loop_var
+    first = _in_dtype(loop.min, v.dtype)  # a loop may start at an int32 0 for an int64 var
+    extent = _in_dtype(loop.extent, v.dtype)
+    if isinstance(first, E.IntImm) and isinstance(extent, E.IntImm):
+        return first, E.IntImm(v.dtype, first.value + extent.value - 1)
+    return first, analyzer.simplify(first + extent - 1)
+
+
+def _substitute_ends(expr, ends):
+    """``expr`` with each loop var of ``ends`` replaced, outer loops first: at once when
+    every value is a constant (the usual rectangular nest), else one loop at a time (a value
+    may name an outer loop's var, replaced by then)."""
+    if all(isinstance(value, E.IntImm) for _, value in ends):
+        return substitute(expr, dict(ends)) if ends else expr
+    for v, value in ends:
+        expr = substitute(expr, {v: value})
+    return expr
+
+
 def bound_over_loops(expr, inner, analyzer):
     """[lo, hi] of ``expr`` as ``inner`` loops (For nodes) run; outer vars stay symbolic."""
-    lo = hi = expr
     free = {id(v) for v in _free_vars(expr)}  # one walk, not one per inner loop
+    coefs = _affine_coefficients(expr, free)  # the common case, without a simplify per loop
+    lo_ends, hi_ends = [], []  # (loop var, the value giving the least / greatest index)
     for lp in inner:
         v = lp.loop_var
         if id(v) not in free:
             continue
-        at = [substitute(expr, {v: E.IntImm(v.dtype, k)}) for k in range(3)]  # v's own dtype
-        c1 = analyzer.simplify(at[1] - at[0])
-        c2 = analyzer.simplify(at[2] - at[1])
-        if not (isinstance(c1, E.IntImm) and isinstance(c2, E.IntImm) and c1.value == c2.value):
+        step = coefs.get(id(v), 0) if coefs is not None else _step(expr, v, analyzer)
+        if step is None:
             break
-        first = _in_dtype(lp.min, v.dtype)  # a loop may start at an int32 0 for an int64 var
-        last = analyzer.simplify(first + _in_dtype(lp.extent, v.dtype) - 1)
-        lo = substitute(lo, {v: first if c1.value >= 0 else last})
-        hi = substitute(hi, {v: last if c1.value >= 0 else first})
+        first, last = _loop_ends(lp, analyzer)
+        lo_ends.append((v, first if step >= 0 else last))
+        hi_ends.append((v, last if step >= 0 else first))
     else:
-        return analyzer.simplify(lo), analyzer.simplify(hi)
+        return (analyzer.simplify(_substitute_ends(expr, lo_ends)),
+                analyzer.simplify(_substitute_ends(expr, hi_ends)))
     inner_ids = {id(lp.loop_var) for lp in inner}
     if all(id(v) in inner_ids for v in _free_vars(expr)):  # non-affine but constant range
         b = analyzer.const_int_bound(expr)
