@@ -238,6 +238,7 @@ class TECompiler:
         self._cache: dict = {}  # structural hash -> list of (Function, LoweredFunction)
         self._names: dict = {}
         self.lowered: list[LoweredFunction] = []
+        self._rewritten: dict = {}  # name -> (variant taking laid-out weights, maps)
 
     def lower(self, func: Function) -> LoweredFunction:
         key = structural_hash(func)
@@ -252,6 +253,31 @@ class TECompiler:
         self._cache.setdefault(key, []).append((func, lowered))
         self.lowered.append(lowered)
         return lowered
+
+    def with_constant_weights(self, lowered):
+        """``(variant, {param index: IndexMap})``: ``lowered`` without the copies a tuning
+        record's ``RewriteLayout`` put in (``remove_weight_layout_rewrite_block``), taking
+        those weights laid out by the maps, for a caller passing them as constants (it
+        transforms them once, at build time); ``(None, {})`` when it has no such copy."""
+        from irlab.tir.transform.remove_weight_layout_rewrite_block import (
+            remove_weight_layout_rewrite_block)
+
+        if lowered.name in self._rewritten:
+            return self._rewritten[lowered.name]
+        found = None, {}
+        if lowered.tuned:
+            func, maps = remove_weight_layout_rewrite_block(lowered.prim_func)
+            if maps:
+                name = _truncate(f"{lowered.name}_weights_laid_out")
+                variant = LoweredFunction(name, func.with_attr("global_symbol", name),
+                                          lowered.schedule, lowered.relay_func,
+                                          lowered.inputs, lowered.outputs, lowered.anchor)
+                variant.tir_from_te = lowered.tir_from_te
+                variant.tuned = True
+                self.lowered.append(variant)
+                found = variant, maps
+        self._rewritten[lowered.name] = found
+        return found
 
 
 __all__ = ["lower_function", "fused_name", "TECompiler", "LoweredFunction", "block_of",
