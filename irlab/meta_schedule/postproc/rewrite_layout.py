@@ -6,10 +6,12 @@ A PrimFunc lists its layout-free parameters in the ``layout_free_buffers`` attri
 ``layout_free_placeholders``). They are constants at build time, so their layout is free:
 after tiling, the weight ``W[j, k]`` of a dense whose loops are ``j0, k0, j1, k1, j2``
 (``j = j0*8 + j1*4 + j2``) is read fastest as ``W'[j0, k0, j1, k1, j2]``. The postprocessor
-finds that order from the affine indices of the only block reading the buffer and applies
-``sch.transform_layout`` to the parameter, so the function takes the weight in the new
-layout. ``rewrite_constant`` transforms a weight array to match (the Relay build does it
-once, at build time); ``layout_rewrites`` reads the maps back from a scheduled function.
+finds that order from the affine indices of the only block reading the buffer, stages the
+parameter through a copy (``cache_read``) annotated ``meta_schedule.layout_rewrite_preproc``
+and lays the copy out in that order (``transform_layout``), so the function keeps its
+signature and computes the same values (the runner's check holds; the copy is timed). A
+Relay build with the record drops the copy (``tir.transform``'s
+``remove_weight_layout_rewrite_block``) and transforms the constant weight once instead.
 
 A buffer read by several blocks, through non-affine indices (after ``fuse``), or through a
 split that does not divide its extent is left as it is.
