@@ -11,7 +11,8 @@ import threading
 
 from irlab.errors import IrlabError
 from irlab.ir import structural_equal, structural_hash
-from irlab.meta_schedule.database.workload import TuningRecord, Workload, normalize_mod
+from irlab.meta_schedule.database.workload import (TuningRecord, Workload, computation_of,
+                                                  normalize_mod)
 from irlab.runtime.registry import register_func
 
 _scopes = threading.local()
@@ -30,8 +31,9 @@ class Database:
     # -- workloads -------------------------------------------------------------------
     def _find(self, mod):
         mod = normalize_mod(mod)
-        for workload in self._workloads.get(structural_hash(mod), []):
-            if structural_equal(workload.mod, mod):
+        key = computation_of(mod)
+        for workload in self._workloads.get(structural_hash(key), []):
+            if structural_equal(workload.computation, key):
                 return workload, mod
         return None, mod
 

@@ -33,12 +33,31 @@ def normalize_mod(mod) -> IRModule:
     return IRModule({"main": func})
 
 
+# Function attributes that hint how to schedule, not what is computed: a workload is the
+# same with or without them (a database tuned before TOPI marked its weights still applies).
+HINT_ATTRS = ("layout_free_buffers",)
+
+
+def computation_of(mod) -> IRModule:
+    """``normalize_mod(mod)`` without the scheduling hints (``HINT_ATTRS``): what a
+    workload is keyed and compared by."""
+    mod = normalize_mod(mod)
+    func = mod["main"]
+    if not any(key in (func.attrs or {}) for key in HINT_ATTRS):
+        return mod
+    for key in HINT_ATTRS:
+        func = func.without_attr(key)
+    return IRModule({"main": func})
+
+
 class Workload:
-    """A module being tuned; ``shash`` is its structural hash (in this process)."""
+    """A module being tuned; ``shash`` is the structural hash of its computation (in this
+    process; ``computation_of``)."""
 
     def __init__(self, mod):
         self.mod = normalize_mod(mod)
-        self.shash = structural_hash(self.mod)
+        self.computation = computation_of(self.mod)
+        self.shash = structural_hash(self.computation)
 
     def as_json(self):
         return [hex(self.shash & (2 ** 64 - 1)), self.mod.script()]

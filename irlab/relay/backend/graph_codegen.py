@@ -27,6 +27,7 @@ from irlab.relay.backend.graph_plan_memory import plan_memory
 from irlab.relay.backend.te_compiler import TECompiler
 from irlab.relay.expr_functor import DeepSafeMemoVisitor
 from irlab.relay.function import Function, is_primitive, is_reshape_only
+from irlab.runtime.ndarray import array
 
 
 
@@ -37,6 +38,30 @@ def _tensor_types(ty) -> list:
         if not isinstance(leaf, TensorType):
             raise IrlabError(f"graph codegen: {leaf} is not a tensor type")
     return types
+
+
+def _constant_uses(main) -> dict:
+    """How many call arguments each Constant of ``main`` is (by identity)."""
+    uses, seen, stack = {}, set(), [main.body]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        children = []
+        if isinstance(e, R.Call):
+            children = list(e.args)
+            for a in e.args:
+                if isinstance(a, R.Constant):
+                    uses[id(a)] = uses.get(id(a), 0) + 1
+        elif isinstance(e, R.Tuple):
+            children = list(e.fields)
+        elif isinstance(e, R.TupleGetItem):
+            children = [e.tuple_value]
+        elif isinstance(e, R.Let):
+            children = [e.value, e.body]
+        stack.extend(children)
+    return uses
 
 
 class GraphCodegen(DeepSafeMemoVisitor):
@@ -106,15 +131,36 @@ class GraphCodegen(DeepSafeMemoVisitor):
         elif is_reshape_only(func) and len(types) == 1 and len(inputs) >= 1:
             name, func_name = "reshape_nop", "__nop"
         else:
-            lowered = self.compiler.lower(func)
+            lowered = self._lay_out_weights(self.compiler.lower(func), call, inputs)
             name = func_name = lowered.name
         node = {"op": "tvm_op", "name": name, "inputs": inputs,
                 "attrs": {"func_name": func_name, "flatten_data": "0",
                           "num_inputs": str(len(inputs)), "num_outputs": str(len(types))}}
         return self._add(node, types, call)
 
+    def _lay_out_weights(self, lowered, call, inputs):
+        """``lowered``, or its variant taking weights in a tuned layout when every weight it
+        lays out is a constant only this call reads: those constants are transformed here,
+        once (else the kernel keeps its copy blocks and lays them out on each call)."""
+        variant, maps = self.compiler.with_constant_weights(lowered)
+        if variant is None or len(inputs) != len(call.args):
+            return lowered
+        args = [call.args[i] if i < len(call.args) else None for i in maps]
+        if any(not isinstance(a, R.Constant) or self._constant_uses.get(id(a), 0) != 1
+               for a in args):
+            return lowered
+        for index, imap in maps.items():
+            nid = inputs[index][0]
+            name = self.nodes[nid]["name"]
+            data = self.params[name]
+            value = imap.map_ndarray(data.numpy() if hasattr(data, "numpy") else data)
+            self.params[name] = array(value) if hasattr(data, "numpy") else value
+            self.types[nid] = [TensorType(value.shape, str(value.dtype))]
+        return variant
+
     def codegen(self, main: Function):
         self.arg_nodes = []
+        self._constant_uses = _constant_uses(main)
         self.input_names = {p.name_hint for p in main.params}
         for p in main.params:
             self.memo[p] = self.visit(p)

@@ -286,6 +286,7 @@ class TECompiler:
         self.lowered: list[LoweredFunction] = []
         # called with each new LoweredFunction (relay.build starts compiling it at once)
         self.on_lowered = None
+        self._rewritten: dict = {}  # name -> (variant taking laid-out weights, maps)
 
     def lower(self, func: Function) -> LoweredFunction:
         key = structural_hash(func)
@@ -302,6 +303,33 @@ class TECompiler:
         if self.on_lowered is not None:
             self.on_lowered(lowered)
         return lowered
+
+    def with_constant_weights(self, lowered):
+        """``(variant, {param index: IndexMap})``: ``lowered`` without the copies a tuning
+        record's ``RewriteLayout`` put in (``remove_weight_layout_rewrite_block``), taking
+        those weights laid out by the maps, for a caller passing them as constants (it
+        transforms them once, at build time); ``(None, {})`` when it has no such copy."""
+        from irlab.tir.transform.remove_weight_layout_rewrite_block import (
+            remove_weight_layout_rewrite_block)
+
+        if lowered.name in self._rewritten:
+            return self._rewritten[lowered.name]
+        found = None, {}
+        if lowered.tuned:
+            func, maps = remove_weight_layout_rewrite_block(lowered.prim_func)
+            if maps:
+                name = _truncate(f"{lowered.name}_weights_laid_out")
+                variant = LoweredFunction(name, func.with_attr("global_symbol", name),
+                                          lowered.schedule, lowered.relay_func,
+                                          lowered.inputs, lowered.outputs, lowered.anchor)
+                variant.tir_from_te = lowered.tir_from_te
+                variant.tuned = True
+                self.lowered.append(variant)
+                if self.on_lowered is not None:
+                    self.on_lowered(variant)
+                found = variant, maps
+        self._rewritten[lowered.name] = found
+        return found
 
 
 __all__ = ["lower_function", "fused_name", "TECompiler", "LoweredFunction", "block_of",

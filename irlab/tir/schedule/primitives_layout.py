@@ -99,6 +99,20 @@ class IndexMap:
     def __call__(self, *indices):
         return self.apply(indices)
 
+    def map_ndarray(self, array):
+        """``array`` (numpy) laid out as this map says: element ``x[i]`` goes to
+        ``y[map(i)]`` (TVM's ``IndexMap.map_ndarray``); the map must be one-to-one."""
+        array = np.asarray(array)
+        grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in array.shape],
+                            indexing="ij")
+        out = self.fn(*grids)
+        outs = [np.broadcast_to(np.asarray(o, dtype=np.int64), array.shape)
+                for o in (out if isinstance(out, (list, tuple)) else [out])]
+        shape = tuple(int(o.max()) + 1 if o.size else 1 for o in outs)
+        result = np.zeros(shape, dtype=array.dtype)
+        result[tuple(outs)] = array
+        return result
+
     def __str__(self):
         from irlab.tir.text import expr_to_text
 

@@ -134,7 +134,8 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
         return te.sum(a * b, axis=[rc, ry, rx])
 
     return te.compute(tuple(sizes[c] for c in out_layout), body, name="conv2d",
-                      tag=f"conv2d_{data_layout.lower()}")
+                      tag=f"conv2d_{data_layout.lower()}",
+                      attrs={"layout_free_placeholders": [kernel]})
 
 
 def conv2d_nchw_im2col(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1),

@@ -36,6 +36,13 @@ def _batch(x, y):
     return y if _is_one(x) else x
 
 
+def _layout_free(b, batched):
+    """``b`` as the layout-free operand (TVM's ``layout_free_placeholders``): a weight, a
+    constant at build time, may be laid out anew by MetaSchedule's ``RewriteLayout``.
+    A batched product's ``b`` is an activation, not a weight."""
+    return None if batched else {"layout_free_placeholders": [b]}
+
+
 def _product(a, b, transpose_a, transpose_b, out_dtype, name, batched, bn=None):
     sa, sb = dims(a), dims(b)
     out_dtype = out_dtype or a.dtype
@@ -72,7 +79,8 @@ def _product(a, b, transpose_a, transpose_b, out_dtype, name, batched, bn=None):
             return te.sum(_acc(a_elem(idx[:-1], k), out_dtype)
                           * _acc(b_elem(bi, k, j), out_dtype), axis=k)
 
-        return te.compute(out_shape, body, name=f"T_{name}", tag=name)
+        return te.compute(out_shape, body, name=f"T_{name}", tag=name,
+                          attrs=_layout_free(b, batched))
     # packed: panels of bn columns of B, contiguous along j
     if batched:
         pack_shape = (sb[0], N // bn, K, bn)
@@ -89,7 +97,8 @@ def _product(a, b, transpose_a, transpose_b, out_dtype, name, batched, bn=None):
         return te.sum(_acc(a_elem(idx[:-1], k), out_dtype)
                       * _acc(packed(*bi, j // bn, k, j % bn), out_dtype), axis=k)
 
-    return te.compute(out_shape, pbody, name=f"T_{name}", tag=name)
+    return te.compute(out_shape, pbody, name=f"T_{name}", tag=name,
+                      attrs=_layout_free(b, batched))
 
 
 def dense(data, weight, out_dtype=None, bn=None):
@@ -111,7 +120,8 @@ def dense_pack(data, weight, out_dtype=None):
         return te.sum(_acc(data(*idx[:-1], k), out_dtype)
                       * _acc(weight(j // bn, k, j % bn), out_dtype), axis=k)
 
-    return te.compute((*sd[:-1], blocks * bn), body, name="T_dense", tag="dense")
+    return te.compute((*sd[:-1], blocks * bn), body, name="T_dense", tag="dense",
+                      attrs={"layout_free_placeholders": [weight]})
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, out_dtype=None, bn=None):
