@@ -25,7 +25,7 @@ from irlab.relay import expr as R
 from irlab.relay.backend.external_codegen import ExternalCodegen, compiler_of
 from irlab.relay.backend.graph_plan_memory import plan_memory
 from irlab.relay.backend.te_compiler import TECompiler
-from irlab.relay.expr_functor import DeepSafeMemoVisitor
+from irlab.relay.expr_functor import DeepSafeMemoVisitor, post_order
 from irlab.relay.function import Function, is_primitive, is_reshape_only
 from irlab.runtime.ndarray import array
 
@@ -41,26 +41,14 @@ def _tensor_types(ty) -> list:
 
 
 def _constant_uses(main) -> dict:
-    """How many call arguments each Constant of ``main`` is (by identity)."""
-    uses, seen, stack = {}, set(), [main.body]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        children = []
+    """How many call arguments each Constant of ``main`` is (by identity; fused functions'
+    bodies are not entered)."""
+    uses = {}
+    for e in post_order(main.body, into_functions=False):
         if isinstance(e, R.Call):
-            children = list(e.args)
             for a in e.args:
                 if isinstance(a, R.Constant):
                     uses[id(a)] = uses.get(id(a), 0) + 1
-        elif isinstance(e, R.Tuple):
-            children = list(e.fields)
-        elif isinstance(e, R.TupleGetItem):
-            children = [e.tuple_value]
-        elif isinstance(e, R.Let):
-            children = [e.value, e.body]
-        stack.extend(children)
     return uses
 
 
