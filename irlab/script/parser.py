@@ -857,6 +857,8 @@ class _Parser:
             args = [self.eval(a) for a in node.args]
             kw = {k.arg: self.eval(k.value) for k in node.keywords}
             return self.make_buffer(node, args, kw, "buffer")
+        if fn is M["handle"] and isinstance(node.func, ast.Attribute):  # a pointer annotation
+            return fn(*[self.eval(a) for a in node.args])
         if isinstance(fn, T._Marker):
             self.fail(node, f"{fn!r} cannot be used inside an expression")
         args = [self.eval(a) for a in node.args]

@@ -94,7 +94,22 @@ attr = _marker("attr")
 Assert = _marker("Assert")
 let = _marker("let")
 LetStmt = _marker("LetStmt")
-handle = _marker("handle")
+
+
+class _HandleMarker(_Marker):
+    """``T.handle``: an opaque pointer. ``T.handle("float32", "global")`` (TVM's pointer-type
+    annotation) is accepted as plain ``T.handle``: irlab's variables carry no pointee type."""
+
+    dtype = "handle"
+
+    def __call__(self, dtype=None, storage_scope=None):
+        if dtype is not None and not isinstance(dtype, str):
+            raise ParseError(f"T.handle(dtype, storage_scope): the dtype must be a string, got "
+                             f"{dtype!r}")
+        return self
+
+
+handle = MARKERS["handle"] = _HandleMarker("handle")
 
 
 class _Axis:

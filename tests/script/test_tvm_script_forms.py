@@ -90,3 +90,26 @@ def test_lower_case_builtins_cast_ramp_broadcast_assume_ret_boolean():
     for func in (cast_and_vectors, takes_boolean):
         assert structural_equal(from_source(func.script()), func)
     assert body is not None
+
+
+def test_pointer_type_annotations_are_handles():
+    import pytest
+
+    from irlab.errors import ParseError
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+
+    @T.prim_func
+    def copy_through_ptr(x: T.handle("float32"), y: T.handle("float32", "global")):
+        X = T.decl_buffer((4,), "float32", data=x)
+        Y = T.decl_buffer((4,), "float32", data=y)
+        p: T.handle("float32") = T.address_of(X[0], dtype="handle")
+        for i in range(4):
+            Y[i] = X[i] * T.float32(2)
+
+    assert [v.dtype for v in copy_through_ptr.params] == ["handle", "handle"]
+    assert structural_equal(from_source(copy_through_ptr.script()), copy_through_ptr)
+    with pytest.raises(ParseError, match="dtype must be a string"):
+        @T.prim_func
+        def bad(x: T.handle(3)):
+            T.evaluate(0)
