@@ -138,6 +138,11 @@ class _BlockFrame:
         self.init = None
 
 
+def _identifier_of(tag: str) -> str:
+    """``threadIdx.x`` -> ``threadIdx_x``: a thread tag as a variable name."""
+    return tag.replace(".", "_")
+
+
 class _Parser:
     def __init__(self, env, filename, line_offset, src):
         self.env = env
@@ -148,6 +153,7 @@ class _Parser:
         self.loops = []
         self.frames = []
         self.root_allocs = []
+        self.env_threads = {}  # id(var) -> the IterVar ``var = T.env_thread(tag)`` declared
 
     # -- errors and scopes ------------------------------------------------------------------
     def fail(self, node, message):
@@ -227,6 +233,9 @@ class _Parser:
                     self.fail(call, "T.match_buffer at function level takes a handle parameter")
                 buf = self.buffer_decl(call, 1, st.targets[0])
                 buffer_map[src] = buf
+            elif callee is M["env_thread"] and isinstance(st, ast.Assign) and isinstance(
+                    st.targets[0], ast.Name):
+                self.env_thread(call, st.targets[0].id)  # may come before the match_buffers
             elif self._head_var(st, call, callee):
                 pass  # ``off = te.var("elem_offset")``: a variable the match_buffers below use
             elif callee is M["alloc_buffer"] and isinstance(st, ast.Assign):
@@ -261,6 +270,50 @@ class _Parser:
             return False
         self.bind(st.targets[0].id, value)
         return True
+
+    def env_thread(self, call, name):
+        """``name = T.env_thread("threadIdx.x")``: a thread variable T.launch_thread binds."""
+        tag = self.eval(call.args[0]) if len(call.args) == 1 else None
+        if not isinstance(tag, str):
+            self.fail(call, 'T.env_thread takes a thread tag, e.g. T.env_thread("threadIdx.x")')
+        var = E.Var(name, "int32")
+        self.env_threads[id(var)] = S.IterVar(None, var, S.IterVar.ThreadIndex, tag)
+        self.bind(name, var)
+        return None
+
+    def attr_stmt(self, call, callee, body, name=None):
+        """``T.attr(node, key, value)`` or ``T.launch_thread(thread, extent)`` over the
+        statements ``body()`` parses (the rest of the sequence or a ``with`` body)."""
+        args = [self.eval(a) for a in call.args]
+        if callee is M["attr"]:
+            if len(args) != 3 or call.keywords:
+                self.fail(call, "T.attr takes (node, attr_key, value)")
+            self.push()
+            try:
+                return S.AttrStmt(*args, body())
+            finally:
+                self.pop()
+        if len(args) != 2:
+            self.fail(call, "T.launch_thread takes (thread, extent): an env_thread variable "
+                            'or a tag such as "threadIdx.x", and the number of threads')
+        thread, extent = args[0], E.convert(args[1])
+        if isinstance(thread, str):
+            iv = S.IterVar(None, E.Var(name or _identifier_of(thread), "int32"),
+                           S.IterVar.ThreadIndex, thread)
+        elif isinstance(thread, E.Var) and id(thread) in self.env_threads:
+            iv = self.env_threads[id(thread)]
+        else:
+            self.fail(call, f"T.launch_thread: {thread!r} is neither a thread tag nor a "
+                            "variable declared with T.env_thread")
+        iv = iv.with_fields(dom=Range.from_min_extent(_op.const(0, extent.dtype), extent))
+        key = "virtual_thread" if iv.thread_tag.startswith("vthread") else "thread_extent"
+        self.push()
+        try:
+            if name is not None:
+                self.bind(name, iv.var)
+            return S.AttrStmt(iv, key, extent, body())
+        finally:
+            self.pop()
 
     def func_attrs(self, call) -> dict:
         """The dict of ``T.func_attr({...})``."""
@@ -333,6 +386,9 @@ class _Parser:
         if isinstance(st, ast.Pass):
             return None
         if isinstance(st, ast.Expr):
+            callee = self.callee(st.value) if isinstance(st.value, ast.Call) else None
+            if callee in (M["launch_thread"], M["attr"]):  # the rest is its body
+                return self.attr_stmt(st.value, callee, lambda: self.stmts(rest, st)), None
             return self.expr_stmt(st)
         self.fail(st, f"unsupported statement {type(st).__name__} in TVMScript")
 
@@ -397,6 +453,10 @@ class _Parser:
         if callee is M["decl_buffer"]:
             buf = self.buffer_decl(v, 0, target)
             return S.DeclBuffer(buf, self.stmts(rest, st)), None
+        if callee is M["env_thread"] and isinstance(target, ast.Name):
+            return self.env_thread(v, target.id)
+        if callee is M["launch_thread"] and isinstance(target, ast.Name):
+            return self.attr_stmt(v, callee, lambda: self.stmts(rest, st), target.id), None
         if callee in (M["allocate"], M["allocate_const"]):
             var = self.allocate_var(v, target)
             self.bind(target.id, var)
@@ -612,9 +672,9 @@ class _Parser:
             fake = ast.For(target=item.optional_vars, iter=call, body=st.body, orelse=[])
             ast.copy_location(fake, st)
             return self.for_stmt(fake)
-        if callee is M["attr"]:
-            node, key, value = [self.eval(a) for a in call.args]
-            return S.AttrStmt(node, key, value, self.block_body(st.body, st))
+        if callee in (M["attr"], M["launch_thread"]):
+            name = item.optional_vars.id if isinstance(item.optional_vars, ast.Name) else None
+            return self.attr_stmt(call, callee, lambda: self.stmts(st.body, st), name)
         if callee is M["Assert"]:
             cond, msg = [self.eval(a) for a in call.args]
             return S.AssertStmt(cond, msg, self.block_body(st.body, st))

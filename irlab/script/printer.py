@@ -113,6 +113,9 @@ def _float_text(value) -> str:
 
 _DEEP = 100  # expression depth past which what is below is printed iteratively first
 
+# AttrStmt keys whose node is a thread IterVar that T.launch_thread binds.
+_THREAD_KEYS = ("thread_extent", "virtual_thread")
+
 
 class _IdSet:
     """``node in _IdSet(memo)``: whether a memo keyed by ``id`` holds the node."""
@@ -245,6 +248,9 @@ class _FuncPrinter:
                          f"{self.names[id(p)]}, {self.buffer_args(buf)})")
         for p in f.params:
             self.emit_implicit(p, 1)
+        for iv in self._launched_threads():  # ``tx = T.env_thread("threadIdx.x")``
+            self.emit(1, f"{self.define(iv.var, iv.var.name_hint)} = "
+                         f"T.env_thread({json.dumps(iv.thread_tag)})")
         for v in self._free_scalar_vars():  # ``a = T.int32()``: a variable bound nowhere
             self.emit(1, f"{self.define(v, v.name_hint)} = T.{v.dtype}()")
         for var_id in list(self.implicit):  # data vars defined nowhere in the function
@@ -266,6 +272,24 @@ class _FuncPrinter:
             body = body.block.body
         self.stmt(body, 1, last=True)
         return self.out
+
+    def _launched_threads(self) -> list:
+        """The thread IterVars ``T.launch_thread`` binds (one per variable), in the order the
+        body launches them."""
+        found = []
+
+        def visit(n):
+            if isinstance(n, S.AttrStmt) and n.attr_key in _THREAD_KEYS and isinstance(
+                    n.node, S.IterVar):
+                found.append(n.node)
+
+        post_order_visit(self.func.body, visit)
+        out, seen = [], set()
+        for iv in reversed(found):  # post-order lists an outer launch after the inner ones
+            if id(iv.var) not in seen:
+                seen.add(id(iv.var))
+                out.append(iv)
+        return out
 
     def _free_scalar_vars(self) -> list:
         """Non-handle variables the body uses that no parameter, buffer, loop, let, block
@@ -453,6 +477,11 @@ class _FuncPrinter:
 
     def visit_attr_stmt(self, s, ind, last):
         node = s.node
+        if s.attr_key in _THREAD_KEYS and isinstance(node, S.IterVar) and \
+                id(node.var) in self.names:
+            launch = f"T.launch_thread({self.names[id(node.var)]}, {self.expr(s.value)})"
+            self._scoped(ind, last, launch, f"with {launch}:", s.body)
+            return
         node = self.expr(node) if isinstance(node, (E.PrimExpr, str)) else json.dumps(str(node))
         self.emit(ind, f"with T.attr({node}, {json.dumps(s.attr_key)}, {self.expr(s.value)}):")
         self.stmt(s.body, ind + 1, True)

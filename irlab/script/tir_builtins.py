@@ -94,6 +94,8 @@ attr = _marker("attr")
 Assert = _marker("Assert")
 let = _marker("let")
 LetStmt = _marker("LetStmt")
+env_thread = _marker("env_thread")
+launch_thread = _marker("launch_thread")
 
 
 class _HandleMarker(_Marker):

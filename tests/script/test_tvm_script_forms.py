@@ -113,3 +113,30 @@ def test_pointer_type_annotations_are_handles():
         @T.prim_func
         def bad(x: T.handle(3)):
             T.evaluate(0)
+
+
+def test_env_thread_and_launch_thread_roundtrip_as_thread_extent_attrs():
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+    from irlab.tir import stmt as S
+
+    @T.prim_func
+    def launched(a: T.handle, b: T.Buffer((64, 4), "float32")):
+        tx = T.env_thread("threadIdx.x")
+        A = T.match_buffer(a, (64, 4), "float32")
+        bx = T.launch_thread("blockIdx.x", 64)
+        for j in range(2):
+            with T.launch_thread(tx, 2):
+                b[bx, j * 2 + tx] = A[bx, j * 2 + tx]
+        T.launch_thread(tx, 4)
+        T.evaluate(b[bx, tx])
+
+    outer = launched.body
+    assert isinstance(outer, S.AttrStmt) and outer.attr_key == "thread_extent"
+    assert outer.node.thread_tag == "blockIdx.x" and outer.value.value == 64
+    inner = outer.body.seq[0].body
+    assert inner.node.var is outer.body.seq[1].node.var  # one env_thread, launched twice
+    assert inner.node.dom.extent.value == 2 and outer.body.seq[1].node.dom.extent.value == 4
+    text = launched.script()
+    assert 'T.env_thread("threadIdx.x")' in text and "T.launch_thread(" in text, text
+    assert structural_equal(from_source(text), launched)
