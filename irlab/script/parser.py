@@ -22,6 +22,7 @@ from irlab.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from irlab.tir.function import PrimFunc
 from irlab.script import dialect
 from irlab.script import tir_builtins as T
+from irlab.te.reduction import CommReducer
 from irlab.script.inference import infer_regions, contains_block
 
 M = T.MARKERS
@@ -314,6 +315,31 @@ class _Parser:
             return S.AttrStmt(iv, key, extent, body())
         finally:
             self.pop()
+
+    def comm_reducer(self, call):
+        """``T.comm_reducer(lambda x0, x1, y0, y1: (r0, r1), [id0, id1])``: the accumulators
+        come first in the lambda's parameters, then the new values (one each per identity)."""
+        if len(call.args) != 2 or not isinstance(call.args[0], ast.Lambda):
+            self.fail(call, "T.comm_reducer takes (lambda lhs..., rhs...: result, identities)")
+        fn, identity = call.args[0], self.eval(call.args[1])
+        identity = [E.convert(e) for e in (identity if isinstance(identity, (list, tuple))
+                                           else [identity])]
+        names = [a.arg for a in fn.args.args]
+        if len(names) != 2 * len(identity):
+            self.fail(fn, f"T.comm_reducer: {len(identity)} identity value(s) need "
+                          f"{2 * len(identity)} lambda parameters, got {len(names)}")
+        dtypes = [e.dtype for e in identity] * 2
+        params = [E.Var(n, d) for n, d in zip(names, dtypes)]
+        self.push()
+        try:
+            for n, v in zip(names, params):
+                self.bind(n, v)
+            result = self.eval(fn.body)
+        finally:
+            self.pop()
+        result = list(result) if isinstance(result, (list, tuple)) else [result]
+        k = len(identity)
+        return CommReducer(params[:k], params[k:], result, identity)
 
     def func_attrs(self, call) -> dict:
         """The dict of ``T.func_attr({...})``."""
@@ -917,6 +943,8 @@ class _Parser:
             args = [self.eval(a) for a in node.args]
             kw = {k.arg: self.eval(k.value) for k in node.keywords}
             return self.make_buffer(node, args, kw, "buffer")
+        if fn is M["comm_reducer"]:
+            return self.comm_reducer(node)
         if fn is M["handle"] and isinstance(node.func, ast.Attribute):  # a pointer annotation
             return fn(*[self.eval(a) for a in node.args])
         if isinstance(fn, T._Marker):

@@ -20,6 +20,7 @@ from irlab.tir.functor import method_table, visit_name
 from irlab.tir.intrinsics import INTRINSICS
 from irlab.runtime.registry import register_func
 from irlab.script import dialect
+from irlab.te.reduction import CommReducer
 
 HEADER_T = "# from tvm.script import tir as T"
 HEADER_I = "# from tvm.script import ir as I"
@@ -482,9 +483,23 @@ class _FuncPrinter:
             launch = f"T.launch_thread({self.names[id(node.var)]}, {self.expr(s.value)})"
             self._scoped(ind, last, launch, f"with {launch}:", s.body)
             return
-        node = self.expr(node) if isinstance(node, (E.PrimExpr, str)) else json.dumps(str(node))
+        if isinstance(node, CommReducer):
+            node = self.comm_reducer(node)
+        else:
+            node = self.expr(node) if isinstance(node, (E.PrimExpr, str)) else \
+                json.dumps(str(node))
         self.emit(ind, f"with T.attr({node}, {json.dumps(s.attr_key)}, {self.expr(s.value)}):")
         self.stmt(s.body, ind + 1, True)
+
+    def comm_reducer(self, r) -> str:
+        """``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``: accumulators, then values."""
+        mark = self.open_scope()
+        params = [self.define(v, v.name_hint) for v in r.lhs + r.rhs]
+        result = [self.expr(e) for e in r.result]
+        body = result[0] if len(result) == 1 else f"({', '.join(result)})"
+        ident = ", ".join(self.expr(e) for e in r.identity_element)
+        self.close_scope(mark)
+        return f"T.comm_reducer(lambda {', '.join(params)}: {body}, [{ident}])"
 
     def _grid_loop(self, s) -> bool:
         return (isinstance(s, S.For) and s.kind == S.ForKind.SERIAL and not s.annotations

@@ -95,6 +95,7 @@ Assert = _marker("Assert")
 let = _marker("let")
 LetStmt = _marker("LetStmt")
 env_thread = _marker("env_thread")
+comm_reducer = _marker("comm_reducer")
 launch_thread = _marker("launch_thread")
 
 
@@ -299,6 +300,20 @@ def max_value(dtype):
 
 def min_value(dtype):
     return _op.min_value(dtype)
+
+
+def reinterpret(*args, dtype=None):
+    """``T.reinterpret("handle", v)`` (TVM v0.13) or ``T.reinterpret(v, dtype="handle")``
+    (older scripts): the bits of ``v`` read as ``dtype``."""
+    value = None
+    if len(args) == 2 and dtype is None:
+        dtype, value = args
+    elif len(args) == 1:
+        value = args[0]
+    if not isinstance(dtype, str) or value is None:
+        raise TIRError("T.reinterpret takes a dtype string and a value, e.g. "
+                       "T.reinterpret(\"handle\", T.uint64(0))")
+    return _e.Call(dtype, "tir.reinterpret", (_e.convert(value),))
 
 
 def likely(x, dtype="bool"):

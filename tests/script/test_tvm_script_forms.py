@@ -140,3 +140,27 @@ def test_env_thread_and_launch_thread_roundtrip_as_thread_extent_attrs():
     text = launched.script()
     assert 'T.env_thread("threadIdx.x")' in text and "T.launch_thread(" in text, text
     assert structural_equal(from_source(text), launched)
+
+
+def test_comm_reducer_attr_and_reinterpret_roundtrip():
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+
+    @T.prim_func
+    def allreduce(a: T.Buffer((128,), "float32"), idx: T.Buffer((128,), "int32")):
+        tx = T.env_thread("threadIdx.x")
+        T.launch_thread(tx, 128)
+        with T.attr(T.comm_reducer(lambda x0, x1, y0, y1: (T.Select(x1 >= y1, x0, y0),
+                                                           T.max(x1, y1)),
+                                   [T.int32(-1), T.min_value("float32")]),
+                    "reduce_scope", T.reinterpret(T.uint64(0), dtype="handle")):
+            T.evaluate(T.reinterpret("handle", T.uint64(0)))
+
+    reducer = allreduce.body.body.node
+    assert [v.dtype for v in reducer.lhs] == ["int32", "float32"]
+    assert [v.name_hint for v in reducer.rhs] == ["y0", "y1"]
+    assert allreduce.body.body.value.op == "tir.reinterpret"
+    assert allreduce.body.body.value.dtype == "handle"
+    text = allreduce.script()
+    assert "T.comm_reducer(lambda x0, x1, y0, y1:" in text, text
+    assert structural_equal(from_source(text), allreduce)
