@@ -24,6 +24,7 @@ from irlab.tir.function import PrimFunc
 from irlab.tir.functor import DEEP, post_order_below, substitute
 from irlab.tir.stmt import (Block, BlockRealize, BufferStore, For, IfThenElse, IterVar, LetStmt,
                             SeqStmt)
+from irlab.te.index_dtype import override_index_dtype
 from irlab.te.reduction import Reduce
 from irlab.te.tensor import ComputeOp, PlaceholderOp, ProducerLoad, Tensor
 
@@ -462,8 +463,9 @@ def create_prim_func(ops_or_tensors, index_dtype_override=None) -> PrimFunc:
     for a in args:
         if not isinstance(a, (Tensor, Var)):
             raise TIRError(f"create_prim_func takes tensors (and scalar Vars), got {a!r}")
-    if index_dtype_override not in (None, "int32"):
-        raise TIRError("create_prim_func: index_dtype_override is only supported as int32")
+    if index_dtype_override not in (None, "int32", "int64"):
+        raise TIRError(f"create_prim_func: index_dtype_override must be int32 or int64, got "
+                       f"{index_dtype_override!r}")
     info = _Info(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
     root_stmts = []
@@ -493,7 +495,8 @@ def create_prim_func(ops_or_tensors, index_dtype_override=None) -> PrimFunc:
                  alloc_buffers=tuple(info.root_alloc))
     func = PrimFunc(params, BlockRealize((), True, root), None, buffer_map,
                     {"global_symbol": "main", "tir.noalias": True})
-    return _layout_free(func)
+    func = _layout_free(func)
+    return override_index_dtype(func, "int64") if index_dtype_override == "int64" else func
 
 
 def _layout_free(func):
