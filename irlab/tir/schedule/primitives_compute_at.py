@@ -97,12 +97,66 @@ def bound_over_loops(expr, inner, analyzer):
     else:
         return (analyzer.simplify(_substitute_ends(expr, lo_ends)),
                 analyzer.simplify(_substitute_ends(expr, hi_ends)))
+    divided = _bound_division(expr, inner, analyzer)
+    if divided is not None:
+        return divided
     inner_ids = {id(lp.loop_var) for lp in inner}
     if all(id(v) in inner_ids for v in _free_vars(expr)):  # non-affine but constant range
         b = analyzer.const_int_bound(expr)
         return E.IntImm(expr.dtype, b.min_value), E.IntImm(expr.dtype, b.max_value)
     raise ScheduleError(f"cannot bound the access index {expr}: it is not affine in the "
                         "loops under the target loop")
+
+
+def _bound_division(expr, inner, analyzer):
+    """[lo, hi] of ``a // c`` or ``a % c`` (``c`` a positive constant) from those of ``a``:
+    floor division is monotone; a remainder keeps its order while ``a // c`` stays put and
+    else spans [0, c - 1]; ``x + k``/``x - k`` (``k`` a constant) shift those of ``x``.
+    None for any other expression."""
+    if isinstance(expr, (E.Add, E.Sub)) and isinstance(expr.b, E.IntImm):
+        lo, hi = bound_over_loops(expr.a, inner, analyzer)
+        op = E.Add if isinstance(expr, E.Add) else E.Sub
+        return analyzer.simplify(op(lo, expr.b)), analyzer.simplify(op(hi, expr.b))
+    if not isinstance(expr, (E.FloorDiv, E.FloorMod)) or not isinstance(expr.b, E.IntImm) \
+            or expr.b.value <= 0:
+        return None
+    lo, hi = bound_over_loops(expr.a, inner, analyzer)
+    c = expr.b
+    if isinstance(expr, E.FloorDiv):
+        return _floordiv(lo, c.value, analyzer), _floordiv(hi, c.value, analyzer)
+    if isinstance(analyzer.simplify(E.FloorDiv(hi, c) - E.FloorDiv(lo, c)), E.IntImm) and \
+            analyzer.simplify(E.FloorDiv(hi, c) - E.FloorDiv(lo, c)).value == 0:
+        return analyzer.simplify(E.FloorMod(lo, c)), analyzer.simplify(E.FloorMod(hi, c))
+    return E.IntImm(expr.dtype, 0), E.IntImm(expr.dtype, c.value - 1)
+
+
+def _linear(e):
+    """(x, a, b) with ``e == x * a + b`` (a, b ints), or None."""
+    b = 0
+    if isinstance(e, (E.Add, E.Sub)) and isinstance(e.b, E.IntImm):
+        b = e.b.value if isinstance(e, E.Add) else -e.b.value
+        e = e.a
+    if isinstance(e, E.Mul) and isinstance(e.b, E.IntImm):
+        return e.a, e.b.value, b
+    return None
+
+
+def _floordiv(e, c, analyzer):
+    """``e // c`` simplified where the loop ranges make ``x * a + b`` divide evenly:
+    ``(c_o * 360 + 359) // 16`` is ``c_o * 22 + 22`` for c_o in [0, 2); ``(i * 8 + 7) // 16``
+    is ``i // 2``."""
+    e = analyzer.simplify(e)
+    lin = _linear(e)
+    if lin is not None:
+        x, a, b = lin
+        q, r = divmod(a, c)
+        rest = analyzer.const_int_bound(analyzer.simplify(x * r + b)) if r else None
+        lo_hi = (b, b) if rest is None else (rest.min_value, rest.max_value)
+        if max(map(abs, lo_hi)) < 2 ** 40 and lo_hi[0] // c == lo_hi[1] // c:
+            return analyzer.simplify(x * q + E.IntImm(e.dtype, lo_hi[0] // c))
+        if 0 < a and c % a == 0 and 0 <= b < a:
+            return analyzer.simplify(E.FloorDiv(x, E.IntImm(e.dtype, c // a)))
+    return analyzer.simplify(E.FloorDiv(e, E.IntImm(e.dtype, c)))
 
 
 def _union(a, b, analyzer, pick_min):
