@@ -270,20 +270,67 @@ def _iter_var_ranges(block, access, region, analyzer):
     when it is a unit access with ``c = +-1`` or a tile of ``c`` elements (``v*16 : v*16+16``).
     """
     iter_ids = {id(iv.var) for iv in block.iter_vars}
-    ranges = {}
+    doms = {id(iv.var): iv.dom for iv in block.iter_vars}
+    dims_of = {}  # id(var) -> (var, [(range, lo, hi) of each dimension it indexes])
     for r, (lo, hi) in zip(access.region, region):
         free = {id(v): v for v in _free_vars(r.min)}
         if not free and isinstance(r.extent, E.IntImm):
             continue
         var = next(iter(free.values())) if len(free) == 1 else None
-        inverted = None if var is None or id(var) not in iter_ids or id(var) in ranges \
-            else _invert(r, var, lo, hi, analyzer)
+        if var is None or id(var) not in iter_ids:
+            _not_invertible(block, access)
+        dims_of.setdefault(id(var), (var, []))[1].append((r, lo, hi))
+    ranges = {}
+    for vid, (var, dims) in dims_of.items():
+        inverted = _invert(*dims[0][:1], var, *dims[0][1:], analyzer) if len(dims) == 1 \
+            else None
         if inverted is None:
-            raise ScheduleError(f"block {block.name_hint} must access {access.buffer.name} at "
-                                f"distinct iter vars (c * v + b) to be moved, not "
-                                f"{access.region}")
-        ranges[id(var)] = inverted
+            inverted = _invert_split(var, dims, doms[vid], analyzer)
+        if inverted is None:
+            _not_invertible(block, access)
+        ranges[vid] = inverted
     return ranges
+
+
+def _not_invertible(block, access):
+    raise ScheduleError(f"block {block.name_hint} must access {access.buffer.name} at "
+                        f"distinct iter vars (c * v + b, or v // c and v % c) to be moved, not "
+                        f"{access.region}")
+
+
+def _invert_split(var, dims, dom, analyzer):
+    """(v_lo, v_hi) for a var read through several dimensions (``v // 16, v % 16``): each
+    ``c * v + b`` or ``v // c`` bounds ``v``; a dimension covered whole (``v % 16`` over
+    [0, 15]) bounds nothing; the bounds meet where they are comparable. None otherwise."""
+    local = Analyzer()
+    local.bind(var, dom)
+    bounds = []
+    for r, lo, hi in dims:
+        if not (isinstance(r.extent, E.IntImm) and r.extent.value == 1):
+            return None
+        full = local.const_int_bound(r.min)
+        if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm) and \
+                lo.value <= full.min_value and hi.value >= full.max_value:
+            continue
+        inv = _invert(r, var, lo, hi, analyzer)
+        e = r.min
+        if inv is None and isinstance(e, E.FloorDiv) and e.a is var and \
+                isinstance(e.b, E.IntImm) and e.b.value > 0:
+            c = e.b
+            inv = (analyzer.simplify(lo * c), analyzer.simplify(hi * c + (c.value - 1)))
+        if inv is None:
+            return None
+        bounds.append(inv)
+    if not bounds:
+        return dom.min, analyzer.simplify(dom.min + dom.extent - 1)
+    lo, hi = bounds[0]
+    for b_lo, b_hi in bounds[1:]:
+        try:
+            lo = _union(lo, b_lo, analyzer, False)  # the larger start
+            hi = _union(hi, b_hi, analyzer, True)  # the smaller end
+        except ScheduleError:
+            return None
+    return lo, hi
 
 
 def _invert(rng, var, lo, hi, analyzer):

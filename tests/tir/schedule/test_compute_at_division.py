@@ -68,3 +68,29 @@ def test_tiled_repeat_computes_one_element_per_tile():
 
 def test_channel_group_computes_the_elements_its_tile_reads():
     _check(groups, 45, 720, "use", [23])
+
+
+@T.prim_func
+def div_mod_read(x: T.Buffer((16, 16), "float32"), y: T.Buffer((256,), "float32")):
+    t = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("prod"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            t[vi, vj] = x[vj, vi] + T.float32(1)
+    for i in range(256):
+        with T.block("cons"):
+            v = T.axis.spatial(256, i)
+            y[v] = t[v // 16, v % 16] * T.float32(3)
+
+
+def test_reverse_compute_at_inverts_a_div_mod_read():
+    sch = Schedule(div_mod_read)
+    sch.reverse_compute_at(sch.get_block("cons"), sch.get_loops(sch.get_block("prod"))[0])
+    outer = sch.get_loops(sch.get_block("cons"))
+    assert len(outer) == 2 and sch.get(outer[1]).extent.value == 16  # one row per i
+    x = np.random.default_rng(1).standard_normal((16, 16)).astype("float32")
+    want, got = np.zeros(256, "float32"), np.zeros(256, "float32")
+    run(div_mod_read, x, want)
+    run(sch.mod["main"], x, got)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(got, ((x.T + 1) * 3).reshape(-1), rtol=1e-6)
