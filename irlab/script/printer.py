@@ -309,6 +309,11 @@ class _FuncPrinter:
                 bound.update(id(iv.var) for iv in n.iter_vars)
             elif isinstance(n, E.Var) and n.dtype != "handle":
                 used.append(n)
+            elif isinstance(n, S.DeclBuffer):  # ``n = T.int32()`` used only by its shape
+                buf = n.buffer
+                for e in buf.shape + buf.strides + (buf.elem_offset,):
+                    if e is not None:
+                        post_order_visit(e, visit)
 
         post_order_visit(self.func.body, visit)
         out, seen = [], set()

@@ -164,3 +164,19 @@ def test_comm_reducer_attr_and_reinterpret_roundtrip():
     text = allreduce.script()
     assert "T.comm_reducer(lambda x0, x1, y0, y1:" in text, text
     assert structural_equal(from_source(text), allreduce)
+
+
+def test_var_used_only_by_a_decl_buffer_is_declared_when_printed():
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+
+    @T.prim_func
+    def shaped():
+        size = T.int32()
+        off = T.int32()
+        buf = T.decl_buffer(shape=[size], dtype="float32", elem_offset=off)
+        T.evaluate(buf[0])
+
+    text = shaped.script()
+    assert "size = T.int32()" in text and "off = T.int32()" in text, text
+    assert structural_equal(from_source(text), shaped)
