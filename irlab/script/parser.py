@@ -179,6 +179,13 @@ class _Parser:
             return getattr(builtins, name)
         self.fail(node, f"undefined name {name!r}")
 
+    def lookup_or_none(self, name):
+        """What ``name`` is bound to in the function's scopes (None if unbound there)."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
     def bind(self, name, value):
         self.scopes[-1][name] = value
 
@@ -705,6 +712,9 @@ class _Parser:
             cond, msg = [self.eval(a) for a in call.args]
             return S.AssertStmt(cond, msg, self.block_body(st.body, st))
         name = item.optional_vars
+        if callee is M["LetStmt"] and name is None and any(k.arg == "var" for k in
+                                                          call.keywords):
+            return self.let_stmt_to_var(st, call)
         if callee in (M["LetStmt"], M["let"], M["allocate"], M["allocate_const"],
                       M["decl_buffer"]):
             if not isinstance(name, ast.Name):
@@ -726,6 +736,14 @@ class _Parser:
                 self.pop()
         self.fail(call, "unsupported `with`: expected T.block, T.init, T.attr, T.LetStmt, "
                         "T.allocate, T.decl_buffer or T.Assert")
+
+    def let_stmt_to_var(self, st, call):
+        """``with T.LetStmt(value, var=v):`` binds the variable ``v`` declared before."""
+        var = self.eval(next(k.value for k in call.keywords if k.arg == "var"))
+        if not isinstance(var, E.Var) or len(call.args) != 1:
+            self.fail(call, "T.LetStmt(value, var=v) takes one value and a variable v")
+        value = E.convert(self.eval(call.args[0]), var.dtype)
+        return S.LetStmt(var, value, self.block_body(st.body, st))
 
     def block(self, st, call):
         name = self.eval(call.args[0]) if call.args else ""
@@ -932,6 +950,11 @@ class _Parser:
         if fn is T.Let and node.keywords and isinstance(node.keywords[0].value, ast.Dict):
             d = node.keywords[0].value  # T.Let(body, where={v: value}) binds v in body
             value = self.eval(d.values[0])
+            known = self.lookup_or_none(d.keys[0].id) if isinstance(d.keys[0], ast.Name) \
+                else None
+            if isinstance(known, E.Var):  # ``x = T.int32()`` declared above: bind that one
+                return E.Let(known, E.convert(value, known.dtype), self.eval(node.args[0]))
+            value = E.convert(value)
             var = E.Var(d.keys[0].id, value.dtype)
             self.push()
             self.bind(d.keys[0].id, var)

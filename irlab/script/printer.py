@@ -15,7 +15,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
-from irlab.tir.functor import post_order_below, post_order_visit
+from irlab.tir.functor import StmtExprVisitor, post_order_below, post_order_visit
 from irlab.tir.functor import method_table, visit_name
 from irlab.tir.intrinsics import INTRINSICS
 from irlab.runtime.registry import register_func
@@ -113,6 +113,46 @@ def _float_text(value) -> str:
 
 
 _DEEP = 100  # expression depth past which what is below is printed iteratively first
+
+class _UsesOutsideLets(StmtExprVisitor):
+    """The ids of LetStmt-bound variables read outside the bodies of their LetStmts (one
+    walk: the variables of the LetStmts open at each point are kept on a stack)."""
+
+    def __init__(self):
+        super().__init__()
+        self.open, self.found = [], set()
+
+    def visit_let_stmt(self, s):
+        self.visit_expr(s.value)
+        self.open.append(id(s.var))
+        try:
+            self.visit_stmt(s.body)
+        finally:
+            self.open.pop()
+
+    def visit_let(self, e):
+        self.visit_expr(e.value)
+        self.open.append(id(e.var))
+        try:
+            self.visit_expr(e.body)
+        finally:
+            self.open.pop()
+
+    def visit_var(self, v):
+        if id(v) not in self.open:
+            self.found.add(id(v))
+
+    def visit_expr(self, e):
+        if type(e) is E.Var:  # not memoized: read inside a let body, it may be read outside
+            return self.visit_var(e)
+        return super().visit_expr(e)
+
+
+def _used_outside_their_lets(body) -> set:
+    finder = _UsesOutsideLets()
+    finder.visit_stmt(body)
+    return finder.found
+
 
 # AttrStmt keys whose node is a thread IterVar that T.launch_thread binds.
 _THREAD_KEYS = ("thread_extent", "virtual_thread")
@@ -298,13 +338,13 @@ class _FuncPrinter:
         bound = set(self.names)
         for buf in self.func.buffer_map.values():
             bound.update(id(e) for e in buf.shape + buf.strides + (buf.elem_offset,))
-        used = []
+        used, let_vars = [], []
 
         def visit(n):
             if isinstance(n, S.For):
                 bound.add(id(n.loop_var))
             elif isinstance(n, (S.LetStmt, E.Let)):
-                bound.add(id(n.var))
+                let_vars.append(n.var)
             elif isinstance(n, S.Block):
                 bound.update(id(iv.var) for iv in n.iter_vars)
             elif isinstance(n, E.Var) and n.dtype != "handle":
@@ -316,6 +356,10 @@ class _FuncPrinter:
                         post_order_visit(e, visit)
 
         post_order_visit(self.func.body, visit)
+        outside = _used_outside_their_lets(self.func.body) if let_vars else set()
+        for v in let_vars:  # ``y`` read before ``with T.LetStmt(0, var=y)`` is declared
+            if id(v) not in outside:
+                bound.add(id(v))
         out, seen = [], set()
         for v in used:
             if id(v) not in bound and id(v) not in seen and type(v) is E.Var:
@@ -431,6 +475,10 @@ class _FuncPrinter:
 
     def visit_let_stmt(self, s, ind, last):
         value = self.expr(s.value)
+        if id(s.var) in self.names:  # declared above (``y = T.int32()``): rebind that one
+            self.emit(ind, f"with T.LetStmt({value}, var={self.names[id(s.var)]}):")
+            self.stmt(s.body, ind + 1, True)
+            return
         name = self.define(s.var, s.var.name_hint)
         if last:
             self.emit(ind, f"{name}: T.{s.var.dtype} = {value}")
@@ -732,7 +780,7 @@ class _FuncPrinter:
 
     def visit_let(self, e):
         value = self.expr(e.value)
-        name = self.define(e.var, e.var.name_hint)
+        name = self.names.get(id(e.var)) or self.define(e.var, e.var.name_hint)
         return f"T.Let({self.expr(e.body)}, where={{{name}: {value}}})", 10
 
     def visit_call(self, e):

@@ -228,8 +228,8 @@ def Let(value, where=None, *, var=None, body=None):  # noqa: N802
     """``T.Let(body, where={v: value})`` (TVM's printed form of a Let expression)."""
     if where is not None:
         (var, val), = where.items()
-        return _e.Let(var, val, value)
-    return _e.Let(var, value, body)
+        return _e.Let(var, _e.convert(val, var.dtype), value)
+    return _e.Let(var, _e.convert(value, var.dtype), body)
 
 
 def _void(dtype):

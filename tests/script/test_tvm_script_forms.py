@@ -186,3 +186,23 @@ def test_var_used_only_by_a_decl_buffer_is_declared_when_printed():
         text = func.script()
         assert decl in text, text
         assert structural_equal(from_source(text), func, map_free_vars=True)  # size is free
+
+
+def test_let_binding_a_declared_variable_roundtrips():
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+    from irlab.tir import stmt as S
+
+    @T.prim_func
+    def rebind(a: T.Buffer((2,), "int32")):
+        y = T.int32()
+        with T.LetStmt(y + 1) as x:  # y is read here, then bound below
+            with T.LetStmt(5, var=y):
+                a[0] = x + y
+        a[1] = T.Let(y * 2, where={y: 3})
+
+    outer = rebind.body.seq[0]
+    assert isinstance(outer.body, S.LetStmt) and outer.body.var is outer.value.a
+    text = rebind.script()
+    assert "y = T.int32()" in text and "var=y" in text, text
+    assert structural_equal(from_source(text), rebind, map_free_vars=True)
