@@ -235,6 +235,8 @@ class _Parser:
                 # ``n = T.int32()``: a symbolic shape variable used by the match_buffers below
                 name = st.targets[0].id
                 self.bind(name, type(self.eval(call))(name, callee.dtype))
+            elif self._head_var_tuple(st):
+                pass  # ``m, n = T.int32(), T.int32()``
             elif callee is M["match_buffer"] and isinstance(st, ast.Assign):
                 src = self.eval(call.args[0]) if call.args else None
                 if not (isinstance(src, E.Var) and any(src is p for p in params)):
@@ -266,6 +268,20 @@ class _Parser:
             return PrimFunc(params, body, None, bmap, attrs)
         except IrlabError as err:
             self.fail(node, str(err))
+
+    def _head_var_tuple(self, st) -> bool:
+        """Bind ``m, n = T.int32(), T.int32()``: several shape variables at once."""
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(
+                st.targets[0], ast.Tuple) and isinstance(st.value, ast.Tuple)
+                and len(st.targets[0].elts) == len(st.value.elts)):
+            return False
+        pairs = list(zip(st.targets[0].elts, st.value.elts))
+        if not all(isinstance(t, ast.Name) and isinstance(v, ast.Call) and not v.args
+                   and isinstance(self.callee(v), T._DType) for t, v in pairs):
+            return False
+        for t, v in pairs:
+            self.bind(t.id, type(self.eval(v))(t.id, self.callee(v).dtype))
+        return True
 
     def _head_var(self, st, call, callee) -> bool:
         """Bind ``name = <Python call returning a TIR Var>`` met among the head declarations."""
@@ -590,7 +606,10 @@ class _Parser:
         dtype = dtype.dtype if isinstance(dtype, T._DType) else dtype
         data = kw.get("data")
         data = E.Var(name, "handle") if data is None else data
-        return Buffer(data, dtype, shape, kw.get("strides") or (), kw.get("elem_offset"), name,
+        # a string stride names a new variable (TVM's legacy ``strides=("A_s0",)``)
+        strides = tuple(E.Var(x, "int32") if isinstance(x, str) else x
+                        for x in kw.get("strides") or ())
+        return Buffer(data, dtype, shape, strides, kw.get("elem_offset"), name,
                       kw.get("axis_separators") or (), kw.get("scope") or "global")
 
     def allocate_var(self, call, target):

@@ -287,6 +287,7 @@ class _FuncPrinter:
                     self.emit(1, f"{self.define(e, e.name_hint)} = T.{e.dtype}()")
             self.emit(1, f"{self.define(buf, buf.name)} = T.match_buffer("
                          f"{self.names[id(p)]}, {self.buffer_args(buf)})")
+            self.names.setdefault(id(buf.data), f"{self.names[id(buf)]}.data")
         for p in f.params:
             self.emit_implicit(p, 1)
         for iv in self._launched_threads():  # ``tx = T.env_thread("threadIdx.x")``
@@ -338,7 +339,7 @@ class _FuncPrinter:
         bound = set(self.names)
         for buf in self.func.buffer_map.values():
             bound.update(id(e) for e in buf.shape + buf.strides + (buf.elem_offset,))
-        used, let_vars = [], []
+        used, let_vars, seen_buffers = [], [], set()
 
         def visit(n):
             if isinstance(n, S.For):
@@ -349,8 +350,10 @@ class _FuncPrinter:
                 bound.update(id(iv.var) for iv in n.iter_vars)
             elif isinstance(n, E.Var) and n.dtype != "handle":
                 used.append(n)
-            elif isinstance(n, S.DeclBuffer):  # ``n = T.int32()`` used only by its shape
+            elif isinstance(n, (S.DeclBuffer, E.BufferLoad, S.BufferStore)) and \
+                    id(n.buffer) not in seen_buffers:  # ``n = T.int32()`` used by a shape
                 buf = n.buffer
+                seen_buffers.add(id(buf))
                 for e in buf.shape + buf.strides + (buf.elem_offset,):
                     if e is not None:
                         post_order_visit(e, visit)

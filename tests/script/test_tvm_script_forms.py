@@ -206,3 +206,23 @@ def test_let_binding_a_declared_variable_roundtrips():
     text = rebind.script()
     assert "y = T.int32()" in text and "var=y" in text, text
     assert structural_equal(from_source(text), rebind, map_free_vars=True)
+
+
+def test_string_strides_and_tuple_shape_vars_roundtrip():
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+
+    @T.prim_func
+    def strided(a: T.handle, b: T.handle):
+        m, n = T.int32(), T.int32()
+        A = T.match_buffer(a, (m, n), strides=("A_s0", "A_s1"))
+        B = T.match_buffer(b, (m,))
+        for i in range(m):
+            A2 = T.Buffer((A.strides[0] * m,), data=A.data, strides=("A2_s0",))
+            B[i] = A2[i * A.strides[0]]
+
+    A = strided.buffer_map[strided.params[0]]
+    assert [s.name_hint for s in A.strides] == ["A_s0", "A_s1"]
+    text = strided.script()
+    assert "data=A.data" in text and "A2_s0 = T.int32()" in text, text
+    assert structural_equal(from_source(text), strided, map_free_vars=True)
