@@ -302,10 +302,13 @@ class _FuncPrinter:
                                  f"T.Buffer({self.buffer_args(b, data=True)})")
                 continue
             if not self._var_defined_below(var_id):
-                for b in self.implicit.pop(var_id):
-                    self.define(b.data, b.data.name_hint)
-                    self.emit(1, f"{self.define(b, b.name)} = "
-                                 f"T.Buffer({self.buffer_args(b, data=True)})")
+                # ``X = T.Buffer(shape)`` declares its own data: the first buffer on this
+                # data owns it (``X.data``), the others view it (``data=X.data``)
+                for k, b in enumerate(self.implicit.pop(var_id)):
+                    name = self.define(b, b.name)
+                    self.emit(1, f"{name} = T.Buffer({self.buffer_args(b, data=k > 0)})")
+                    if k == 0:
+                        self.names[var_id] = f"{name}.data"
         body = f.body
         if self._implicit_root(body):
             self.emit(1, '# with T.block("root"):')

@@ -226,3 +226,21 @@ def test_string_strides_and_tuple_shape_vars_roundtrip():
     text = strided.script()
     assert "data=A.data" in text and "A2_s0 = T.int32()" in text, text
     assert structural_equal(from_source(text), strided, map_free_vars=True)
+
+
+def test_buffer_declared_without_data_prints_as_its_own_declaration():
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+
+    @T.prim_func
+    def scratch(a: T.Buffer((4,), "float32")):
+        tmp = T.Buffer((4,), "float32", scope="local")
+        view = T.Buffer((2, 2), "float32", data=tmp.data, scope="local")
+        for i in range(4):
+            tmp[i] = a[i] * T.float32(2)
+        a[0] = view[1, 1]
+
+    text = scratch.script()
+    assert 'tmp = T.Buffer((4,), scope="local")' in text, text
+    assert "data=tmp.data" in text, text
+    assert structural_equal(from_source(text), scratch, map_free_vars=True)
