@@ -69,7 +69,27 @@ def ir_module(cls):
                          "@R.function")
     items = [(name, value) for name, value in cls.__dict__.items()
              if dialect.is_module_function(value)]
-    return dialect.build_module(cls.__name__, items, IRModule())
+    attrs = PENDING_MODULE_ATTRS.pop() if PENDING_MODULE_ATTRS else None
+    PENDING_MODULE_ATTRS.clear()
+    return dialect.build_module(cls.__name__, items, IRModule(attrs=attrs))
+
+
+# ``I.module_attrs({...})`` calls made by a class body not yet decorated.
+PENDING_MODULE_ATTRS: list = []
+
+
+def _take_module_attrs(node, env):
+    """The dict of an ``I.module_attrs({...})`` statement of a class in text (None if
+    there is none); the statement is removed from the class body."""
+    attrs = None
+    for item in list(node.body):
+        call = item.value if isinstance(item, ast.Expr) else None
+        if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("module_attrs") \
+                and len(call.args) == 1:
+            attrs = eval(compile(ast.Expression(call.args[0]), "<script>", "eval"),  # noqa
+                         dict(env))
+            node.body.remove(item)
+    return attrs
 
 
 def from_source(text: str, extra_vars=None):
@@ -99,9 +119,13 @@ def from_source(text: str, extra_vars=None):
                 "Module", [(node.name, decorator.defer_source(node, source))],
                 _module())[node.name]
         return _Parser(env, "<script>", 0, src).function(node)
+    attrs = _take_module_attrs(node, env)
     items = dialect.parse_class_body(
         node, source, lambda item: _Parser(env, "<script>", 0, src).function(item))
-    return dialect.build_module(node.name, items, _module())
+    mod = _module()
+    if attrs:
+        mod = type(mod)(attrs=attrs)
+    return dialect.build_module(node.name, items, mod)
 
 
 def _module():

@@ -76,7 +76,21 @@ def print_module(mod, show_meta=False, **_) -> str:
         after_def = lines[0].startswith("@")
         body.extend("    " + ln if ln else "" for ln in lines)
     out = _header_lines(headers) + ["", "@I.ir_module", f"class {class_name}:"]
+    attrs = dict(mod.attrs.as_dict()) if mod.attrs is not None else {}
+    if attrs and _is_literal(attrs):  # other attributes (objects) are not printable
+        out.append(f"    I.module_attrs({attrs!r})")
     return "\n".join(out + (body or ["    pass"]) + _note(options)) + "\n"
+
+
+def _is_literal(value) -> bool:
+    """Whether ``repr(value)`` reads back as the same Python value."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_is_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_literal(v) for k, v in value.items())
+    return False
 
 
 def _print_order(gv, func) -> tuple:

@@ -244,3 +244,30 @@ def test_buffer_declared_without_data_prints_as_its_own_declaration():
     assert 'tmp = T.Buffer((4,), scope="local")' in text, text
     assert "data=tmp.data" in text, text
     assert structural_equal(from_source(text), scratch, map_free_vars=True)
+
+
+def test_module_attrs_roundtrip():
+    from irlab.script import from_source
+    from irlab.script import ir as I
+
+    @I.ir_module
+    class Module:
+        I.module_attrs({"attr": 10, "name": "x"})
+
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            A[0] = 1
+
+    assert dict(Module.attrs.as_dict()) == {"attr": 10, "name": "x"}
+    text = Module.script()
+    assert "I.module_attrs({'attr': 10, 'name': 'x'})" in text, text
+    again = from_source(text)
+    assert dict(again.attrs.as_dict()) == {"attr": 10, "name": "x"}
+
+    @I.ir_module
+    class Plain:
+        @T.prim_func
+        def g(A: T.Buffer((4,), "int32")):
+            A[0] = 2
+
+    assert Plain.attrs is None or not dict(Plain.attrs.as_dict())  # nothing left pending
