@@ -612,7 +612,9 @@ class _FuncPrinter:
             args = f"{self.expr(s.min)}, {self.end_text(s.min, s.extent)}"
         if s.kind == S.ForKind.THREAD_BINDING or s.thread_binding is not None:
             tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
-            return f"T.thread_binding({args}, thread={json.dumps(tag)})"
+            ann = f", annotations={self.attr_value(dict(s.annotations))}" \
+                if s.annotations else ""
+            return f"T.thread_binding({args}, thread={json.dumps(tag)}{ann})"
         if s.annotations:
             return f"{_KIND[s.kind]}({args}, annotations={self.attr_value(dict(s.annotations))})"
         if s.kind == S.ForKind.SERIAL:

@@ -28,12 +28,39 @@ def _dict(value):
     return dict(value or {})
 
 
+class Annotations(tuple):
+    """Annotations: a sorted tuple of (key, value) pairs (hashable, comparable) that is also
+    read by key, as TVM's Map: ``loop.annotations["pragma_unroll"]``."""
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            for k, v in self:
+                if k == key:
+                    return v
+            raise KeyError(key)
+        return tuple.__getitem__(self, key)
+
+    def __contains__(self, key):
+        if isinstance(key, str):
+            return any(k == key for k, _ in self)
+        return tuple.__contains__(self, key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def keys(self):
+        return [k for k, _ in self]
+
+    def items(self):
+        return list(self)
+
+
 def _freeze(annotations):
     """Annotations are stored as a sorted tuple of (key, value) pairs (hashable, comparable)."""
     if not annotations:
         return ()
     items = annotations.items() if isinstance(annotations, dict) else annotations
-    return tuple(sorted(items, key=lambda kv: kv[0]))
+    return Annotations(sorted(items, key=lambda kv: kv[0]))
 
 
 class BufferStore(Stmt):

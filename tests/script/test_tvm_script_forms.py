@@ -271,3 +271,20 @@ def test_module_attrs_roundtrip():
             A[0] = 2
 
     assert Plain.attrs is None or not dict(Plain.attrs.as_dict())  # nothing left pending
+
+
+def test_thread_binding_annotations_roundtrip_and_read_by_key():
+    from irlab.ir import structural_equal
+    from irlab.script import from_source
+
+    @T.prim_func
+    def bound(A: T.Buffer((16, 16), "float32")):
+        for i in T.thread_binding(16, thread="threadIdx.x"):
+            for j in T.thread_binding(16, thread="threadIdx.y", annotations={"k": "v"}):
+                A[i, j] = T.float32(1)
+
+    again = from_source(bound.script())
+    assert structural_equal(again, bound)
+    inner = again.body.body
+    assert inner.annotations["k"] == "v" and "k" in inner.annotations
+    assert inner.annotations.get("missing") is None and inner.annotations[0] == ("k", "v")
