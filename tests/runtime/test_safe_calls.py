@@ -41,7 +41,6 @@ def test_fuzz_bad_calls_in_subprocess(tmp_path):
                  "symbolic_m", "symbolic_n", "symbolic_m_first", "scalar_dim", "div_by_zero",
                  "parallel_assert", "nd_dtype", "nd_shape"):
         assert kinds.get(kind, 0) > 0, kind
-    assert counts["seconds"] < 20
 
 
 def test_fuzz_bad_calls_target_c(tmp_path):
