@@ -74,8 +74,9 @@ class Explorer(StaticPicture, widgets.VBox):
         self._lowering = None
         self._run_panel = None
         build = "relax.build" if self.is_relax else "relay.build"
-        self._passes_box = widgets.VBox([widgets.HTML(
-            "<i>Running the pass pipeline when this tab is first opened…</i>")])
+        self._passes_status = widgets.HTML(
+            "<i>Running the pass pipeline when this tab is first opened…</i>")
+        self._passes_box = widgets.VBox([self._passes_status])
         self._lowering_box = widgets.VBox([widgets.HTML(
             f"<i>Building the module ({build}) when this tab is first opened…</i>")])
         self._run_box = widgets.VBox([widgets.HTML(
@@ -104,7 +105,18 @@ class Explorer(StaticPicture, widgets.VBox):
         """Run the pipeline (when deferred) and make the passes tab and the graph tab's step
         control."""
         trace = self._pending
-        stepper = PassStepper(trace, timeout=self._timeout)
+        started = []
+
+        def report(name):  # a live line while the pipeline runs (seconds on a big model)
+            started.append(name)
+            self._passes_status.value = (f"<i>Running the pass pipeline: pass {len(started)}, "
+                                         f"{html.escape(name)}…</i>")
+
+        trace.progress = report
+        try:
+            stepper = PassStepper(trace, timeout=self._timeout)
+        finally:
+            trace.progress = None
         # the graph tab stays where it is (before ``_stepper`` is set: not a step change)
         self.graph_view.show_step(trace, max(0, self.graph_view.step))
         self._stepper, self._pending = stepper, None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from irlab.instrument import IRSnapshot
+from irlab.instrument import IRSnapshot, PassInstrument
 from irlab.ir.module import IRModule
 from irlab.transform import PassContext, Sequential
 from irlab.viz.graph_diff import graph_diff
@@ -131,6 +131,7 @@ class PassTrace:
         self._by_module: dict = {}  # module key -> graph (same functions: same picture)
         self._provenance = None
         self._texts: dict = {}
+        self.progress = None  # called with each pass's name as it starts (a live status line)
         if not lazy:
             self.run()
 
@@ -171,10 +172,13 @@ class PassTrace:
         error = None
         start = time.perf_counter()
         mod = self.input
+        instruments = [snapshot]
+        if self.progress is not None:
+            instruments.append(_Progress(self.progress))
         try:
             with self._target_scope(), PassContext(
                     opt_level=self.opt_level, disabled_pass=self.disabled_pass,
-                    required_pass=self.required_pass, instruments=[snapshot],
+                    required_pass=self.required_pass, instruments=instruments,
                     config=self.config):
                 for pass_ in self.passes:
                     mod = pass_(mod)
@@ -371,6 +375,17 @@ class PassTrace:
         self.steps[0].error = self.steps[0].abs_error = 0.0
         culprits = [i for i in culprits if not any(self.is_ancestor(i, j) for j in culprits)]
         return self.steps[culprits[0]] if culprits else None
+
+
+class _Progress(PassInstrument):
+    """Reports the name of each pass as it starts (``PassTrace.progress``)."""
+
+    def __init__(self, report):
+        super().__init__()
+        self.report = report
+
+    def run_before_pass(self, mod, info):
+        self.report(info.name)
 
 
 def relax_entry(mod) -> str:

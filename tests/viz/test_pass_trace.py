@@ -91,3 +91,13 @@ def test_lazy_trace_runs_when_a_step_is_asked_for():
     assert lazy.graph(0) is graph and lazy.output is not None and lazy.error is None
     assert [sorted(lazy.graph(i).nodes) for i in range(len(lazy.steps))] == \
         [sorted(eager.graph(i).nodes) for i in range(len(eager.steps))]
+
+
+def test_progress_names_each_pass_as_it_starts():
+    mod, params = MODELS["simplenet"]()
+    trace = PassTrace(mod, params=params, lazy=True)
+    started = []
+    trace.progress = started.append
+    steps = trace.steps
+    # every recorded step (nested ones too) was announced before it ran, in order
+    assert started == [s.name for s in steps[1:]]

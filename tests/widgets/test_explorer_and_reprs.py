@@ -158,8 +158,13 @@ def test_explore_defers_the_pipeline_of_a_big_program():
     assert "Explorer" in app.to_html()  # a picture runs nothing
     node = view.graph["nodes"][-1]["id"]
     view.set_state({"selected": node})
+    status = app._passes_status
+    assert "when this tab is first opened" in status.value
     app.tabs.selected_index = 1  # the passes tab runs the pipeline
     assert app.passes_ran and app.tabs.children[1] is app.stepper
+    # the status line followed the passes as they ran: it names the last one
+    last = app.stepper.trace[len(app.stepper.trace) - 1].name
+    assert "Running the pass pipeline: pass " in status.value and last in status.value
     assert app.stepper.step == eager.stepper.step and app.stepper.selected == node
     assert view.step == 0 and view.step_names == eager.graph_view.step_names
     view.set_state({"step": 1})
