@@ -125,7 +125,7 @@ def test_export_html_of_a_relax_explorer(app, tmp_path):
 
     path = tmp_path / "relax.html"
     export_html(app, path)
-    page = path.read_text()
+    page = path.read_text(encoding="utf-8")  # export_html writes UTF-8
     assert "nn.relu" in page and "(n, 8) float32" in page and "LegalizeOps" in page
 
 
