@@ -11,7 +11,7 @@ from __future__ import annotations
 from irlab.errors import IrlabError
 from irlab.ir.adt import Constructor, TypeData
 from irlab.ir.node import Node
-from irlab.relay.expr import ExprWithOp, Var, _expect_expr
+from irlab.relay.expr import ExprWithOp, Var, expect_expr
 
 
 class Pattern(Node):
@@ -86,7 +86,7 @@ class Clause(Node):
         if not isinstance(lhs, Pattern):
             raise IrlabError(f"a clause's left-hand side must be a Pattern, got "
                              f"{type(lhs).__name__}")
-        super().__init__(lhs, _expect_expr(rhs, "clause right-hand side"))
+        super().__init__(lhs, expect_expr(rhs, "clause right-hand side"))
 
 
 class Match(ExprWithOp):
@@ -101,7 +101,7 @@ class Match(ExprWithOp):
         for c in clauses:
             if not isinstance(c, Clause):
                 raise IrlabError(f"Match takes Clauses, got {type(c).__name__}")
-        super().__init__(span, _expect_expr(data, "matched value"), clauses, bool(complete))
+        super().__init__(span, expect_expr(data, "matched value"), clauses, bool(complete))
 
 
 __all__ = ["Constructor", "TypeData", "Pattern", "PatternWildcard", "PatternVar",

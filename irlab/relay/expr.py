@@ -21,7 +21,9 @@ from irlab.runtime.registry import register_func
 Expr = RelayExpr
 
 
-def _expect_expr(value, what):
+def expect_expr(value, what):
+    """``value`` as a Relay expression (a TupleWrapper gives its tuple); a clear error naming
+    ``what`` otherwise (constructors of every Relay node kind check their operands with it)."""
     if isinstance(value, TupleWrapper):
         return value.astuple()
     if not isinstance(value, RelayExpr):
@@ -36,7 +38,7 @@ class ExprWithOp(ArithmeticSugar, RelayExpr):
     def _binary(self, name, other, swap=False):
         from irlab.relay.op import tensor as _tensor
 
-        other = _expect_expr(other, f"the other operand of {name}")
+        other = expect_expr(other, f"the other operand of {name}")
         fn = getattr(_tensor, name)
         return fn(other, self) if swap else fn(self, other)
 
@@ -136,7 +138,7 @@ class Call(ExprWithOp):
         if not isinstance(op, RelayExpr):
             raise IrlabError(f"Call target must be an Op, Function, GlobalVar or Var, "
                              f"got {type(op).__name__}")
-        args = tuple(_expect_expr(a, f"argument {i} of the call")
+        args = tuple(expect_expr(a, f"argument {i} of the call")
                      for i, a in enumerate(args))
         if attrs is not None and not isinstance(attrs, (Attrs, DictAttrs)):
             raise IrlabError(f"Call attrs must be an Attrs object, got {type(attrs).__name__}")
@@ -149,7 +151,7 @@ class Tuple(ExprWithOp):
     fields: tuple
 
     def __init__(self, fields, span=None):
-        fields = tuple(_expect_expr(f, f"tuple field {i}") for i, f in enumerate(fields))
+        fields = tuple(expect_expr(f, f"tuple field {i}") for i, f in enumerate(fields))
         super().__init__(span, fields)
 
     def __len__(self):
@@ -177,7 +179,7 @@ class TupleGetItem(ExprWithOp):
     index: int
 
     def __init__(self, tuple_value, index, span=None):
-        tuple_value = _expect_expr(tuple_value, "TupleGetItem's tuple")
+        tuple_value = expect_expr(tuple_value, "TupleGetItem's tuple")
         super().__init__(span, tuple_value, int(index))
 
 
@@ -192,8 +194,8 @@ class Let(ExprWithOp):
     def __init__(self, variable, value, body, span=None):
         if not isinstance(variable, Var):
             raise IrlabError(f"Let binds a Var, got {type(variable).__name__}")
-        super().__init__(span, variable, _expect_expr(value, "let value"),
-                         _expect_expr(body, "let body"))
+        super().__init__(span, variable, expect_expr(value, "let value"),
+                         expect_expr(body, "let body"))
 
 
 class If(ExprWithOp):
@@ -204,9 +206,9 @@ class If(ExprWithOp):
     false_branch: object
 
     def __init__(self, cond, true_branch, false_branch, span=None):
-        super().__init__(span, _expect_expr(cond, "if condition"),
-                         _expect_expr(true_branch, "true branch"),
-                         _expect_expr(false_branch, "false branch"))
+        super().__init__(span, expect_expr(cond, "if condition"),
+                         expect_expr(true_branch, "true branch"),
+                         expect_expr(false_branch, "false branch"))
 
 
 class RefCreate(ExprWithOp):
@@ -215,7 +217,7 @@ class RefCreate(ExprWithOp):
     value: object
 
     def __init__(self, value, span=None):
-        super().__init__(span, _expect_expr(value, "ref's initial value"))
+        super().__init__(span, expect_expr(value, "ref's initial value"))
 
 
 class RefRead(ExprWithOp):
@@ -224,7 +226,7 @@ class RefRead(ExprWithOp):
     ref: object
 
     def __init__(self, ref, span=None):
-        super().__init__(span, _expect_expr(ref, "ref_read's reference"))
+        super().__init__(span, expect_expr(ref, "ref_read's reference"))
 
 
 class RefWrite(ExprWithOp):
@@ -234,8 +236,8 @@ class RefWrite(ExprWithOp):
     value: object
 
     def __init__(self, ref, value, span=None):
-        super().__init__(span, _expect_expr(ref, "ref_write's reference"),
-                         _expect_expr(value, "ref_write's value"))
+        super().__init__(span, expect_expr(ref, "ref_write's reference"),
+                         expect_expr(value, "ref_write's value"))
 
 
 class TupleWrapper:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from irlab.errors import IrlabError
 from irlab.ir.attrs import DictAttrs
 from irlab.ir.expr import RelayExpr
-from irlab.relay.expr import Call, Var, _expect_expr
+from irlab.relay.expr import Call, Var, expect_expr
 
 
 class Function(RelayExpr):
@@ -30,7 +30,7 @@ class Function(RelayExpr):
                                  f"got {type(p).__name__}")
         if attrs is not None and not isinstance(attrs, DictAttrs):
             attrs = DictAttrs(attrs)
-        super().__init__(span, params, _expect_expr(body, "function body"), ret_type,
+        super().__init__(span, params, expect_expr(body, "function body"), ret_type,
                          tuple(type_params or ()), attrs)
 
     def __call__(self, *args):

@@ -6,13 +6,13 @@ import numpy as np
 
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType
-from irlab.relay.expr import Call, _expect_expr
+from irlab.relay.expr import Call, expect_expr
 
 
 def make_call(op_name: str, args, attrs=None, span=None) -> Call:
     """``Call(Op.get(op_name), args, attrs)`` with arguments checked to be expressions."""
     op = Op.get(op_name)
-    args = [_expect_expr(a, f"argument {i} of {op_name}") for i, a in enumerate(args)]
+    args = [expect_expr(a, f"argument {i} of {op_name}") for i, a in enumerate(args)]
     return Call(op, args, attrs, span=span)
 
 
