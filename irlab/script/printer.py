@@ -520,25 +520,23 @@ class _FuncPrinter:
         args += f", {json.dumps(scope)}"
         if not (isinstance(s.condition, E.IntImm) and s.condition.value == 1):
             args += f", {self.expr(s.condition)}"
-        if s.annotations:
-            args += f", annotations={self.attr_value(dict(s.annotations))}"
-        name = self.define(s.buffer_var, s.buffer_var.name_hint)
-        inner = ind if last else ind + 1
-        self.emit(ind, f"{name} = T.allocate({args})" if last
-                  else f"with T.allocate({args}) as {name}:")
-        self.emit_implicit(s.buffer_var, inner)
-        self.stmt(s.body, inner, True)
+        self._allocation(s, "T.allocate", args, ind, last)
 
     def visit_allocate_const(self, s, ind, last):
         values = ", ".join(_const_text(v) for v in s.data)
         args = (f"[{values}], {json.dumps(s.dtype)}, "
                 f"[{', '.join(self.expr(e) for e in s.extents)}]")
+        self._allocation(s, "T.allocate_const", args, ind, last)
+
+    def _allocation(self, s, builder, args, ind, last):
+        """An Allocate / AllocateConst as ``name = builder(args)`` (the last statement of its
+        scope) or ``with builder(args) as name:``, then its body."""
         if s.annotations:
             args += f", annotations={self.attr_value(dict(s.annotations))}"
         name = self.define(s.buffer_var, s.buffer_var.name_hint)
         inner = ind if last else ind + 1
-        self.emit(ind, f"{name} = T.allocate_const({args})" if last
-                  else f"with T.allocate_const({args}) as {name}:")
+        self.emit(ind, f"{name} = {builder}({args})" if last
+                  else f"with {builder}({args}) as {name}:")
         self.emit_implicit(s.buffer_var, inner)
         self.stmt(s.body, inner, True)
 
