@@ -197,6 +197,23 @@ class RelayGraphBuilder(ExprVisitor):
         ident = self.add(ite, "if", "if")
         self.connect([ite.cond, ite.true_branch, ite.false_branch], ident)
 
+    def visit_match(self, match):
+        # the matched value, then each clause's right-hand side (as If shows its branches)
+        ident = self.add(match, "if", "match")
+        self.connect([match.data] + [clause.rhs for clause in match.clauses], ident)
+
+    def visit_constructor(self, ctor):
+        self.add(ctor, "global", ctor.name_hint, name=ctor.name_hint)
+
+    def visit_ref_create(self, ref):
+        self.connect([ref.value], self.add(ref, "call", "ref", op="ref"))
+
+    def visit_ref_read(self, ref):
+        self.connect([ref.ref], self.add(ref, "call", "ref_read", op="ref_read"))
+
+    def visit_ref_write(self, ref):
+        self.connect([ref.ref, ref.value], self.add(ref, "call", "ref_write", op="ref_write"))
+
     def visit_let(self, let):
         body = let
         while isinstance(body, Let):

@@ -211,3 +211,26 @@ def test_resnet50_weights_folded_node_counts():
     assert "param" not in kinds and "const" not in kinds
     assert folded.number_of_nodes() == full.number_of_nodes() - len(params)
     assert sum(len(d.get("folded", ())) for _, d in folded.nodes(data=True)) == len(params)
+
+
+def test_references_and_match_are_drawn():
+    """Every Relay node kind is a node of the picture: references and ADT matches too."""
+    text = """
+#[version = "0.0.5"]
+type Opt { Some(float32), Empty, }
+def @main(%x: float32) -> float32 {
+  let %r = ref(%x);
+  %0 = ref_write(%r, %x);
+  match (Some(ref_read(%r))) {
+    Some(%v) => %v,
+    Empty => 0f,
+  }
+}
+"""
+    mod = relay.parse(text)
+    graph = viz.build_relay_graph(mod["main"])
+    titles = sorted(data["title"] for _, data in graph.nodes(data=True))
+    for title in ("ref", "ref_read", "match", "Some"):
+        assert title in titles, titles
+    match = next(n for n, d in graph.nodes(data=True) if d["title"] == "match")
+    assert graph.in_degree(match) >= 2  # the matched value and the clauses' results
