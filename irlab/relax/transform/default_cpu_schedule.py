@@ -37,11 +37,12 @@ from irlab.ir.module import IRModule
 from irlab.target import Target, as_target
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
+from irlab.tir.analysis.vars_used import vars_used
 from irlab.tir.function import PrimFunc
 from irlab.tir.functor import post_order_visit
 from irlab.tir.schedule import Schedule
 from irlab.tir.schedule.errors import ScheduleError
-from irlab.tir.schedule.primitives_getters import find_block
+from irlab.tir.schedule.primitives_getters import child_realizes, find_block
 from irlab.transform import module_pass
 
 __all__ = ["DefaultCPUSchedule", "schedule_cpu_func"]
@@ -52,36 +53,14 @@ _ROWS = 4  # rows of a register tile (static row counts only)
 _COLS = 2  # vectors per row of a register tile: 4 x 2 vector accumulators
 
 
-def _realizes(stmt):
-    """The BlockRealizes under ``stmt`` (pre-order, not below a block other than the root)."""
-    out, stack = [], [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, S.BlockRealize):
-            out.append(node)
-            continue
-        if isinstance(node, S.For):
-            stack.append(node.body)
-        elif isinstance(node, S.SeqStmt):
-            stack.extend(reversed(node.seq))
-        elif hasattr(node, "body") and isinstance(node.body, S.Stmt):
-            stack.append(node.body)
-    return out
-
-
 def _stage_names(func) -> list:
     """The names of the blocks directly under the root block, in program order."""
-    body = func.body
-    if isinstance(body, S.BlockRealize):
-        body = body.block.body
-    return [r.block.name_hint for r in _realizes(body)]
+    return [r.block.name_hint for r in child_realizes(func.body)]
 
 
 def _var_ids(expr) -> set:
     """The ids of the variables in ``expr``."""
-    found = set()
-    post_order_visit(expr, lambda e: found.add(id(e)) if isinstance(e, E.Var) else None)
-    return found
+    return {id(v) for v in vars_used(expr)}
 
 
 def _loop_kind(loop, realize) -> str:
