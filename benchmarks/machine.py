@@ -52,5 +52,7 @@ def describe() -> str:
     """One paragraph naming the machine, for the head of a benchmark's output."""
     from irlab.target import host_cpu
 
-    return (f"CPU: {cpu_model()} (LLVM: {host_cpu()[0]}), {os.cpu_count()} CPUs; "
+    pretend = os.environ.get("IRLAB_HOST_CPU")
+    llvm_name = f"LLVM: {host_cpu()[0]}" + (", pretended by IRLAB_HOST_CPU" if pretend else "")
+    return (f"CPU: {cpu_model()} ({llvm_name}), {os.cpu_count()} CPUs; "
             f"ISA: {isa()}\nnumpy BLAS: {blas_kernel()}; {load()}")

@@ -109,10 +109,13 @@ def _read_sys_caches(cpu: int = 0) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def host_cpu_info() -> CPUInfo:
-    """The machine this process runs on (features from LLVM, caches from sysfs)."""
-    from irlab.target.target import host_cpu
+    """The machine this process runs on (features from LLVM, caches from sysfs), or the named
+    CPU ``IRLAB_HOST_CPU`` pretends it is (its table entry, caches included)."""
+    from irlab.target.target import HOST_CPU_ENV, host_cpu
 
     name, features, _ = host_cpu()
+    if os.environ.get(HOST_CPU_ENV, "").strip():
+        return NAMED_CPUS[name]
     known = NAMED_CPUS.get(name)
     caches = _read_sys_caches()
     default = known or _cpu(name, ())

@@ -9,11 +9,17 @@ What the schedules size themselves by -- ``vector_width(dtype)``, ``num_vector_r
 ``-mcpu=...`` (``cpu_info.py``), so code for a CPU the host lacks is scheduled as for that CPU.
 ``-num-cores`` sets how many threads a ``parallel`` loop uses (default: the CPUs this process
 may run on, or ``IRLAB_NUM_THREADS`` / ``TVM_NUM_THREADS`` when set).
+
+``IRLAB_HOST_CPU=znver3`` (any CPU of the table whose features this machine has) makes the host
+*be* that CPU for plain ``llvm``: schedules size themselves for it and LLVM generates code for
+it, which still runs here. The test suite run that way on an AVX-512 machine is the suite of an
+AVX2 machine (``scripts/run.sh test`` passes it through).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import shlex
 import threading
 
@@ -22,6 +28,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.runtime.registry import register_func
 from irlab.runtime.threading import default_num_threads
 
+HOST_CPU_ENV = "IRLAB_HOST_CPU"  # pretend the host is this (named, supported) CPU
 KINDS = ("llvm", "c")  # irlab's own code generators; more come from register_target_kind
 _USER_KINDS: dict = {}  # kind -> its extra options (name -> parser), see register_target_kind
 # options every kind accepts, with how the value is parsed
@@ -39,7 +46,26 @@ def host_cpu() -> tuple[str, tuple[str, ...], str]:
     llvm.initialize_native_asmprinter()
     features = tuple(f for f in llvm.get_host_cpu_features().flatten().split(",")
                      if f.startswith("+"))
+    pretend = os.environ.get(HOST_CPU_ENV, "").strip()
+    if pretend:
+        return pretend, _pretended_features(pretend, features), llvm.get_process_triple()
     return llvm.get_host_cpu_name(), features, llvm.get_process_triple()
+
+
+def _pretended_features(name: str, real: tuple) -> tuple:
+    """The features of the named CPU ``IRLAB_HOST_CPU`` asks for, checked against the real
+    host's: code for a CPU with a feature this machine lacks could not run here."""
+    from irlab.target.cpu_info import NAMED_CPUS
+
+    info = NAMED_CPUS.get(name)
+    if info is None:
+        raise IrlabError(f"{HOST_CPU_ENV}={name!r} is not a CPU irlab knows; known: "
+                         + ", ".join(sorted(NAMED_CPUS)))
+    missing = sorted(info.features - {f.lstrip("+") for f in real})
+    if missing:
+        raise IrlabError(f"{HOST_CPU_ENV}={name!r}: this machine lacks {', '.join(missing)}, "
+                         f"so code built for {name} could not run here")
+    return tuple(sorted("+" + f for f in info.features))
 
 
 class _TargetScopes(threading.local):
