@@ -259,7 +259,10 @@ def test_numpy_codegen_matches_llvm_on_relay_kernels():
     with tvm.transform.PassContext(opt_level=3):
         factory = relay.build(tvm.IRModule.from_expr(relay.Function([x, w, d, dw], out)),
                               target="llvm")
-    assert len(factory.lowered) == 4
+    names = " ".join(lowered.name for lowered in factory.lowered)
+    # four kernels, plus a layout_transform where the host's conv2d strategy packs the input
+    for op in ("conv2d", "max_pool2d", "dense", "softmax"):
+        assert op in names
     for lowered in factory.lowered:
         ours, llvm = run_both(tvm.IRModule({lowered.name: lowered.prim_func}))
         for got, want in zip(ours, llvm):

@@ -1,6 +1,6 @@
 """The GEMM schedule of ``benchmarks/bench_gemm.py`` (issue 7) at small sizes.
 
-``gemm_schedule`` (B packed into column panels, a 4x64 or 8x32 register tile in a local
+``gemm_schedule`` (B packed into column panels, the host's register tile in a local
 cache, the reduction optionally split into blocks, parallel column tiles) is built with
 ``irlab.build`` and compared with numpy (float32, rtol 1e-4); the TIR it produces has a
 parallel loop, and 1 and 2 threads give bit-identical results (each output element is
@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import irlab
+from irlab.target import Target
 from irlab.tir import stmt as S
+from irlab.topi.x86.dense import dense_tile
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_gemm.py"
 _spec = importlib.util.spec_from_file_location("bench_gemm", _PATH)
@@ -25,9 +27,9 @@ gemm_schedule = bench_gemm.gemm_schedule
 RNG = np.random.default_rng(7)
 
 CASES = [
-    pytest.param((128, 128, 128), {}, id="128-4x64"),
-    pytest.param((256, 256, 256), {}, id="256-4x64"),
-    pytest.param((256, 256, 256), {"kb": 64}, id="256-4x64-kblocked"),
+    pytest.param((128, 128, 128), {}, id="128-host-tile"),
+    pytest.param((256, 256, 256), {}, id="256-host-tile"),
+    pytest.param((256, 256, 256), {"kb": 64}, id="256-host-tile-kblocked"),
     pytest.param((128, 128, 128), {"bm": 8, "bn": 32, "kb": 32}, id="128-8x32-kblocked"),
     pytest.param((64, 192, 96), {"pack_at": "root"}, id="64x192x96-pack-first"),
 ]
@@ -71,7 +73,9 @@ def test_gemm_schedule_has_a_parallel_loop_and_vector_inner_loop():
     func = sch.mod["main"]
     assert len(_parallel_loops(func)) == 1
     script = sch.mod.script()
-    assert "T.parallel(2)" in script and "T.vectorized(64)" in script and "T.unroll(4)" in script
+    bm, bn = dense_tile(128, 128, Target("llvm"))  # the host's tile (4x64 AVX-512, 4x16 AVX2)
+    assert f"T.parallel({128 // bn})" in script and f"T.vectorized({bn})" in script
+    assert f"T.unroll({bm})" in script
     assert 'scope="local"' in script
 
 
