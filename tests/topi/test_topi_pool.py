@@ -79,3 +79,28 @@ def test_instance_norm(axis, shape):
     channels = shape[axis]
     check_op(lambda x, g, b: nn.instance_norm(x, g, b, axis=axis),
              [shape, (channels,), (channels,)], atol=1e-4)
+
+
+@pytest.mark.parametrize("layout, inlined", [("NCHW", True), ("NHWC", False)])
+def test_padding_inlined_into_scalar_windows(layout, inlined):
+    """NCHW stride 2 (ResNet's 3x3/2 max pool): the windows are scalar loops and the padding is
+    read through them, with no padded copy; NHWC's windows are vectorized over C and keep it.
+    (A schedule choice that does not depend on the ISA; the numbers are checked in test_pool.)"""
+    import numpy as np
+
+    import irlab
+    from irlab.contrib import graph_executor
+
+    shape = (1, 8, 12, 12) if layout == "NCHW" else (1, 12, 12, 16)
+    x = relay.var("x", shape=shape)
+    f = relay.Function([x], nn.max_pool2d(x, (3, 3), (2, 2), padding=1, layout=layout))
+    with irlab.transform.PassContext(opt_level=3):
+        factory = relay.build(irlab.IRModule.from_expr(f), target="llvm")
+    (pool,) = [lw for lw in factory.lowered if "pool" in lw.name]
+    assert ("pad_temp" not in pool.prim_func.script()) == inlined
+    a = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    m = graph_executor.GraphModule(factory["default"](irlab.cpu()))
+    m.set_input(x=a)
+    m.run()
+    ref = relay.create_executor("debug", mod=irlab.IRModule.from_expr(f)).evaluate()(a)
+    np.testing.assert_array_equal(m.get_output(0).numpy(), ref.numpy())
