@@ -130,7 +130,7 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
           workspace_memory_pools=None, constant_memory_pools=None, params=None,
           mod_name="default"):
     """Compile a Relay module for ``target`` into a ``GraphExecutorFactoryModule``."""
-    from irlab.build_module import IncrementalBuild
+    from irlab.build_module import IncrementalBuild, garbage_collection_paused
     from irlab.ir.module import IRModule
     from irlab.relay.backend.graph_codegen import GraphCodegen
     from irlab.relay.backend.lower_te_pass import lower_te_passes
@@ -150,7 +150,7 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     hit = _built.get(key) if key else None
     if hit is not None:
         return hit
-    with target:
+    with target, garbage_collection_paused():
         mod, _ = optimize(ir_mod, target, params)
         codegen = GraphCodegen(target, mod_name)
         # each kernel starts compiling (on the other cores) as soon as LowerTE has made it
