@@ -7,9 +7,13 @@ graph codegen), ``TIR lowering`` (``lower_for_codegen``: the TIR passes + LowerI
 (llvmlite: parse, the O2 pipeline, emit object; in background threads, overlapping the
 Python stages: ``irlab.target.llvm_build``) and ``LLVM load`` (MCJIT). Each stage shows its
 CPU seconds (all threads), without the stages run inside it (relay.build lowers, generates
-and starts compiling each kernel inside LowerTE, as soon as it is scheduled); ``verify`` is ``tir.analysis.verify_well_formed`` (in
-``irlab.build`` and after each schedule primitive; also counted in the stage that called
-it); ``wait`` is the wall time the build spent waiting for LLVM after Python had finished.
+and starts compiling each kernel inside LowerTE, as soon as it is scheduled); ``verify`` is
+``tir.analysis.verify_well_formed`` (in ``irlab.build`` and once per scheduled kernel; also
+counted in the stage that called it); ``import compile`` is the CPU spent compiling modules
+imported during the build from source (their ``.pyc`` files missing or not written:
+``PYTHONDONTWRITEBYTECODE``; a user with ``.pyc`` files does not pay it) and ``gc`` Python's
+cyclic garbage collections, both also counted in the stage that ran them; ``wait`` is the
+wall time the build spent waiting for LLVM after Python had finished.
 The head names the machine (``machine.describe()``). Prints figures; asserts nothing. The
 disk cache is turned off (``IRLAB_CACHE=0``) unless ``--disk-cache``.
 
@@ -20,13 +24,16 @@ Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--di
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib.machinery
 import os
 import sys
 import threading
 import time
 from collections import defaultdict
 
-STAGES = ("optimize", "LowerTE", "TIR lowering", "codegen", "LLVM", "LLVM load", "verify")
+STAGES = ("optimize", "LowerTE", "TIR lowering", "codegen", "LLVM", "LLVM load", "verify",
+          "import compile", "gc")
 
 
 class _Clock:
@@ -95,6 +102,9 @@ def _install(clock):
     clock.wrap(jit.LLVMModule, "__init__", "LLVM load")
     clock.wrap(well_formed, "memory_safety_checks", "verify", nested=True)
     clock.wrap(bounds_checks, "memory_safety_checks", "verify", nested=True)
+    clock.wrap(importlib.machinery.SourceFileLoader, "source_to_code", "import compile",
+               nested=True)
+    gc.callbacks.append(_gc_clock(clock))
     result = concurrent.futures.Future.result
 
     def waited(self, *args, **kwargs):  # the build's wall time blocked on LLVM
@@ -105,6 +115,20 @@ def _install(clock):
             clock.add("wait", time.perf_counter() - w)
 
     concurrent.futures.Future.result = waited
+
+
+def _gc_clock(clock):
+    """A ``gc.callbacks`` entry adding each collection's CPU seconds to the "gc" stage."""
+    started = threading.local()
+
+    def callback(phase, info):
+        if phase == "start":
+            started.cpu = time.thread_time()
+        elif getattr(started, "cpu", None) is not None:
+            clock.add("gc", time.thread_time() - started.cpu)
+            started.cpu = None
+
+    return callback
 
 
 def _report(label, total_wall, total_cpu, main_cpu, cpu):
@@ -134,7 +158,7 @@ def main():
     print(describe())
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         print("PYTHONDONTWRITEBYTECODE is set: modules the build imports lazily are compiled "
-              "from source inside the cold build (~0.3 s)")
+              "from source inside the cold build (see 'import compile')")
     clock = _Clock()
     _install(clock)
     for name in args.models.split(","):

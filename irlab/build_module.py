@@ -22,7 +22,10 @@ hash. With instruments attached the steps always run, so the instruments see the
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
+import threading
 
 from irlab.errors import IrlabError
 from irlab.runtime.lru import LRUCache
@@ -46,6 +49,32 @@ def _as_module(inputs, name) -> IRModule:
         return inputs
     raise IrlabError(f"build takes a PrimFunc, an IRModule or a tir.Schedule, got "
                      f"{type(inputs).__name__}")
+
+
+_pause_lock = threading.Lock()
+_pauses = [0, False]  # builds running with the collector paused; whether it was enabled
+
+
+@contextlib.contextmanager
+def garbage_collection_paused():
+    """Python's cyclic garbage collector off for the duration (the outermost of nested or
+    concurrent uses turns it back on, if it was on). A build makes hundreds of thousands of
+    short-lived nodes; each collection they trigger walks every object of the process (the
+    model, its weights' owners, irlab itself): ResNet-18's cold build spent ~0.18 s of CPU,
+    7% of its main thread, in 240 collections. The few cycles a build leaves (llvmlite's IR
+    points back at its parents) are collected after it, as usual."""
+    with _pause_lock:
+        if _pauses[0] == 0:
+            _pauses[1] = gc.isenabled()
+            gc.disable()
+        _pauses[0] += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses[0] -= 1
+            if _pauses[0] == 0 and _pauses[1]:
+                gc.enable()
 
 
 def _symbol(gvar, func) -> str:
@@ -72,6 +101,11 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     ``irlab.target.register_target_kind``). ``codegen`` (seed 000), an object with
     ``generate_code(func, target)`` such as an ``irlab.codegen.build_module.CodeGenBase``,
     generates the code of each lowered PrimFunc instead of irlab's code generators."""
+    with garbage_collection_paused():
+        return _build(inputs, target, name, codegen)
+
+
+def _build(inputs, target, name, codegen):
     if isinstance(inputs, dict):
         if len(inputs) != 1:
             raise IrlabError("build: a {target: module} dict must have exactly one target")
@@ -226,4 +260,4 @@ def _program_key(mod: IRModule, target: Target) -> str | None:
     return h.hexdigest()
 
 
-__all__ = ["build", "lower_for_codegen", "IncrementalBuild"]
+__all__ = ["build", "lower_for_codegen", "IncrementalBuild", "garbage_collection_paused"]

@@ -83,7 +83,10 @@ def _rename(expr, mapping, memo):
         memo[e] = out
         return out
 
-    return rec(expr)
+    try:
+        return rec(expr)
+    finally:
+        del rec  # a recursive closure is a cycle (function -> cell -> function)
 
 
 def _structural_key(e, vars_seen, nodes, depth=0):

@@ -458,4 +458,10 @@ class Rewriter(ExprMutator):
 
 def rewrite(expr, analyzer, fired):
     """``expr`` rewritten by ``RULES`` (names of the rules used go to ``fired``)."""
-    return Rewriter(analyzer, fired).visit_expr(expr)
+    rewriter = Rewriter(analyzer, fired)
+    try:
+        return rewriter.visit_expr(expr)
+    finally:
+        # the driver holds the rewriter's bound _descend: a cycle that would keep the memo
+        # of every rewrite alive until the cyclic collector runs
+        rewriter.driver = None

@@ -100,9 +100,13 @@ class Node(metaclass=NodeMeta):
 
     def with_fields(self, **changes) -> "Node":
         """A copy with some fields replaced; returns ``self`` when nothing changes."""
-        if all(getattr(self, k) is v for k, v in changes.items()):
+        # plain loops, no generator or helper call: every copy-on-write rebuild comes here
+        for key, value in changes.items():
+            if getattr(self, key) is not value:
+                break
+        else:
             return self
-        values = self.field_values()
+        values = {name: getattr(self, name) for name in self._fields}
         values.update(changes)
         return type(self)(**values)
 

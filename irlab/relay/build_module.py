@@ -13,6 +13,8 @@ registered as ``relay.ext.<name>``; the module it returns is imported into the l
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import warnings
 
 from irlab.errors import IrlabError
@@ -130,7 +132,7 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
           workspace_memory_pools=None, constant_memory_pools=None, params=None,
           mod_name="default"):
     """Compile a Relay module for ``target`` into a ``GraphExecutorFactoryModule``."""
-    from irlab.build_module import IncrementalBuild
+    from irlab.build_module import IncrementalBuild, garbage_collection_paused
     from irlab.ir.module import IRModule
     from irlab.relay.backend.graph_codegen import GraphCodegen
     from irlab.relay.backend.lower_te_pass import lower_te_passes
@@ -146,11 +148,17 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     if not isinstance(ir_mod, IRModule):
         raise IrlabError(f"relay.build takes an IRModule, got {type(ir_mod).__name__}")
     target = as_target(target)
-    key = _build_key(ir_mod, target, params, mod_name)
-    hit = _built.get(key) if key else None
-    if hit is not None:
-        return hit
-    with target:
+    program = _program_key(ir_mod, target, mod_name)
+    weights = None
+    if program is not None:
+        if any(key[0] == program for key in _built):  # built before: with these params?
+            weights = _params_digest(params)
+            hit = _built.get((program, weights))
+            if hit is not None:
+                return hit
+        else:  # a new program: its params are hashed meanwhile, to remember the build
+            weights = _in_background(_params_digest, params)
+    with target, garbage_collection_paused():
         mod, _ = optimize(ir_mod, target, params)
         codegen = GraphCodegen(target, mod_name)
         # each kernel starts compiling (on the other cores) as soon as LowerTE has made it
@@ -169,13 +177,13 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
             lib.import_module(external)
     factory = GraphExecutorFactoryModule(mod, target, graph_json, lib, consts, mod_name,
                                          lowered)
-    if key:
-        _built[key] = factory
+    if program is not None:
+        _built[(program, weights if isinstance(weights, str) else weights())] = factory
     return factory
 
 
-# Built models by what determines the result (the program, the params' bytes, the target and
-# the PassContext). A factory is immutable -- every executor allocates its own storage -- so
+# Built models by what determines the result: (the program, the target and the PassContext;
+# the params' bytes). A factory is immutable -- every executor allocates its own storage -- so
 # a rebuild returns the same one. Instruments always see a real build.
 _built = LRUCache(16)
 
@@ -189,11 +197,9 @@ def _tuning_database_in_scope() -> bool:
     return bool(query is not None and query())
 
 
-def _build_key(ir_mod, target, params, mod_name):
-    import hashlib
-
-    import numpy as np
-
+def _program_key(ir_mod, target, mod_name):
+    """A digest of what decides the build but the params' bytes (the program, the target, the
+    PassContext), or None when the build must not be remembered."""
     from irlab.ir.structural import structural_hash
     from irlab.transform import PassContext
 
@@ -213,6 +219,14 @@ def _build_key(ir_mod, target, params, mod_name):
                  str(structural_hash(ir_mod)), text):
         h.update(part.encode())
         h.update(b"\0")
+    return h.hexdigest()
+
+
+def _params_digest(params) -> str:
+    """A digest of the params' names, dtypes, shapes and bytes."""
+    import numpy as np
+
+    h = hashlib.sha256()
     for name in sorted(params or {}):
         # the bytes are hashed where they are (an NDArray's numpy() and tobytes() would each
         # copy them: ResNet-18's 47 MB of weights, twice)
@@ -220,3 +234,28 @@ def _build_key(ir_mod, target, params, mod_name):
         h.update(name.encode() + str(array.dtype).encode() + str(array.shape).encode())
         h.update(array.reshape(-1).view(np.uint8))
     return h.hexdigest()
+
+
+def _in_background(fn, *args):
+    """``fn(*args)`` started in a thread; returns a function waiting for its result. For the
+    params' digest of a new program: hashlib lets go of the GIL while it hashes (ResNet-18's
+    45 MB take ~40 ms with SHA instructions, several times that without), and the build's
+    other cores idle until LLVM gets the first kernel anyway."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn(*args)
+        except BaseException as err:  # noqa: BLE001 - re-raised by the caller of result
+            out["error"] = err
+
+    thread = threading.Thread(target=run, name="irlab-params-digest", daemon=True)
+    thread.start()
+
+    def result():
+        thread.join()
+        if "error" in out:
+            raise out["error"]
+        return out["value"]
+
+    return result

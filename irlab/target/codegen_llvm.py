@@ -452,8 +452,8 @@ class _FunctionBuilder(CallLowering):
         base, stride = self.expr(e.base), self.expr(e.stride)
         lanes = e.lanes
         vec = self.splat(base, lanes)
-        steps = ir.Constant(ir.VectorType(base.type, lanes),
-                            [ir.Constant(base.type, i) for i in range(lanes)])
+        steps = _shared(("steps", str(base.type), lanes), lambda: ir.Constant(
+            ir.VectorType(base.type, lanes), [ir.Constant(base.type, i) for i in range(lanes)]))
         if isinstance(e.stride, E.IntImm) and e.stride.value == 1:
             return self.b.add(vec, steps)
         return self.b.add(vec, self.b.mul(self.splat(stride, lanes), steps))
@@ -463,10 +463,13 @@ class _FunctionBuilder(CallLowering):
 
     def splat(self, value, lanes):
         if isinstance(value, ir.Constant) and not isinstance(value.type, ir.VectorType):
-            return ir.Constant(ir.VectorType(value.type, lanes), [value] * lanes)
+            key = ("splat", str(value.type), value.get_reference(), lanes)
+            return _shared(key, lambda: ir.Constant(ir.VectorType(value.type, lanes),
+                                                    [value] * lanes))
         ty = ir.VectorType(value.type, lanes)
         one = self.b.insert_element(ir.Constant(ty, ir.Undefined), value, ir.Constant(I32, 0))
-        mask = ir.Constant(ir.VectorType(I32, lanes), [0] * lanes)
+        mask = _shared(("mask", lanes), lambda: ir.Constant(ir.VectorType(I32, lanes),
+                                                           [0] * lanes))
         return self.b.shuffle_vector(one, ir.Constant(ty, ir.Undefined), mask)
 
     def visit_shuffle(self, e):
@@ -772,6 +775,20 @@ class _FunctionBuilder(CallLowering):
         self.b.position_at_end(fail)
         self.b.ret(status)
         self.b.position_at_end(ok)
+
+
+# Constant vectors (splatted constants, broadcast masks, ramp steps) by what they hold: the
+# same few recur in every vectorized kernel, and a shared one is printed once (llvmlite keeps
+# a value's text), where each fresh one printed its lanes one by one -- a tenth of turning a
+# model's kernels into LLVM IR text. Constants belong to no module, so sharing them is safe.
+_SHARED_CONSTANTS: dict = {}
+
+
+def _shared(key, make):
+    constant = _SHARED_CONSTANTS.get(key)
+    if constant is None:
+        constant = _SHARED_CONSTANTS[key] = make()
+    return constant
 
 
 __all__ = ["CodegenLLVM", "llvm_type"]  # llvm_type: re-exported from llvm_types

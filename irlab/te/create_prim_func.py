@@ -111,7 +111,10 @@ def _rewrite(expr, var_map, info):
             out = e
         return out
 
-    return visit(convert(expr))
+    try:
+        return visit(convert(expr))
+    finally:
+        del visit, _visit_node  # recursive closures: break their cycle now
 
 
 # -- read/write regions ---------------------------------------------------------------------
@@ -171,6 +174,7 @@ def _collect_accesses(stmt, loop_vars):
             raise TIRError(f"create_prim_func: unexpected statement {type(s).__name__}")
 
     stmt_(stmt)
+    del expr, stmt_  # recursive closures: break their cycle now
     return reads, writes
 
 
@@ -249,6 +253,7 @@ def _free_vars(expr):
                         visit(v)
 
     visit(expr)
+    del visit  # a recursive closure is a cycle (function -> cell -> function)
     return out
 
 
@@ -275,6 +280,7 @@ def _nested_levels(axes):
     levels = [[] for _ in range(max(depth.values(), default=0) + 1)]
     for a in axes:
         levels[depth[id(a)]].append(a)
+    del traverse  # a recursive closure is a cycle (function -> cell -> function)
     return levels
 
 
@@ -452,6 +458,7 @@ def _ordered_ops(tensors):
 
     for t in tensors:
         visit(t.op)
+    del visit  # a recursive closure is a cycle (function -> cell -> function)
     return order
 
 
@@ -501,6 +508,8 @@ def create_prim_func(ops_or_tensors, index_dtype_override=None) -> PrimFunc:
 
 def _layout_free(func):
     """Move ``layout_free_placeholders`` block annotations naming params to a func attr."""
+    if _LAYOUT_FREE not in dict(_all_annotations(func.body)):
+        return func
     index = {id(b): i for i, (_, b) in enumerate(func.buffer_map.items())}
     param_index = {id(p): i for i, p in enumerate(func.params)}
     found = set()
@@ -529,9 +538,8 @@ def _layout_free(func):
             return stmt.with_fields(body=fix(stmt.body))
         return stmt
 
-    if _LAYOUT_FREE not in dict(_all_annotations(func.body)):
-        return func
     func = func.with_fields(body=fix(func.body))
+    del fix  # a recursive closure is a cycle (function -> cell -> function)
     return func.with_attr("layout_free_buffers", sorted(found)) if found else func
 
 

@@ -283,6 +283,21 @@ for _cls in _STMT_CLASSES:
     setattr(StmtExprMutator, _name, StmtExprMutator._mutate_stmt_children)
 
 
+class StmtMutator(StmtExprMutator):
+    """Rebuilds statements copy-on-write and leaves their expressions as they are (TVM's
+    StmtMutator): for passes that only rewrite statements (blocks, loops, allocations). No
+    expression holds a statement, so walking every index expression of a kernel to get it
+    back unchanged is wasted; ``visit_expr`` still works when a pass calls it."""
+
+    def _mutate_value(self, value):
+        if isinstance(value, S.Stmt):
+            return self.visit_stmt(value)
+        if type(value) is tuple and any(isinstance(v, S.Stmt) for v in value):
+            new = tuple(self.visit_stmt(v) if isinstance(v, S.Stmt) else v for v in value)
+            return value if all(a is b for a, b in zip(new, value)) else new
+        return value
+
+
 def _visit_any(self, node):
     if isinstance(node, S.Stmt):
         return self.visit_stmt(node)

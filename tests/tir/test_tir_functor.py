@@ -151,3 +151,32 @@ def test_substitute_keeps_blocks_that_do_not_use_the_var():
     iter_var = inner.block.iter_vars[0].var
     renamed = tir.substitute(inner, {iter_var: iter_var + 1})
     assert renamed.block is not inner.block  # a var the block uses is replaced inside it
+
+
+def test_stmt_mutator_rewrites_statements_and_leaves_expressions():
+    from irlab.tir.functor import StmtMutator
+
+    i, j = tir.Var("i"), tir.Var("j")
+    A = tir.decl_buffer((8, 8), "int32", "A")
+    store = tir.BufferStore(A, i * 8 + j, (i, j))
+    body = tir.SeqStmt([tir.For(i, 0, 8, 0, tir.For(j, 0, 8, 0, store)), tir.Evaluate(0)])
+    assert StmtMutator().visit(body) is body
+
+    class SerialToUnrolled(StmtMutator):
+        def __init__(self):
+            super().__init__()
+            self.exprs = 0
+
+        def visit_expr(self, e):
+            self.exprs += 1
+            return super().visit_expr(e)
+
+        def visit_for(self, s):
+            return self._mutate_stmt_children(s).with_fields(kind=tir.ForKind.UNROLLED)
+
+    mutator = SerialToUnrolled()
+    new = mutator.visit(body)
+    assert mutator.exprs == 0  # no expression walked
+    outer = new.seq[0]
+    assert outer.kind == outer.body.kind == tir.ForKind.UNROLLED
+    assert outer.body.body is store and new.seq[1] is body.seq[1]

@@ -309,13 +309,13 @@ class TECompiler:
         record's ``RewriteLayout`` put in (``remove_weight_layout_rewrite_block``), taking
         those weights laid out by the maps, for a caller passing them as constants (it
         transforms them once, at build time); ``(None, {})`` when it has no such copy."""
-        from irlab.tir.transform.remove_weight_layout_rewrite_block import (
-            remove_weight_layout_rewrite_block)
-
         if lowered.name in self._rewritten:
             return self._rewritten[lowered.name]
         found = None, {}
-        if lowered.tuned:
+        if lowered.tuned:  # only tuning records have such copies: TOPI's kernels skip the import
+            from irlab.tir.transform.remove_weight_layout_rewrite_block import (
+                remove_weight_layout_rewrite_block)
+
             func, maps = remove_weight_layout_rewrite_block(lowered.prim_func)
             if maps:
                 name = _truncate(f"{lowered.name}_weights_laid_out")

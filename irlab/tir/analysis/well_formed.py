@@ -135,13 +135,16 @@ class _Verifier:
         self.conditional = 0  # enclosing branches: an access there may never run
         self.guards = ()  # conditions of the Select branches the expression walk is in
         self.runtime_checks = []
+        # functions, not bound methods: a table of bound methods is a cycle through self
+        # that would keep each verifier's state alive until the cyclic collector runs
+        kind = type(self)
         self.stmt_table = {
-            S.For: self.visit_for, S.While: self.visit_while, S.IfThenElse: self.visit_if,
-            S.SeqStmt: self.visit_seq, S.LetStmt: self.visit_let, S.Allocate: self.visit_allocate,
-            S.AllocateConst: self.visit_allocate_const,
-            S.DeclBuffer: self.visit_decl_buffer, S.AttrStmt: self.visit_attr,
-            S.AssertStmt: self.visit_assert, S.Evaluate: self.visit_evaluate,
-            S.BufferStore: self.visit_store, S.BlockRealize: self.visit_block_realize,
+            S.For: kind.visit_for, S.While: kind.visit_while, S.IfThenElse: kind.visit_if,
+            S.SeqStmt: kind.visit_seq, S.LetStmt: kind.visit_let, S.Allocate: kind.visit_allocate,
+            S.AllocateConst: kind.visit_allocate_const,
+            S.DeclBuffer: kind.visit_decl_buffer, S.AttrStmt: kind.visit_attr,
+            S.AssertStmt: kind.visit_assert, S.Evaluate: kind.visit_evaluate,
+            S.BufferStore: kind.visit_store, S.BlockRealize: kind.visit_block_realize,
         }
 
     # -- messages ---------------------------------------------------------------------------
@@ -199,7 +202,7 @@ class _Verifier:
         self.spans.append(getattr(s, "span", None))
         self.stmts.append(s)
         try:
-            handler(s)
+            handler(self, s)
         finally:
             self.spans.pop()
             self.stmts.pop()

@@ -159,6 +159,7 @@ def child_realizes(node):
     if isinstance(node, S.BlockRealize):
         node = node.block
     visit(node)
+    del visit  # a recursive closure is a cycle (function -> cell -> function)
     return out
 
 

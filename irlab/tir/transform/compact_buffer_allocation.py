@@ -32,7 +32,7 @@ from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer, BufferRegion, Range
-from irlab.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
+from irlab.tir.functor import StmtExprMutator, StmtExprVisitor, StmtMutator, post_order_visit
 
 
 class _Unknown(Exception):
@@ -193,7 +193,7 @@ def _compact(buffer, body, analyzer):
     return new, offsets
 
 
-class _Compactor(StmtExprMutator):
+class _Compactor(StmtMutator):
     def __init__(self):
         super().__init__()
         self.analyzer = Analyzer(memoize=True)

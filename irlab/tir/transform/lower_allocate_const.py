@@ -22,10 +22,10 @@ from __future__ import annotations
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.buffer import Buffer
-from irlab.tir.functor import StmtExprMutator
+from irlab.tir.functor import StmtMutator
 
 
-class _ConstLowerer(StmtExprMutator):
+class _ConstLowerer(StmtMutator):
     def visit_allocate_const(self, s):
         body = self.visit_stmt(s.body)
         size = len(s.data)

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator
+from irlab.tir.functor import StmtMutator
 from irlab.tir.transform.common import and_all
 
 
-class _InitLowerer(StmtExprMutator):
+class _InitLowerer(StmtMutator):
     def visit_block(self, block):
         block = self._mutate_stmt_children(block)
         if block.init is None:

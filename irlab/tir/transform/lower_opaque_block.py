@@ -27,7 +27,7 @@ from irlab.errors import TIRError
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator
+from irlab.tir.functor import StmtMutator
 
 
 def allocation_shape(buffer):
@@ -41,7 +41,7 @@ def allocation_shape(buffer):
     return (span,)
 
 
-class _OpaqueBlockLowerer(StmtExprMutator):
+class _OpaqueBlockLowerer(StmtMutator):
     def visit_block_realize(self, realize):
         block = realize.block
         if block.iter_vars or realize.iter_values:

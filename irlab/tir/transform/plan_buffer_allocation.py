@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator, StmtExprVisitor, post_order_visit
+from irlab.tir.functor import StmtExprVisitor, StmtMutator, post_order_visit
 
 
 class _Collector(StmtExprVisitor):
@@ -115,7 +115,7 @@ def _plan(collector):
     return moves
 
 
-class _Mover(StmtExprMutator):
+class _Mover(StmtMutator):
     def __init__(self, moves):
         super().__init__()
         self.moved = set(moves)

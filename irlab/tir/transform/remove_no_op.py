@@ -20,7 +20,7 @@ from __future__ import annotations
 from irlab.ir.structural import structural_equal
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator, post_order_visit
+from irlab.tir.functor import StmtMutator, post_order_visit
 from irlab.tir.transform.common import const_int, is_no_op, no_op
 
 
@@ -31,7 +31,7 @@ def _has_side_effect(e):
     return bool(found)
 
 
-class _NoOpRemover(StmtExprMutator):
+class _NoOpRemover(StmtMutator):
     def visit_seq_stmt(self, s):
         seq = [self.visit_stmt(x) for x in s.seq]
         kept = [x for x in seq if not is_no_op(x)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import post_order_visit, StmtExprMutator, substitute
+from irlab.tir.functor import StmtExprMutator, StmtMutator, post_order_visit, substitute
 from irlab.tir.transform.common import const_int, no_op
 
 
@@ -44,7 +44,7 @@ class UnrollLoopConfig:
         return UnrollLoopConfig(**dict(raw))
 
 
-class _Unroller(StmtExprMutator):
+class _Unroller(StmtMutator):
     """``step_count`` counts the statements executed by the subtree just visited;
     ``unroll_depth`` how many unrolled loops it nests; ``normal_depth`` non-unrolled loops."""
 

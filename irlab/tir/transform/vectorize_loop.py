@@ -22,8 +22,8 @@ from __future__ import annotations
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import (DEEP, StmtExprMutator, method_table, post_order_below,
-                               substitute, visit_name)
+from irlab.tir.functor import (DEEP, StmtMutator, method_table, post_order_below, substitute,
+                               visit_name)
 from irlab.tir.intrinsics import INTRINSICS
 from irlab.tir.transform.common import const_int, is_no_op
 
@@ -211,7 +211,7 @@ for _kind in _BINARY:
     setattr(_Vectorizer, visit_name(_kind), _Vectorizer._visit_binary)
 
 
-class _LoopVectorizer(StmtExprMutator):
+class _LoopVectorizer(StmtMutator):
     def __init__(self, enable):
         super().__init__()
         self.enable = enable

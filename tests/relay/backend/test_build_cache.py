@@ -37,3 +37,21 @@ def test_the_caches_keep_only_their_newest_entries():
     assert cache.get("a") == 1  # a is now the newest
     cache["c"] = 3
     assert list(cache) == ["a", "c"] and cache.get("b") is None
+
+
+def test_params_of_a_new_program_are_hashed_beside_the_build(monkeypatch):
+    import threading
+
+    from irlab.relay import build_module
+
+    monkeypatch.setattr(build_module, "_built", build_module.LRUCache(4))
+    threads = []
+    real = build_module._params_digest
+    monkeypatch.setattr(build_module, "_params_digest", lambda params: threads.append(
+        threading.current_thread().name) or real(params))
+    w = np.arange(4, dtype="float32")
+    first = relay.build(_mod(3.0), "llvm", params={"w": w})
+    assert threads == ["irlab-params-digest"]  # a new program: in the background
+    assert relay.build(_mod(3.0), "llvm", params={"w": w}) is first
+    assert relay.build(_mod(3.0), "llvm", params={"w": w + 1}) is not first
+    assert threads[1:] == [threading.current_thread().name] * 2  # known program: decides now

@@ -117,3 +117,40 @@ def _calls(expr):
             out.append(expr)
         expr = expr.args[0]
     return out[::-1]
+
+
+def test_collector_paused_during_a_build_and_restored(monkeypatch):
+    import gc
+
+    import irlab.relay.pipeline as pipeline
+
+    seen = []
+    real = pipeline.optimize
+    monkeypatch.setattr(pipeline, "optimize", lambda *a, **k: seen.append(gc.isenabled()) or
+                        real(*a, **k))
+    relay.build_module._built.clear()
+    assert gc.isenabled()
+    relay.build(_model(), "llvm")
+    assert seen == [False] and gc.isenabled()
+    gc.disable()  # a user's choice stays
+    try:
+        relay.build_module._built.clear()
+        relay.build(_model(), "llvm")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_collector_pause_nests_and_survives_errors():
+    import gc
+
+    from irlab.build_module import garbage_collection_paused
+
+    with garbage_collection_paused():
+        with garbage_collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer one still runs
+    assert gc.isenabled()
+    with pytest.raises(irlab.errors.IrlabError):
+        irlab.build(object())
+    assert gc.isenabled()
