@@ -35,7 +35,8 @@ from irlab.runtime.registry import register_func
 
 class _Storage:
     """One thread's storage: a view per graph entry, the kernel calls bound to those views
-    (``steps``: node id, callable of no arguments), the inputs not set yet and whether ``run()`` has been called."""
+    (``steps``: node id, callable of no arguments), the inputs not set yet and whether
+    ``run()`` has been called."""
 
     def __init__(self, executor):
         shapes, dtypes, sids = executor.entry_layout
