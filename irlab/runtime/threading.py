@@ -14,6 +14,12 @@ Two pools implement the fan-out:
   (~0.3 ms), then sleep on a futex; a fan-out costs ~1-2 us when the workers spin, against
   ~40-100 us for a Python ``ThreadPoolExecutor`` (which GEMM-sized kernels feel: a 512^3
   float32 GEMM takes ~0.6 ms on two cores).
+  Compiled code's hook is then a native dispatcher (``irlab_parallel_dispatch``): a compiled
+  call claims it (``claim_dispatch``: its thread, its thread count) for its duration, and the
+  call's loops fan out (or run serially at one thread, or nested) without entering Python at
+  all -- the Python hook cost ~4 us per loop, as much as a small kernel. Loops of unclaimed
+  calls (another thread holds the dispatcher) and nested loops on workers take the Python
+  hook (``parallel_for``), which decides as described here.
 * the ``ThreadPoolExecutor`` pool: everywhere else, when the native pool cannot be built, and
   when the native pool is busy (two Python threads running parallel code at once).
 
@@ -91,6 +97,7 @@ def num_threads_override(n):
 SLOT_BYTES = 256
 SPIN_CYCLES = 1_000_000  # rdtsc ticks an idle thread spins before it sleeps on a futex
 _FUTEX_WAIT, _FUTEX_WAKE, _SYS_FUTEX = 128, 129, 202  # *_PRIVATE ops; x86-64 syscall number
+_SYS_GETTID = 186
 
 _POOL_IR = r"""
 declare i64 @syscall(i64, ...)
@@ -212,6 +219,57 @@ out:
   ret void
 }
 
+; The parallel-loop hook of compiled code when the native pool is there. Python's
+; CompiledFunction claims it for one call (``claim_dispatch``): it writes the calling thread's
+; id, the call's thread count and the pool's slots here. A loop met on that thread then fans
+; out without entering Python (or runs serially: one thread, or a loop inside a chunk); a
+; loop met on any other thread (a worker's nested loop, an unclaimed call) takes the Python
+; hook (``fallback``), which decides as before.
+@irlab_dispatch_owner = global i64 0
+@irlab_dispatch_threads = global i64 0
+@irlab_dispatch_slots = global ptr null
+@irlab_dispatch_fallback = global ptr null
+@irlab_dispatch_busy = global i32 0
+@irlab_dispatch_loops = global i64 0 ; loops the owner met since its claim
+
+
+define i32 @irlab_parallel_dispatch(ptr %body, ptr %clos, i64 %extent) {
+entry:
+  %tid = call i64 (i64, ...) @syscall(i64 SYS_GETTID)
+  %owner = load i64, ptr @irlab_dispatch_owner, align 8
+  %mine = icmp eq i64 %tid, %owner
+  br i1 %mine, label %owned, label %python
+
+python:
+  %fallback = load ptr, ptr @irlab_dispatch_fallback, align 8
+  %r0 = call i32 %fallback(ptr %body, ptr %clos, i64 %extent)
+  ret i32 %r0
+
+owned:
+  %seen = load i64, ptr @irlab_dispatch_loops, align 8
+  %seen1 = add i64 %seen, 1
+  store i64 %seen1, ptr @irlab_dispatch_loops, align 8
+  %busy = load i32, ptr @irlab_dispatch_busy, align 4
+  %want = load i64, ptr @irlab_dispatch_threads, align 8
+  %few = icmp slt i64 %extent, %want
+  %n = select i1 %few, i64 %extent, i64 %want
+  %one = icmp sle i64 %n, 1
+  %nested = icmp ne i32 %busy, 0
+  %serial = or i1 %one, %nested
+  br i1 %serial, label %alone, label %fan
+
+alone:
+  %r1 = call i32 %body(i64 0, i64 %extent, ptr %clos)
+  ret i32 %r1
+
+fan:
+  store i32 1, ptr @irlab_dispatch_busy, align 4
+  %slots = load ptr, ptr @irlab_dispatch_slots, align 8
+  %r2 = call i32 @irlab_pool_run(ptr %slots, i64 %n, ptr %body, ptr %clos, i64 %extent)
+  store i32 0, ptr @irlab_dispatch_busy, align 4
+  ret i32 %r2
+}
+
 define i32 @irlab_pool_run(ptr %slots, i64 %nthreads, ptr %body, ptr %clos, i64 %extent) {
 entry:
   %step = sdiv i64 %extent, %nthreads
@@ -307,6 +365,7 @@ class _NativePool:
     """Worker threads parked in JIT-compiled code; ``run`` fans one parallel loop out."""
 
     _code = None  # (engine, run, worker, signal), compiled once per process
+    dispatch = None  # the dispatcher's address and globals (``_Dispatch``), with ``_code``
 
     @classmethod
     def _compile(cls):
@@ -316,6 +375,7 @@ class _NativePool:
             llvm.initialize_native_target()  # idempotent, as llvm_jit's own set-up
             llvm.initialize_native_asmprinter()
             text = (_POOL_IR.replace("SYS_FUTEX", str(_SYS_FUTEX))
+                    .replace("SYS_GETTID", str(_SYS_GETTID))
                     .replace("FUTEX_WAIT", str(_FUTEX_WAIT))
                     .replace("FUTEX_WAKE", str(_FUTEX_WAKE))
                     .replace("SPIN", str(SPIN_CYCLES)).replace("SLOT", str(SLOT_BYTES)))
@@ -327,6 +387,7 @@ class _NativePool:
             cls._code = (engine, _RUN_TYPE(engine.get_function_address("irlab_pool_run")),
                          _WORKER_TYPE(engine.get_function_address("irlab_pool_worker")),
                          _SIGNAL_TYPE(engine.get_function_address("irlab_pool_signal")))
+            cls.dispatch = _Dispatch(engine)
         return cls._code
 
     def __init__(self, workers: int):
@@ -388,6 +449,86 @@ class _NativePool:
             thread.join(timeout=1.0)
 
 
+class _Dispatch:
+    """The native parallel-loop hook (``irlab_parallel_dispatch``) and its globals."""
+
+    def __init__(self, engine):
+        self.address = engine.get_function_address("irlab_parallel_dispatch")
+
+        def word(name, ctype):
+            return ctype.from_address(engine.get_global_value_address(name))
+
+        self.owner = word("irlab_dispatch_owner", ctypes.c_int64)
+        self.threads = word("irlab_dispatch_threads", ctypes.c_int64)
+        self.slots = word("irlab_dispatch_slots", ctypes.c_void_p)
+        self.fallback = word("irlab_dispatch_fallback", ctypes.c_void_p)
+        self.loops = word("irlab_dispatch_loops", ctypes.c_int64)
+        self.lock = threading.Lock()  # held by the thread whose call owns the dispatcher
+
+
+def parallel_hook(fallback: int):
+    """The address compiled code should call for a parallel loop: the native dispatcher
+    (which calls ``fallback``, the Python hook, when the loop's thread has not claimed it),
+    or ``fallback`` itself when there is no native pool here."""
+    if _native_failed:
+        return fallback
+    try:
+        _NativePool._compile()
+    except Exception:  # noqa: BLE001 -- no JIT here: the Python hook does it all
+        return fallback
+    dispatch = _NativePool.dispatch
+    dispatch.fallback.value = fallback
+    return dispatch.address
+
+
+_NO_POOL = object()  # the claim of a one-thread call (no pool taken)
+
+
+def claim_dispatch(threads):
+    """Let the calling thread's next compiled call run its parallel loops on ``threads``
+    threads (None: the default) without going through Python: a claim to hand back to
+    ``release_dispatch`` after the call, or None when the dispatcher is taken (another
+    thread's call, or this thread inside a chunk or a callback), absent, or the native pool
+    cannot be had (the Python hook then runs the loops, as before)."""
+    dispatch = _NativePool.dispatch
+    if dispatch is None:
+        return None
+    state = _state
+    if getattr(state, "inside", False) or not dispatch.lock.acquire(blocking=False):
+        return None
+    threads = threads or default_num_threads()
+    claim = _NO_POOL
+    if threads > 1:
+        claim = _native_pool(threads - 1)
+        if claim is None or not claim.lock.acquire(blocking=False):
+            dispatch.lock.release()
+            return None
+        claim.current, claim.errors = None, []
+        dispatch.slots.value = claim.base
+    tid = getattr(state, "tid", None)
+    if tid is None:
+        tid = state.tid = threading.get_native_id()
+    dispatch.threads.value = threads
+    dispatch.loops.value = 0
+    dispatch.owner.value = tid
+    return claim
+
+
+def release_dispatch(claim, code=0) -> int:
+    """Give back what ``claim_dispatch`` returned, after the call (which returned ``code``:
+    when it failed in a chunk a worker ran, that worker's exception becomes this thread's);
+    the parallel loops the call met."""
+    dispatch = _NativePool.dispatch
+    dispatch.owner.value = 0
+    loops = dispatch.loops.value
+    if claim is not _NO_POOL:
+        if code:
+            _pass_on(None, code, claim.errors)
+        claim.lock.release()
+    dispatch.lock.release()
+    return loops
+
+
 _native: _NativePool | None = None
 # IRLAB_NATIVE_POOL=0 forces the ThreadPoolExecutor pool (for comparison and debugging).
 _native_failed = (not sys.platform.startswith("linux")
@@ -429,6 +570,10 @@ def _forget_native_in_child():
     global _native, _native_lock
     _native = None  # the workers did not survive the fork
     _native_lock = threading.Lock()
+    dispatch = _NativePool.dispatch
+    if dispatch is not None:  # a call another thread was making did not survive either
+        dispatch.owner.value = 0
+        dispatch.lock = threading.Lock()
 
 
 atexit.register(_stop_native)
@@ -520,4 +665,5 @@ def parallel_for(body, closure, extent: int) -> int:
     return code
 
 
-__all__ = ["parallel_for", "num_threads_override", "current_num_threads"]
+__all__ = ["parallel_for", "num_threads_override", "current_num_threads", "parallel_hook",
+           "claim_dispatch", "release_dispatch"]
