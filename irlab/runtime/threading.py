@@ -10,7 +10,10 @@ Two pools implement the fan-out:
 * the native pool (x86-64 Linux): worker threads sit in a small JIT-compiled loop (LLVM IR
   below, compiled once with llvmlite) and never touch Python: the caller publishes each
   worker's chunk into a shared slot, runs its own chunk, and waits for the others, all in one
-  native call. Idle workers spin (``pause``) for about ``SPIN_CYCLES`` time-stamp ticks
+  native call. A chunk its worker has not taken yet when the caller is done with its own (the
+  worker asleep or descheduled on a busy host) the caller takes back and runs itself, so a
+  fan-out never waits for a thread that is not running. Idle workers spin (``pause``) for
+  about ``SPIN_CYCLES`` time-stamp ticks
   (~0.3 ms), then sleep on a futex; a fan-out costs ~1-2 us when the workers spin, against
   ~40-100 us for a Python ``ThreadPoolExecutor`` (which GEMM-sized kernels feel: a 512^3
   float32 GEMM takes ~0.6 ms on two cores).
@@ -94,6 +97,7 @@ def num_threads_override(n):
 # One 256-byte slot per worker; the caller writes the first cache lines, the worker the third.
 #   +0 i32 seq (task number)  +8 body  +16 closure  +24 i64 begin  +32 i64 end
 #   +40 i32 caller_waiting    +64 i32 worker_sleeping   +128 i32 done (task number)  +132 status
+#   +192 i32 taken (the last task number claimed, by the worker or by the caller taking it back)
 SLOT_BYTES = 256
 SPIN_CYCLES = 1_000_000  # rdtsc ticks an idle thread spins before it sleeps on a futex
 _FUTEX_WAIT, _FUTEX_WAKE, _SYS_FUTEX = 128, 129, 202  # *_PRIVATE ops; x86-64 syscall number
@@ -161,12 +165,23 @@ entry:
   %slp = getelementptr i8, ptr %slot, i64 64
   %donep = getelementptr i8, ptr %slot, i64 128
   %stp = getelementptr i8, ptr %slot, i64 132
+  %takenp = getelementptr i8, ptr %slot, i64 192
   br label %wait
 
 wait:
-  %last = phi i32 [%init, %entry], [%s, %finished]
+  %last = phi i32 [%init, %entry], [%s, %finished], [%s, %stolen]
   ; the next task: a task number other than the last one
   %s = call i32 @irlab_pool_wait(ptr %seqp, ptr %slp, i32 %last, i1 false)
+  ; claim it (the caller may have run it itself: see wait_one)
+  %prev = sub i32 %s, 1
+  %pair = cmpxchg ptr %takenp, i32 %prev, i32 %s seq_cst seq_cst
+  %mine = extractvalue { i32, i1 } %pair, 1
+  br i1 %mine, label %claimed, label %stolen
+
+stolen:
+  br label %wait
+
+claimed:
   %body = load ptr, ptr %bodyp, align 8
   %isnull = icmp eq ptr %body, null
   br i1 %isnull, label %exit, label %run
@@ -335,18 +350,36 @@ wait_one:
   %off2 = mul i64 %w2, SLOT
   %slot2 = getelementptr i8, ptr %slots, i64 %off2
   %seqp2 = getelementptr i8, ptr %slot2, i64 0
+  %begp2 = getelementptr i8, ptr %slot2, i64 24
+  %endp2 = getelementptr i8, ptr %slot2, i64 32
   %cwp2 = getelementptr i8, ptr %slot2, i64 40
   %donep2 = getelementptr i8, ptr %slot2, i64 128
   %stp2 = getelementptr i8, ptr %slot2, i64 132
+  %takenp2 = getelementptr i8, ptr %slot2, i64 192
   %want = load atomic i32, ptr %seqp2 monotonic, align 4
+  ; a worker that has not taken its chunk yet (descheduled on a busy host, or still waking
+  ; from its futex) would keep us waiting: take the chunk back and run it here
+  %prev2 = sub i32 %want, 1
+  %pair2 = cmpxchg ptr %takenp2, i32 %prev2, i32 %want seq_cst seq_cst
+  %stole = extractvalue { i32, i1 } %pair2, 1
+  br i1 %stole, label %steal, label %await
+
+steal:
+  %bs = load i64, ptr %begp2, align 8
+  %es = load i64, ptr %endp2, align 8
+  %sts = call i32 %body(i64 %bs, i64 %es, ptr %clos)
+  br label %got
+
+await:
   ; the worker is done when it reports this task's number
   %d = call i32 @irlab_pool_wait(ptr %donep2, ptr %cwp2, i32 %want, i1 true)
+  %stw = load i32, ptr %stp2, align 4
   br label %got
 
 got:
-  %stw = load i32, ptr %stp2, align 4
+  %stc = phi i32 [%sts, %steal], [%stw, %await]
   %keep = icmp ne i32 %res, 0
-  %res2 = select i1 %keep, i32 %res, i32 %stw
+  %res2 = select i1 %keep, i32 %res, i32 %stc
   %t2n = add i64 %t2, 1
   br label %wait_head
 
@@ -367,8 +400,19 @@ class _NativePool:
     _code = None  # (engine, run, worker, signal), compiled once per process
     dispatch = None  # the dispatcher's address and globals (``_Dispatch``), with ``_code``
 
+    _compile_lock = threading.Lock()
+
     @classmethod
     def _compile(cls):
+        """The pool's code, compiled by the first caller (two threads loading libraries at
+        once must not both compile: the loser's engine would be freed under its users)."""
+        if cls._code is not None:
+            return cls._code
+        with cls._compile_lock:
+            return cls._compile_once()
+
+    @classmethod
+    def _compile_once(cls):
         if cls._code is None:
             import llvmlite.binding as llvm
 
@@ -384,10 +428,11 @@ class _NativePool:
             tm = llvm.Target.from_default_triple().create_target_machine(opt=2)
             engine = llvm.create_mcjit_compiler(mod, tm)
             engine.finalize_object()
-            cls._code = (engine, _RUN_TYPE(engine.get_function_address("irlab_pool_run")),
-                         _WORKER_TYPE(engine.get_function_address("irlab_pool_worker")),
-                         _SIGNAL_TYPE(engine.get_function_address("irlab_pool_signal")))
+            code = (engine, _RUN_TYPE(engine.get_function_address("irlab_pool_run")),
+                    _WORKER_TYPE(engine.get_function_address("irlab_pool_worker")),
+                    _SIGNAL_TYPE(engine.get_function_address("irlab_pool_signal")))
             cls.dispatch = _Dispatch(engine)
+            cls._code = code  # last: a thread seeing _code sees the dispatcher too
         return cls._code
 
     def __init__(self, workers: int):
@@ -443,7 +488,7 @@ class _NativePool:
             slot = self.base + w * SLOT_BYTES
             ctypes.c_void_p.from_address(slot + 8).value = None
             seq = ctypes.c_int32.from_address(slot)
-            seq.value = (seq.value + 1) & 0x7FFFFFFF
+            seq.value = seq.value + 1 if seq.value < 0x7FFFFFFF else -0x80000000  # as i32 add
             ctypes.CDLL(None).syscall(_SYS_FUTEX, ctypes.c_void_p(slot), _FUTEX_WAKE, 1)
         for thread in self.threads:
             thread.join(timeout=1.0)
@@ -453,6 +498,7 @@ class _Dispatch:
     """The native parallel-loop hook (``irlab_parallel_dispatch``) and its globals."""
 
     def __init__(self, engine):
+        self.engine = engine  # the code and the globals live as long as this
         self.address = engine.get_function_address("irlab_parallel_dispatch")
 
         def word(name, ctype):

@@ -141,3 +141,20 @@ def test_function_without_parallel_loop_stops_claiming():
     f(a, b)
     np.testing.assert_array_equal(b, a + 1)
     assert f._parallel is (False if not pool._native_failed else None)
+
+
+@needs_native
+def test_every_chunk_runs_once_whether_the_worker_or_the_caller_takes_it():
+    """The caller takes back a chunk its worker has not started (asleep, descheduled): over
+    many fan-outs with the workers sometimes asleep, each chunk still runs exactly once."""
+    import time
+
+    seen, fn = _recording_body()
+    body = BODY(fn)
+    with pool.num_threads_override(3):
+        for k in range(200):
+            seen.clear()
+            if k % 10 == 0:
+                time.sleep(0.002)  # the workers' spin ends: they sleep on their futex
+            assert pool.parallel_for(body, None, 9) == 0
+            assert sorted((b, e) for b, e, _ in seen) == [(0, 3), (3, 6), (6, 9)]
