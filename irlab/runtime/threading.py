@@ -98,6 +98,7 @@ def num_threads_override(n):
 #   +0 i32 seq (task number)  +8 body  +16 closure  +24 i64 begin  +32 i64 end
 #   +40 i32 caller_waiting    +64 i32 worker_sleeping   +128 i32 done (task number)  +132 status
 #   +192 i32 taken (the last task number claimed, by the worker or by the caller taking it back)
+#   +196 i32 ready (the worker has entered its native loop)
 SLOT_BYTES = 256
 SPIN_CYCLES = 1_000_000  # rdtsc ticks an idle thread spins before it sleeps on a futex
 _FUTEX_WAIT, _FUTEX_WAKE, _SYS_FUTEX = 128, 129, 202  # *_PRIVATE ops; x86-64 syscall number
@@ -166,6 +167,8 @@ entry:
   %donep = getelementptr i8, ptr %slot, i64 128
   %stp = getelementptr i8, ptr %slot, i64 132
   %takenp = getelementptr i8, ptr %slot, i64 192
+  %readyp = getelementptr i8, ptr %slot, i64 196
+  store atomic i32 1, ptr %readyp seq_cst, align 4
   br label %wait
 
 wait:
@@ -449,6 +452,19 @@ class _NativePool:
                                       name=f"irlab-native-worker-{w}", daemon=True)
             thread.start()
             self.threads.append(thread)
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=5.0):
+        """Return once every worker runs its native loop. A worker still in Python needs the
+        GIL, which a caller whose chunks call back into Python may hold most of the time; the
+        caller would then take back every chunk of the first fan-outs (correct, but serial)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        ready = [ctypes.c_int32.from_address(self.base + w * SLOT_BYTES + 196)
+                 for w in range(self.workers)]
+        while not all(r.value for r in ready) and time.monotonic() < deadline:
+            time.sleep(0.0001)
 
     def _serve(self, slot):
         _state.inside = True  # a parallel loop inside a chunk runs serially
