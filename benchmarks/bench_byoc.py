@@ -8,7 +8,8 @@ the same class as oneDNN's), at 1 and 2 threads.
 The head names the machine (CPU, ISA, load). Both irlab builds use ``-num-cores``: native
 kernels run their parallel loops on that many threads, and the dnnl module sets oneDNN's
 OpenMP threads to it during its calls. "cpu ms" is the calling thread's CPU time per run at
-1 thread (what a busy machine distorts least). Needs ``irlab[dnnl]``.
+1 thread (what a busy machine distorts least). The three are timed interleaved
+(``machine.interleaved``). Needs ``irlab[dnnl]``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench_e2e import irlab_latency, ort_latency  # noqa: E402 - the same timing as bench_e2e
+from bench_e2e import irlab_runner, ort_runner  # noqa: E402 - the same runners as bench_e2e
 
 
 def build(mod, params, threads, offload):
@@ -43,7 +44,7 @@ def main():
     args = parser.parse_args()
     from irlab.relay.backend.contrib.dnnl import find_dnnl, missing_reason
     from irlab.relay.frontend import from_onnx, onnx_models
-    from machine import describe
+    from machine import describe, interleaved
 
     if find_dnnl() is None:
         sys.exit(missing_reason())
@@ -59,9 +60,13 @@ def main():
           f"{'native/ort':>10} {'cpu ms n/d/o':>18}  max rel err dnnl, native")
     for threads in (1, 2):
         libs = {offload: build(mod, params, threads, offload) for offload in (False, True)}
-        native, native_cpu, native_out = irlab_latency(libs[False], inputs, repeat)
-        dnnl, dnnl_cpu, dnnl_out = irlab_latency(libs[True], inputs, repeat)
-        ort, ort_cpu, expect = ort_latency(model, inputs, threads, repeat)
+        runners = {"native": irlab_runner(libs[False], inputs),
+                   "dnnl": irlab_runner(libs[True], inputs),
+                   "ort": ort_runner(model, inputs, threads)}
+        t = interleaved({name: run for name, (run, _) in runners.items()}, repeat, 0.2)
+        native, dnnl, ort = (t[name].median for name in ("native", "dnnl", "ort"))
+        native_cpu, dnnl_cpu, ort_cpu = (t[name].cpu_median for name in ("native", "dnnl", "ort"))
+        native_out, dnnl_out, expect = (runners[name][1]() for name in ("native", "dnnl", "ort"))
         scale = max(np.abs(expect).max(), 1e-30)
         errs = [float(np.abs(o - expect).max() / scale) for o in (dnnl_out, native_out)]
         cpu = "/".join(f"{c * 1e3:.1f}" for c in (native_cpu, dnnl_cpu, ort_cpu)) \

@@ -5,9 +5,12 @@ cold and warm build times (issue 8's targets: ResNet-18 within 2x of onnxruntime
 
     python3 benchmarks/bench_e2e.py [--quick] [--repeat N]
 
-The head names the machine (CPU, ISA, numpy's BLAS kernel, load). At 1 thread both run in the
-calling thread, so the "cpu ratio" column (thread CPU time, irlab / onnxruntime) is what a
-busy machine distorts least; wall-clock ratios need a quiet one.
+The head names the machine (CPU, ISA, numpy's BLAS kernel, load). irlab and onnxruntime are
+timed interleaved (``machine.interleaved``: alternating repeats in one process at the same
+thread count), so the ratio compares medians over the same minutes even on a host whose speed
+drifts. At 1 thread both run in the calling thread, so the "cpu ratio" column (thread CPU
+time, irlab / onnxruntime) is what a busy machine distorts least; "others" shows that no
+thread left spinning by a 2-thread run took CPU during the 1-thread ones.
 
 "cold" clears every cache (programs, LLVM objects in memory, a fresh disk cache directory);
 "warm" rebuilds the same model in the same process.
@@ -44,28 +47,19 @@ def build(mod, params, threads):
         return relay.build(mod, f"llvm -num-cores={threads}", params=params)
 
 
-def cpu_seconds(run, seconds=1.0):
-    """Thread CPU seconds per call of ``run`` (called for about ``seconds`` of wall time)."""
-    run()
-    n, cpu, start = 0, time.thread_time(), time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        run()
-        n += 1
-    return (time.thread_time() - cpu) / n
-
-
-def irlab_latency(lib, inputs, repeat):
-    """(median wall seconds, thread CPU seconds, output) of the graph executor's run."""
+def irlab_runner(lib, inputs):
+    """(run, output): the graph executor's ``run`` on ``inputs``, and its output getter."""
     import irlab as tvm
     from irlab.contrib import graph_executor
 
     m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
     m.set_input(**inputs)
-    result = m.benchmark(number=max(1, 20 // repeat), repeat=repeat, min_repeat_ms=200)
-    return result.median, cpu_seconds(m.run), m.get_output(0).numpy()
+    return m.run, lambda: m.get_output(0).numpy()
 
 
-def ort_latency(model, inputs, threads, repeat):
+def ort_runner(model, inputs, threads):
+    """(run, output) of an onnxruntime session on ``inputs`` with ``threads`` intra-op
+    threads (its default settings otherwise: workers spin briefly between runs)."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -73,16 +67,7 @@ def ort_latency(model, inputs, threads, repeat):
     opts.inter_op_num_threads = 1
     sess = ort.InferenceSession(model.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
-    sess.run(None, inputs)
-    times = []
-    for _ in range(repeat):
-        n, start = 0, time.perf_counter()
-        while time.perf_counter() - start < 0.2:
-            sess.run(None, inputs)
-            n += 1
-        times.append((time.perf_counter() - start) / n)
-    cpu = cpu_seconds(lambda: sess.run(None, inputs))
-    return float(np.median(times)), cpu, sess.run(None, inputs)[0]
+    return (lambda: sess.run(None, inputs)), (lambda: sess.run(None, inputs)[0])
 
 
 def main():
@@ -96,11 +81,15 @@ def main():
     size = 64 if args.quick else 224
     models = {"mlp 784-256-256-10 b32": onnx_models.mlp(),
               f"resnet18 1x3x{size}x{size}": onnx_models.resnet18(image_size=size)}
-    from machine import describe
+    from machine import SETTLE_NOTE, describe, interleaved, load
 
     print(describe())
+    print(f"irlab and onnxruntime timed interleaved: {repeat} alternating repeats of ~0.2 s "
+          f"each, same process, same thread count; ratio = median / median; {SETTLE_NOTE}.\n"
+          f"cpu ratio: the calling thread's CPU time (1 thread); others: CPU the process's "
+          f"other threads used during irlab's 1-thread runs (0 = nothing left spinning)")
     print(f"{'model':24} {'thr':>3} {'irlab ms':>9} {'ort ms':>8} {'ratio':>6} {'cpu ratio':>9} "
-          f"{'cold s':>7} {'warm s':>7}  max rel err")
+          f"{'others':>7} {'cold s':>7} {'warm s':>7}  max rel err")
     for name, model in models.items():
         inputs = onnx_models.random_input(model)
         mod, params = from_onnx(model, freeze_params=True)
@@ -113,13 +102,21 @@ def main():
             start = time.perf_counter()
             lib = build(mod, params, threads)
             warm = time.perf_counter() - start
-            ours, our_cpu, out = irlab_latency(lib, inputs, repeat)
-            theirs, their_cpu, expect = ort_latency(model, inputs, threads, repeat)
-            err = float(np.abs(out - expect).max() / max(np.abs(expect).max(), 1e-30))
-            cpu_ratio = f"{our_cpu / their_cpu:.2f}" if threads == 1 else "-"
-            print(f"{name:24} {threads:>3} {ours * 1e3:>9.3f} {theirs * 1e3:>8.3f} "
-                  f"{ours / theirs:>6.2f} {cpu_ratio:>9} {cold:>7.2f} {warm:>7.2f}  {err:.1e}",
-                  flush=True)
+            our_run, our_out = irlab_runner(lib, inputs)
+            their_run, their_out = ort_runner(model, inputs, threads)
+            t = interleaved({"irlab": our_run, "ort": their_run}, repeat, seconds=0.2)
+            ours, theirs = t["irlab"], t["ort"]
+            expect = their_out()
+            err = float(np.abs(our_out() - expect).max() / max(np.abs(expect).max(), 1e-30))
+            ratio = ours.median / theirs.median
+            cpu_ratio, others = "-", "-"
+            if threads == 1:
+                cpu_ratio = f"{ours.cpu_median / theirs.cpu_median:.2f}"
+                others = f"{100 * ours.others_median / ours.median:.1f}%"
+            print(f"{name:24} {threads:>3} {ours.median * 1e3:>9.3f} "
+                  f"{theirs.median * 1e3:>8.3f} {ratio:>6.2f} {cpu_ratio:>9} {others:>7} "
+                  f"{cold:>7.2f} {warm:>7.2f}  {err:.1e}", flush=True)
+    print(load())
 
 
 if __name__ == "__main__":

@@ -14,10 +14,13 @@ the outer column tiles run in parallel (``-num-cores`` threads).
 A second table: ``nn.dense`` of an N x N weight bound as a constant, through ``relay.build``
 at opt_level 3 (AlterOpLayout + FoldConstant pack the weight once), against numpy's ``x @ w.T``.
 
-numpy's kernel: this machine's environment sets ``OPENBLAS_CORETYPE=Haswell`` and
-``OPENBLAS_L2_SIZE``, forcing OpenBLAS's AVX2 kernel. The script re-runs its numpy part in a
-subprocess without those two variables, so OpenBLAS picks its AVX-512 kernel (SkylakeX), and
-prints both next to irlab's numbers. GFLOPS = 2*M*N*K / median time.
+irlab's two and numpy's ``a @ b`` (its BLAS limited to the same threads) are timed
+interleaved (``machine.interleaved``: alternating repeats in one process, each started once no
+thread of the process is left spinning), so each ratio compares medians over the same minutes
+on a host whose speed drifts. When the environment forces OpenBLAS's kernel
+(``OPENBLAS_CORETYPE``, ``OPENBLAS_L2_SIZE``), numpy is also run in a subprocess without those
+variables (its own kernel, e.g. SkylakeX) and shown in a column of its own (not interleaved).
+GFLOPS = 2*M*N*K / median time.
 """
 
 from __future__ import annotations
@@ -160,51 +163,60 @@ def numpy_part_without_forced_kernel(sizes, threads, repeat, min_repeat_ms):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def irlab_part(sizes, threads, repeat, min_repeat_ms, **schedule_kw):
+def irlab_gemm_runner(a, b, threads, **schedule_kw):
+    """A callable of no arguments running ``gemm_schedule``'s GEMM of ``a @ b`` built for
+    ``threads`` threads (checked against float64 numpy once)."""
     import irlab
+
+    n = a.shape[0]
+    A, B, C = irlab.nd.array(a), irlab.nd.array(b), irlab.nd.empty((n, n), "float32")
+    mod = irlab.build(gemm_schedule(n, n, n, **schedule_kw).mod,
+                      target=f"llvm -num-cores={threads}")
+    gemm = mod["gemm"]
+    gemm(A, B, C)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(C.numpy(), expected, rtol=1e-3, atol=1e-3 * np.sqrt(n))
+    return gemm.bind([A, B, C]) or (lambda: gemm(A, B, C))
+
+
+def relay_dense_runner(x, w, threads):
+    """The graph executor's ``run`` of ``nn.dense(x, const w)`` through relay.build
+    (opt_level 3) for ``threads`` threads (checked against numpy once)."""
+    import irlab
+    from irlab import relay
+    from irlab.contrib import graph_executor
+
+    n = x.shape[0]
+    data = relay.var("x", shape=x.shape)
+    mod = irlab.IRModule.from_expr(relay.Function([data], relay.nn.dense(data, relay.const(w))))
+    with irlab.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, f"llvm -num-cores={threads}")
+    m = graph_executor.GraphModule(lib["default"](irlab.cpu()))
+    m.set_input(x=x)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), x @ w.T, rtol=1e-3,
+                               atol=1e-3 * np.sqrt(n))
+    return m.run
+
+
+def side_by_side(sizes, threads, repeat, min_repeat_ms):
+    """``{"NxT": {name: machine.Timing}}``: irlab's GEMM schedule ("gemm"), ``nn.dense``
+    through relay.build ("dense") and numpy's ``a @ b`` ("numpy", its BLAS limited to T
+    threads), timed interleaved at each size and thread count."""
+    from machine import interleaved
+    from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(0)
     results = {}
     for n in sizes:
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
-        A, B, C = irlab.nd.array(a), irlab.nd.array(b), irlab.nd.empty((n, n), "float32")
-        sch = gemm_schedule(n, n, n, **schedule_kw)
-        expected = a.astype(np.float64) @ b.astype(np.float64)
+        out = np.empty((n, n), np.float32)
         for t in threads:
-            mod = irlab.build(sch.mod, target=f"llvm -num-cores={t}")
-            mod["gemm"](A, B, C)
-            np.testing.assert_allclose(C.numpy(), expected, rtol=1e-3, atol=1e-3 * np.sqrt(n))
-            timer = mod.time_evaluator("gemm", irlab.cpu(), number=3, repeat=repeat,
-                                       min_repeat_ms=min_repeat_ms)
-            results[f"{n}x{t}"] = _gflops(n, timer(A, B, C).median)
-    return results
-
-
-def relay_dense_part(sizes, threads, repeat, min_repeat_ms):
-    """GFLOPS of ``nn.dense(x, const w)`` through relay.build (opt_level 3) per (size, threads)."""
-    import irlab
-    from irlab import relay
-    from irlab.contrib import graph_executor
-
-    rng = np.random.default_rng(0)
-    results = {}
-    for n in sizes:
-        x = rng.standard_normal((n, n), dtype=np.float32)
-        w = rng.standard_normal((n, n), dtype=np.float32)
-        data = relay.var("x", shape=(n, n))
-        mod = irlab.IRModule.from_expr(relay.Function([data], relay.nn.dense(data,
-                                                                              relay.const(w))))
-        for t in threads:
-            with irlab.transform.PassContext(opt_level=3):
-                lib = relay.build(mod, f"llvm -num-cores={t}")
-            m = graph_executor.GraphModule(lib["default"](irlab.cpu()))
-            m.set_input(x=x)
-            m.run()
-            np.testing.assert_allclose(m.get_output(0).numpy(), x @ w.T, rtol=1e-3,
-                                       atol=1e-3 * np.sqrt(n))
-            timing = m.benchmark(number=3, repeat=repeat, min_repeat_ms=min_repeat_ms)
-            results[f"{n}x{t}"] = _gflops(n, timing.median)
+            runs = {"gemm": irlab_gemm_runner(a, b, t), "dense": relay_dense_runner(a, b, t),
+                    "numpy": lambda: np.matmul(a, b, out=out)}
+            with threadpool_limits(limits=t, user_api="blas"):
+                results[f"{n}x{t}"] = interleaved(runs, repeat, min_repeat_ms / 1000)
     return results
 
 
@@ -281,44 +293,43 @@ def main(argv=None):
         print(json.dumps(numpy_part(sizes, args.threads, repeat, min_ms)))
         return
 
-    from machine import describe, load
+    from machine import SETTLE_NOTE, blas_kernel, describe, load
 
     print(describe())
     print(f"float32 GEMM, N = M = K in {sizes}, threads {args.threads}; "
           f"median of {repeat} repeats of >= {min_ms:g} ms")
-    parts = {}
-    if not args.no_avx512:
-        parts["avx512"] = numpy_part_without_forced_kernel(sizes, args.threads, repeat, min_ms)
-    parts["env"] = numpy_part(sizes, args.threads, repeat, min_ms)
-    ours = irlab_part(sizes, args.threads, repeat, min_ms)
-    dense = relay_dense_part(sizes, args.threads, repeat, min_ms)
-    forced = {k: v for k, v in parts["env"]["env"].items() if v is not None}
-    print(f"numpy (this environment{', ' + str(forced) if forced else ''}): "
-          f"{_kernel(parts['env'])}")
-    if "avx512" in parts:
-        print(f"numpy (without {' / '.join(FORCED_KERNEL_VARS)}): {_kernel(parts['avx512'])}")
-    header = f"{'N':>5} {'thr':>3} {'irlab':>8} {'numpy':>8} {'ratio':>6}"
-    if "avx512" in parts:
-        header += f" {'numpy-512':>10} {'ratio':>6}"
-    print("\nGFLOPS (2*N^3 / median time); numpy = this environment's kernel, "
-          "numpy-512 = without the forced kernel")
-    print(header)
-    for n in sizes:
-        for t in args.threads:
-            key = f"{n}x{t}"
-            mine, env_np = ours[key], parts["env"]["gflops"][key]
-            line = f"{n:>5} {t:>3} {mine:>8.1f} {env_np:>8.1f} {mine / env_np:>6.2f}"
-            if "avx512" in parts:
-                fast = parts["avx512"]["gflops"][key]
-                line += f" {fast:>10.1f} {mine / fast:>6.2f}"
-            print(line)
-    print("\nnn.dense(x, constant w) through relay.build, opt_level 3: GFLOPS, numpy x @ w.T")
-    print(f"{'N':>5} {'thr':>3} {'irlab':>8} {'numpy':>8} {'ratio':>6}")
-    for n in sizes:
-        for t in args.threads:
-            key = f"{n}x{t}"
-            mine, env_np = dense[key], parts["env"]["gflops"][key]
-            print(f"{n:>5} {t:>3} {mine:>8.1f} {env_np:>8.1f} {mine / env_np:>6.2f}")
+    forced_now = {k: v for k, v in os.environ.items() if k in FORCED_KERNEL_VARS}
+    fast = None
+    if forced_now and not args.no_avx512:
+        fast = numpy_part_without_forced_kernel(sizes, args.threads, repeat, min_ms)
+    timings = side_by_side(sizes, args.threads, repeat, min_ms)
+    print(f"numpy (this environment{', ' + str(forced_now) if forced_now else ''}): "
+          f"{blas_kernel()}")
+    if fast is not None:
+        print(f"numpy-512 (a separate process without {' / '.join(FORCED_KERNEL_VARS)}, "
+              f"not interleaved): {_kernel(fast)}")
+    print(f"irlab and numpy timed interleaved: {repeat} alternating repeats, same process, "
+          f"numpy's BLAS limited to the same threads; ratio = median / median; {SETTLE_NOTE}.")
+    print("others: CPU the process's other threads used during irlab's 1-thread runs, in % "
+          "of its wall time (0 = nothing left spinning)")
+    tables = (("float32 GEMM, irlab's schedule (bench_gemm.gemm_schedule)", "gemm"),
+              ("nn.dense(x, constant w) through relay.build, opt_level 3 (numpy: x @ w)",
+               "dense"))
+    for title, key in tables:
+        print(f"\n{title}: GFLOPS (2*N^3 / median time)")
+        header = f"{'N':>5} {'thr':>3} {'irlab':>8} {'numpy':>8} {'ratio':>6} {'others':>7}"
+        print(header + (f" {'numpy-512':>10} {'ratio':>6}" if fast is not None else ""))
+        for n in sizes:
+            for t in args.threads:
+                timing = timings[f"{n}x{t}"]
+                mine, theirs = timing[key].median, timing["numpy"].median
+                others = f"{100 * timing[key].others_median / mine:.1f}%" if t == 1 else "-"
+                line = (f"{n:>5} {t:>3} {_gflops(n, mine):>8.1f} {_gflops(n, theirs):>8.1f} "
+                        f"{theirs / mine:>6.2f} {others:>7}")
+                if fast is not None:
+                    best = fast["gflops"][f"{n}x{t}"]
+                    line += f" {best:>10.1f} {_gflops(n, mine) / best:>6.2f}"
+                print(line)
     print("\nbuild times (ms): schedule; build cold (all caches empty); rebuild from the disk "
           "object cache, the memory object cache, the program cache")
     print(f"{'N':>5} {'schedule':>9} {'cold':>8} {'disk':>8} {'memory':>8} {'program':>8}")

@@ -96,13 +96,19 @@ _PARALLEL_CALLBACK = PARALLEL_TYPE(_parallel_hook)
 _PACKED_CALLBACK = PACKED_TYPE(_packed_hook)
 HOOKS = {abi.PARALLEL_HOOK: ctypes.cast(_PARALLEL_CALLBACK, ctypes.c_void_p).value,
          abi.PACKED_HOOK: ctypes.cast(_PACKED_CALLBACK, ctypes.c_void_p).value}
+_PYTHON_PARALLEL_HOOK = HOOKS[abi.PARALLEL_HOOK]
 
 
 def install_hooks(address_of):
-    """Point a loaded library's hook variables at the callbacks.
+    """Point a loaded library's hook variables at the callbacks: the parallel-loop hook at
+    the native dispatcher when there is one (``irlab.runtime.threading.parallel_hook``: a
+    claimed call's loops then fan out without entering Python), else at ``_parallel_hook``.
 
     ``address_of(symbol)`` gives a variable's address (or None when the library has none)."""
-    for symbol, target in HOOKS.items():
+    hooks = dict(HOOKS)
+    if hooks[abi.PARALLEL_HOOK] == _PYTHON_PARALLEL_HOOK:
+        hooks[abi.PARALLEL_HOOK] = _pool.parallel_hook(_PYTHON_PARALLEL_HOOK)
+    for symbol, target in hooks.items():
         address = address_of(symbol)
         if address:
             ctypes.c_void_p.from_address(address).value = target
@@ -143,6 +149,7 @@ class CompiledFunction:
         self.module = module  # keeps the engine / library (and so the code) alive
         self.num_threads = num_threads
         self._entry = ENTRY_TYPE(address)
+        self._parallel = None  # whether a call met a parallel loop (None: not known yet)
         self._slot_of_var = {name: len(info.params) + i
                              for i, name in enumerate(info.bound_vars)}
         # scalar parameters that buffers use as a dimension, stride or offset
@@ -378,11 +385,18 @@ class CompiledFunction:
         _pending.error = None
         state = _pool._state  # the thread count parallel loops of this call use
         previous = getattr(state, "num_threads", None)
-        state.num_threads = self.num_threads or previous
+        threads = state.num_threads = self.num_threads or previous
+        # a function seen to have no parallel loop does not claim the native dispatcher
+        claim = _pool.claim_dispatch(threads) if self._parallel is not False else None
+        code = abi.ERR_CALLBACK
         try:
             code = self._entry(call.slots)
         finally:
             state.num_threads = previous
+            if claim is not None:
+                loops = _pool.release_dispatch(claim, code)
+                if self._parallel is None and not code:
+                    self._parallel = loops > 0
         for original, staged in call.write_back:
             np.copyto(original, staged, casting="no")
         if code != 0:

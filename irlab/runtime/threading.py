@@ -10,10 +10,19 @@ Two pools implement the fan-out:
 * the native pool (x86-64 Linux): worker threads sit in a small JIT-compiled loop (LLVM IR
   below, compiled once with llvmlite) and never touch Python: the caller publishes each
   worker's chunk into a shared slot, runs its own chunk, and waits for the others, all in one
-  native call. Idle workers spin (``pause``) for about ``SPIN_CYCLES`` time-stamp ticks
+  native call. A chunk its worker has not taken yet when the caller is done with its own (the
+  worker asleep or descheduled on a busy host) the caller takes back and runs itself, so a
+  fan-out never waits for a thread that is not running. Idle workers spin (``pause``) for
+  about ``SPIN_CYCLES`` time-stamp ticks
   (~0.3 ms), then sleep on a futex; a fan-out costs ~1-2 us when the workers spin, against
   ~40-100 us for a Python ``ThreadPoolExecutor`` (which GEMM-sized kernels feel: a 512^3
   float32 GEMM takes ~0.6 ms on two cores).
+  Compiled code's hook is then a native dispatcher (``irlab_parallel_dispatch``): a compiled
+  call claims it (``claim_dispatch``: its thread, its thread count) for its duration, and the
+  call's loops fan out (or run serially at one thread, or nested) without entering Python at
+  all -- the Python hook cost ~4 us per loop, as much as a small kernel. Loops of unclaimed
+  calls (another thread holds the dispatcher) and nested loops on workers take the Python
+  hook (``parallel_for``), which decides as described here.
 * the ``ThreadPoolExecutor`` pool: everywhere else, when the native pool cannot be built, and
   when the native pool is busy (two Python threads running parallel code at once).
 
@@ -88,9 +97,12 @@ def num_threads_override(n):
 # One 256-byte slot per worker; the caller writes the first cache lines, the worker the third.
 #   +0 i32 seq (task number)  +8 body  +16 closure  +24 i64 begin  +32 i64 end
 #   +40 i32 caller_waiting    +64 i32 worker_sleeping   +128 i32 done (task number)  +132 status
+#   +192 i32 taken (the last task number claimed, by the worker or by the caller taking it back)
+#   +196 i32 ready (the worker has entered its native loop)
 SLOT_BYTES = 256
 SPIN_CYCLES = 1_000_000  # rdtsc ticks an idle thread spins before it sleeps on a futex
 _FUTEX_WAIT, _FUTEX_WAKE, _SYS_FUTEX = 128, 129, 202  # *_PRIVATE ops; x86-64 syscall number
+_SYS_GETTID = 186
 
 _POOL_IR = r"""
 declare i64 @syscall(i64, ...)
@@ -154,12 +166,25 @@ entry:
   %slp = getelementptr i8, ptr %slot, i64 64
   %donep = getelementptr i8, ptr %slot, i64 128
   %stp = getelementptr i8, ptr %slot, i64 132
+  %takenp = getelementptr i8, ptr %slot, i64 192
+  %readyp = getelementptr i8, ptr %slot, i64 196
+  store atomic i32 1, ptr %readyp seq_cst, align 4
   br label %wait
 
 wait:
-  %last = phi i32 [%init, %entry], [%s, %finished]
+  %last = phi i32 [%init, %entry], [%s, %finished], [%s, %stolen]
   ; the next task: a task number other than the last one
   %s = call i32 @irlab_pool_wait(ptr %seqp, ptr %slp, i32 %last, i1 false)
+  ; claim it (the caller may have run it itself: see wait_one)
+  %prev = sub i32 %s, 1
+  %pair = cmpxchg ptr %takenp, i32 %prev, i32 %s seq_cst seq_cst
+  %mine = extractvalue { i32, i1 } %pair, 1
+  br i1 %mine, label %claimed, label %stolen
+
+stolen:
+  br label %wait
+
+claimed:
   %body = load ptr, ptr %bodyp, align 8
   %isnull = icmp eq ptr %body, null
   br i1 %isnull, label %exit, label %run
@@ -210,6 +235,57 @@ wake:
 
 out:
   ret void
+}
+
+; The parallel-loop hook of compiled code when the native pool is there. Python's
+; CompiledFunction claims it for one call (``claim_dispatch``): it writes the calling thread's
+; id, the call's thread count and the pool's slots here. A loop met on that thread then fans
+; out without entering Python (or runs serially: one thread, or a loop inside a chunk); a
+; loop met on any other thread (a worker's nested loop, an unclaimed call) takes the Python
+; hook (``fallback``), which decides as before.
+@irlab_dispatch_owner = global i64 0
+@irlab_dispatch_threads = global i64 0
+@irlab_dispatch_slots = global ptr null
+@irlab_dispatch_fallback = global ptr null
+@irlab_dispatch_busy = global i32 0
+@irlab_dispatch_loops = global i64 0 ; loops the owner met since its claim
+
+
+define i32 @irlab_parallel_dispatch(ptr %body, ptr %clos, i64 %extent) {
+entry:
+  %tid = call i64 (i64, ...) @syscall(i64 SYS_GETTID)
+  %owner = load i64, ptr @irlab_dispatch_owner, align 8
+  %mine = icmp eq i64 %tid, %owner
+  br i1 %mine, label %owned, label %python
+
+python:
+  %fallback = load ptr, ptr @irlab_dispatch_fallback, align 8
+  %r0 = call i32 %fallback(ptr %body, ptr %clos, i64 %extent)
+  ret i32 %r0
+
+owned:
+  %seen = load i64, ptr @irlab_dispatch_loops, align 8
+  %seen1 = add i64 %seen, 1
+  store i64 %seen1, ptr @irlab_dispatch_loops, align 8
+  %busy = load i32, ptr @irlab_dispatch_busy, align 4
+  %want = load i64, ptr @irlab_dispatch_threads, align 8
+  %few = icmp slt i64 %extent, %want
+  %n = select i1 %few, i64 %extent, i64 %want
+  %one = icmp sle i64 %n, 1
+  %nested = icmp ne i32 %busy, 0
+  %serial = or i1 %one, %nested
+  br i1 %serial, label %alone, label %fan
+
+alone:
+  %r1 = call i32 %body(i64 0, i64 %extent, ptr %clos)
+  ret i32 %r1
+
+fan:
+  store i32 1, ptr @irlab_dispatch_busy, align 4
+  %slots = load ptr, ptr @irlab_dispatch_slots, align 8
+  %r2 = call i32 @irlab_pool_run(ptr %slots, i64 %n, ptr %body, ptr %clos, i64 %extent)
+  store i32 0, ptr @irlab_dispatch_busy, align 4
+  ret i32 %r2
 }
 
 define i32 @irlab_pool_run(ptr %slots, i64 %nthreads, ptr %body, ptr %clos, i64 %extent) {
@@ -277,18 +353,36 @@ wait_one:
   %off2 = mul i64 %w2, SLOT
   %slot2 = getelementptr i8, ptr %slots, i64 %off2
   %seqp2 = getelementptr i8, ptr %slot2, i64 0
+  %begp2 = getelementptr i8, ptr %slot2, i64 24
+  %endp2 = getelementptr i8, ptr %slot2, i64 32
   %cwp2 = getelementptr i8, ptr %slot2, i64 40
   %donep2 = getelementptr i8, ptr %slot2, i64 128
   %stp2 = getelementptr i8, ptr %slot2, i64 132
+  %takenp2 = getelementptr i8, ptr %slot2, i64 192
   %want = load atomic i32, ptr %seqp2 monotonic, align 4
+  ; a worker that has not taken its chunk yet (descheduled on a busy host, or still waking
+  ; from its futex) would keep us waiting: take the chunk back and run it here
+  %prev2 = sub i32 %want, 1
+  %pair2 = cmpxchg ptr %takenp2, i32 %prev2, i32 %want seq_cst seq_cst
+  %stole = extractvalue { i32, i1 } %pair2, 1
+  br i1 %stole, label %steal, label %await
+
+steal:
+  %bs = load i64, ptr %begp2, align 8
+  %es = load i64, ptr %endp2, align 8
+  %sts = call i32 %body(i64 %bs, i64 %es, ptr %clos)
+  br label %got
+
+await:
   ; the worker is done when it reports this task's number
   %d = call i32 @irlab_pool_wait(ptr %donep2, ptr %cwp2, i32 %want, i1 true)
+  %stw = load i32, ptr %stp2, align 4
   br label %got
 
 got:
-  %stw = load i32, ptr %stp2, align 4
+  %stc = phi i32 [%sts, %steal], [%stw, %await]
   %keep = icmp ne i32 %res, 0
-  %res2 = select i1 %keep, i32 %res, i32 %stw
+  %res2 = select i1 %keep, i32 %res, i32 %stc
   %t2n = add i64 %t2, 1
   br label %wait_head
 
@@ -307,15 +401,28 @@ class _NativePool:
     """Worker threads parked in JIT-compiled code; ``run`` fans one parallel loop out."""
 
     _code = None  # (engine, run, worker, signal), compiled once per process
+    dispatch = None  # the dispatcher's address and globals (``_Dispatch``), with ``_code``
+
+    _compile_lock = threading.Lock()
 
     @classmethod
     def _compile(cls):
+        """The pool's code, compiled by the first caller (two threads loading libraries at
+        once must not both compile: the loser's engine would be freed under its users)."""
+        if cls._code is not None:
+            return cls._code
+        with cls._compile_lock:
+            return cls._compile_once()
+
+    @classmethod
+    def _compile_once(cls):
         if cls._code is None:
             import llvmlite.binding as llvm
 
             llvm.initialize_native_target()  # idempotent, as llvm_jit's own set-up
             llvm.initialize_native_asmprinter()
             text = (_POOL_IR.replace("SYS_FUTEX", str(_SYS_FUTEX))
+                    .replace("SYS_GETTID", str(_SYS_GETTID))
                     .replace("FUTEX_WAIT", str(_FUTEX_WAIT))
                     .replace("FUTEX_WAKE", str(_FUTEX_WAKE))
                     .replace("SPIN", str(SPIN_CYCLES)).replace("SLOT", str(SLOT_BYTES)))
@@ -324,9 +431,11 @@ class _NativePool:
             tm = llvm.Target.from_default_triple().create_target_machine(opt=2)
             engine = llvm.create_mcjit_compiler(mod, tm)
             engine.finalize_object()
-            cls._code = (engine, _RUN_TYPE(engine.get_function_address("irlab_pool_run")),
-                         _WORKER_TYPE(engine.get_function_address("irlab_pool_worker")),
-                         _SIGNAL_TYPE(engine.get_function_address("irlab_pool_signal")))
+            code = (engine, _RUN_TYPE(engine.get_function_address("irlab_pool_run")),
+                    _WORKER_TYPE(engine.get_function_address("irlab_pool_worker")),
+                    _SIGNAL_TYPE(engine.get_function_address("irlab_pool_signal")))
+            cls.dispatch = _Dispatch(engine)
+            cls._code = code  # last: a thread seeing _code sees the dispatcher too
         return cls._code
 
     def __init__(self, workers: int):
@@ -343,6 +452,19 @@ class _NativePool:
                                       name=f"irlab-native-worker-{w}", daemon=True)
             thread.start()
             self.threads.append(thread)
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=5.0):
+        """Return once every worker runs its native loop. A worker still in Python needs the
+        GIL, which a caller whose chunks call back into Python may hold most of the time; the
+        caller would then take back every chunk of the first fan-outs (correct, but serial)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        ready = [ctypes.c_int32.from_address(self.base + w * SLOT_BYTES + 196)
+                 for w in range(self.workers)]
+        while not all(r.value for r in ready) and time.monotonic() < deadline:
+            time.sleep(0.0001)
 
     def _serve(self, slot):
         _state.inside = True  # a parallel loop inside a chunk runs serially
@@ -382,10 +504,91 @@ class _NativePool:
             slot = self.base + w * SLOT_BYTES
             ctypes.c_void_p.from_address(slot + 8).value = None
             seq = ctypes.c_int32.from_address(slot)
-            seq.value = (seq.value + 1) & 0x7FFFFFFF
+            seq.value = seq.value + 1 if seq.value < 0x7FFFFFFF else -0x80000000  # as i32 add
             ctypes.CDLL(None).syscall(_SYS_FUTEX, ctypes.c_void_p(slot), _FUTEX_WAKE, 1)
         for thread in self.threads:
             thread.join(timeout=1.0)
+
+
+class _Dispatch:
+    """The native parallel-loop hook (``irlab_parallel_dispatch``) and its globals."""
+
+    def __init__(self, engine):
+        self.engine = engine  # the code and the globals live as long as this
+        self.address = engine.get_function_address("irlab_parallel_dispatch")
+
+        def word(name, ctype):
+            return ctype.from_address(engine.get_global_value_address(name))
+
+        self.owner = word("irlab_dispatch_owner", ctypes.c_int64)
+        self.threads = word("irlab_dispatch_threads", ctypes.c_int64)
+        self.slots = word("irlab_dispatch_slots", ctypes.c_void_p)
+        self.fallback = word("irlab_dispatch_fallback", ctypes.c_void_p)
+        self.loops = word("irlab_dispatch_loops", ctypes.c_int64)
+        self.lock = threading.Lock()  # held by the thread whose call owns the dispatcher
+
+
+def parallel_hook(fallback: int):
+    """The address compiled code should call for a parallel loop: the native dispatcher
+    (which calls ``fallback``, the Python hook, when the loop's thread has not claimed it),
+    or ``fallback`` itself when there is no native pool here."""
+    if _native_failed:
+        return fallback
+    try:
+        _NativePool._compile()
+    except Exception:  # noqa: BLE001 -- no JIT here: the Python hook does it all
+        return fallback
+    dispatch = _NativePool.dispatch
+    dispatch.fallback.value = fallback
+    return dispatch.address
+
+
+_NO_POOL = object()  # the claim of a one-thread call (no pool taken)
+
+
+def claim_dispatch(threads):
+    """Let the calling thread's next compiled call run its parallel loops on ``threads``
+    threads (None: the default) without going through Python: a claim to hand back to
+    ``release_dispatch`` after the call, or None when the dispatcher is taken (another
+    thread's call, or this thread inside a chunk or a callback), absent, or the native pool
+    cannot be had (the Python hook then runs the loops, as before)."""
+    dispatch = _NativePool.dispatch
+    if dispatch is None:
+        return None
+    state = _state
+    if getattr(state, "inside", False) or not dispatch.lock.acquire(blocking=False):
+        return None
+    threads = threads or default_num_threads()
+    claim = _NO_POOL
+    if threads > 1:
+        claim = _native_pool(threads - 1)
+        if claim is None or not claim.lock.acquire(blocking=False):
+            dispatch.lock.release()
+            return None
+        claim.current, claim.errors = None, []
+        dispatch.slots.value = claim.base
+    tid = getattr(state, "tid", None)
+    if tid is None:
+        tid = state.tid = threading.get_native_id()
+    dispatch.threads.value = threads
+    dispatch.loops.value = 0
+    dispatch.owner.value = tid
+    return claim
+
+
+def release_dispatch(claim, code=0) -> int:
+    """Give back what ``claim_dispatch`` returned, after the call (which returned ``code``:
+    when it failed in a chunk a worker ran, that worker's exception becomes this thread's);
+    the parallel loops the call met."""
+    dispatch = _NativePool.dispatch
+    dispatch.owner.value = 0
+    loops = dispatch.loops.value
+    if claim is not _NO_POOL:
+        if code:
+            _pass_on(None, code, claim.errors)
+        claim.lock.release()
+    dispatch.lock.release()
+    return loops
 
 
 _native: _NativePool | None = None
@@ -429,6 +632,10 @@ def _forget_native_in_child():
     global _native, _native_lock
     _native = None  # the workers did not survive the fork
     _native_lock = threading.Lock()
+    dispatch = _NativePool.dispatch
+    if dispatch is not None:  # a call another thread was making did not survive either
+        dispatch.owner.value = 0
+        dispatch.lock = threading.Lock()
 
 
 atexit.register(_stop_native)
@@ -520,4 +727,5 @@ def parallel_for(body, closure, extent: int) -> int:
     return code
 
 
-__all__ = ["parallel_for", "num_threads_override", "current_num_threads"]
+__all__ = ["parallel_for", "num_threads_override", "current_num_threads", "parallel_hook",
+           "claim_dispatch", "release_dispatch"]

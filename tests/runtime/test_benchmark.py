@@ -109,3 +109,24 @@ def test_real_clock_and_validation():
         time_evaluator(print, repeat=0)
     with pytest.raises(IrlabError, match="callable"):
         time_evaluator(3)
+
+
+def test_time_evaluator_checks_compiled_arguments_once(monkeypatch):
+    """A compiled function is timed bound to its arguments: checked by the warm-up call only,
+    not on each of the timed calls (a kernel of a few us would be timed with its checks)."""
+    import irlab
+    from irlab import te
+    from irlab.runtime.compiled import CompiledFunction
+
+    A = te.placeholder((64,), "float32", name="A")
+    B = te.compute((64,), lambda i: A[i] * 2, name="B")
+    mod = irlab.build(te.create_prim_func([A, B]).with_attr("global_symbol", "double"),
+                      target="llvm")
+    a, b = irlab.nd.array(np.arange(64, dtype="float32")), irlab.nd.empty((64,), "float32")
+    calls = []
+    checked = CompiledFunction.__call__
+    monkeypatch.setattr(CompiledFunction, "__call__",
+                        lambda self, *args: calls.append(1) or checked(self, *args))
+    result = mod.time_evaluator("double", irlab.cpu(), number=20, repeat=3)(a, b)
+    assert len(result.results) == 3 and len(calls) == 1
+    np.testing.assert_array_equal(b.numpy(), a.numpy() * 2)

@@ -66,3 +66,95 @@ def test_compiled_parallel_loop_many_calls_and_errors():
     np.testing.assert_array_equal(b.numpy(), a.numpy() + 1)
     with pytest.raises(IrlabError):
         f(irlab.nd.array(np.zeros((3, 16), "float32")), b)  # argument check, not a hang
+
+
+needs_native = pytest.mark.skipif(pool._native_failed, reason="no native pool on this host")
+
+
+@needs_native
+def test_claimed_call_fans_out_without_entering_python(monkeypatch):
+    """A compiled call owns the native dispatcher: its parallel loop fans out to the pool's
+    workers without the Python hook (``parallel_for``), which a loop of a few us would feel."""
+    from irlab.runtime import compiled
+
+    A = te.placeholder((64,), "float32", name="A")
+    B = te.compute((64,), lambda i: A[i] + 1, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]).with_attr("global_symbol", "f"))
+    i = sch.get_loops(sch.get_block("B"))[0]
+    sch.parallel(i)
+    f = irlab.build(sch.mod, target="llvm -num-cores=2")["f"]
+    calls = []
+    monkeypatch.setattr(compiled, "parallel_for", lambda *a: calls.append(a) or 0)
+    a = np.arange(64, dtype="float32")
+    b = np.zeros(64, "float32")
+    for _ in range(20):
+        f(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    assert calls == [] and f._parallel is True
+
+
+@needs_native
+def test_dispatcher_threads_and_fallbacks():
+    """Calls at 1, 2 and 3 threads compute the same; a call made while another thread holds
+    the dispatcher takes the Python hook and computes the same too."""
+    A = te.placeholder((8, 4000), "float32", name="A")
+    B = te.compute((8, 4000), lambda i, j: A[i, j] * 2, name="B")
+    sch = tir.Schedule(te.create_prim_func([A, B]).with_attr("global_symbol", "g"))
+    sch.parallel(sch.get_loops(sch.get_block("B"))[0])
+    a = np.random.default_rng(0).random((8, 4000)).astype("float32")
+    for threads in (1, 2, 3):
+        g = irlab.build(sch.mod, target=f"llvm -num-cores={threads}")["g"]
+        b = np.zeros_like(a)
+        g(a, b)
+        np.testing.assert_array_equal(b, a * 2)
+    # the dispatcher held by this thread: a call from another thread still computes
+    claim = pool.claim_dispatch(2)
+    try:
+        out, errors = np.zeros_like(a), []
+        worker = threading.Thread(target=lambda: _call_catching(g, a, out, errors))
+        worker.start()
+        worker.join()
+        assert errors == []
+        np.testing.assert_array_equal(out, a * 2)
+    finally:
+        pool.release_dispatch(claim)
+    again = pool.claim_dispatch(2)  # handed back: claimable again
+    assert again is not None
+    pool.release_dispatch(again)
+
+
+def _call_catching(f, *args_and_errors):
+    *args, errors = args_and_errors
+    try:
+        f(*args)
+    except BaseException as err:  # noqa: BLE001
+        errors.append(err)
+
+
+def test_function_without_parallel_loop_stops_claiming():
+    A = te.placeholder((16,), "float32", name="A")
+    B = te.compute((16,), lambda i: A[i] + 1, name="B")
+    f = irlab.build(te.create_prim_func([A, B]).with_attr("global_symbol", "h"),
+                    target="llvm -num-cores=2")["h"]
+    a, b = np.ones(16, "float32"), np.zeros(16, "float32")
+    f(a, b)
+    f(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    assert f._parallel is (False if not pool._native_failed else None)
+
+
+@needs_native
+def test_every_chunk_runs_once_whether_the_worker_or_the_caller_takes_it():
+    """The caller takes back a chunk its worker has not started (asleep, descheduled): over
+    many fan-outs with the workers sometimes asleep, each chunk still runs exactly once."""
+    import time
+
+    seen, fn = _recording_body()
+    body = BODY(fn)
+    with pool.num_threads_override(3):
+        for k in range(200):
+            seen.clear()
+            if k % 10 == 0:
+                time.sleep(0.002)  # the workers' spin ends: they sleep on their futex
+            assert pool.parallel_for(body, None, 9) == 0
+            assert sorted((b, e) for b, e, _ in seen) == [(0, 3), (3, 6), (6, 9)]

@@ -30,11 +30,17 @@ from irlab.topi.x86.injective import schedule_injective_block
 from irlab.topi.x86.register_tile import accumulator_budget, vector_lanes
 
 PRODUCT_TAGS = ("dense", "matmul", "batch_matmul")
-# Below ~2 MFLOP (~30 us on one AVX2 core) a fan-out to the native thread pool (~1-2 us while
-# its workers spin, tens of us when they sleep) saves too little: run serially. (It was 16
-# MFLOP, sized for the Python pool's ~40 us: the MLP's 784x256 and 256x256 layers at batch 32
-# ran serially at 2 threads.)
-PARALLEL_MIN_FLOPS = 1 << 21
+# A product runs its outer loop in parallel from this many FLOPs per vector lane: 2 MFLOP with
+# AVX-512's 16 float32 lanes, 1 MFLOP with AVX2's 8 -- ~10-15 us of one core's work either
+# way, against a fan-out of ~1-2 us to the native pool's spinning workers (the compiled call
+# owns the pool's dispatcher: no Python on the way). The MLP b32's 784x256 (12.8 MFLOP) and
+# 256x256 (4.2 MFLOP) layers run in parallel, its 256x10 layer (0.16 MFLOP) serially.
+PARALLEL_MIN_FLOPS_PER_LANE = 1 << 17
+
+
+def parallel_min_flops(target, dtype="float32") -> int:
+    """FLOPs from which a matrix product on ``target`` runs its outer loop in parallel."""
+    return PARALLEL_MIN_FLOPS_PER_LANE * vector_lanes(dtype, target)
 
 
 GEMV_MAX_ROWS = 2
@@ -158,7 +164,8 @@ def _register_tile(sch, outs, prod, bn, target):
             sch.unroll(pi)
         sch.vectorize(ji)
     outer = sch.fuse(*batch, jo) if batch else jo
-    if _flops(prod) >= PARALLEL_MIN_FLOPS and (loop_extent(sch, outer) or 0) >= 2:
+    if _flops(prod) >= parallel_min_flops(target, prod.dtype) and \
+            (loop_extent(sch, outer) or 0) >= 2:
         sch.parallel(outer)
     for t in others:
         schedule_injective_block(sch, block_of(sch, t), target, t.dtype)
@@ -220,7 +227,8 @@ def schedule_dense_simple(sch, outs, target):
         except ScheduleError:
             data_loops = sch.get_loops(pblock)[:ndata]
     row = sch.fuse(*data_loops) if len(data_loops) > 1 else data_loops[0]
-    if _flops(prod) >= PARALLEL_MIN_FLOPS and (loop_extent(sch, row) or 0) >= 2:
+    if _flops(prod) >= parallel_min_flops(target, prod.dtype) and \
+            (loop_extent(sch, row) or 0) >= 2:
         try:
             sch.parallel(row)
         except ScheduleError:
@@ -231,4 +239,5 @@ schedule_batch_matmul = schedule_dense
 schedule_matmul = schedule_dense
 
 __all__ = ["schedule_dense", "schedule_dense_prepacked", "schedule_dense_simple",
-           "schedule_batch_matmul", "schedule_matmul", "dense_tile", "find_product"]
+           "schedule_batch_matmul", "schedule_matmul", "dense_tile", "find_product",
+           "parallel_min_flops"]

@@ -129,3 +129,29 @@ def test_benchmark_and_profile_report_times():
     assert len(result.results) == 2 and result.mean > 0
     times = m.profile(number=2, repeat=1)
     assert times and all(t > 0 for t in times.values())
+
+
+def test_run_calls_kernels_bound_to_their_views(monkeypatch):
+    """The argument checks run once per thread (when the storage is made), not on every run:
+    a small model's run is a few kernel calls of a few us, which the checks would double."""
+    from irlab.runtime.compiled import CompiledFunction
+
+    x = relay.var("x", shape=(8, 16), dtype="float32")
+    w = relay.const(np.random.default_rng(1).random((16, 16)).astype("float32"))
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.nn.relu(relay.nn.dense(x, w))))
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, "llvm")
+    m = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+    a = np.random.default_rng(0).random((8, 16)).astype("float32")
+    m.set_input("x", a)
+
+    def checked_call(self, *args, **kwargs):
+        raise AssertionError("run() re-checked the arguments of a bound kernel")
+
+    monkeypatch.setattr(CompiledFunction, "__call__", checked_call)
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), _reference(mod, a), rtol=1e-5)
+    a2 = a + 1.0
+    m.set_input("x", a2)  # set_input copies into the bound view: the next run sees it
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), _reference(mod, a2), rtol=1e-5)
