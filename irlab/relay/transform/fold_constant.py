@@ -29,7 +29,7 @@ from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.function import is_primitive
 from irlab.relay.op.annotation import strip_on_device
 from irlab.relay.transform import function_pass
-from irlab.relay.type_relation import RelationContext, _is_complete
+from irlab.relay.type_relation import _is_complete, infer_call_type
 from irlab.runtime.dtype import to_numpy_dtype
 from irlab.runtime.ndarray import NDArray
 
@@ -86,10 +86,8 @@ def _fold_op_of_constants(op, args, attrs):
         return None
     if op.attrs_type is not None and attrs is not None and not isinstance(attrs, op.attrs_type):
         return None
-    ctx = RelationContext(op.name, [_constant_type(a) for a in args], attrs,
-                          arg_names=[a.name for a in op.arguments])
     try:
-        out_type = op.type_rel(ctx)
+        out_type = infer_call_type(op, [_constant_type(a) for a in args], attrs)
     except Exception:  # noqa: BLE001 - the general path raises it with context
         return None
     if type(out_type) is not TensorType or not _is_complete(out_type):
