@@ -45,12 +45,14 @@ def is_constant(expr) -> bool:
     return True
 
 
-def _value_to_expr(value):
+def _value_to_expr(value, wrapped=None):
+    wrapped = set() if wrapped is None else wrapped  # ids of the arrays wrapped so far
     if isinstance(value, tuple):
-        return Tuple([_value_to_expr(v) for v in value])
+        return Tuple([_value_to_expr(v, wrapped) for v in value])
     array = np.asarray(value)
     flags = array.flags
-    if flags.writeable and flags.owndata and flags.c_contiguous:
+    if flags.writeable and flags.owndata and flags.c_contiguous and id(array) not in wrapped:
+        wrapped.add(id(array))  # one array in two fields of a tuple: the second is a copy
         # A fresh result: the interpreter hands op references read-only views of constants,
         # so a writeable array that owns its data shares no memory with them (nor with the
         # user's params): wrap it, no copy (ResNet-18: 20 folded weights of ~2 MB each).

@@ -90,3 +90,12 @@ def test_tuple_results_still_fold():
     folded = _fold(func)
     assert isinstance(folded.body, Constant)
     np.testing.assert_array_equal(np.asarray(folded.body.data), [4.0, 6.0])
+
+
+def test_one_value_in_two_tuple_fields_is_not_shared():
+    c = relay.const(np.arange(4, dtype="float32"))
+    doubled = relay.add(c, c)
+    folded = fc.evaluate_constant(relay.Tuple([doubled, doubled]))
+    first, second = (np.asarray(f.data) for f in folded.fields)
+    np.testing.assert_array_equal(first, second)
+    assert not np.shares_memory(first, second)
