@@ -90,12 +90,16 @@ class TensorType(Type):
     def __init__(self, shape, dtype="float32"):
         if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
             shape = (shape,)
-        try:
-            dims = tuple(_to_dim(d) for d in shape)
-        except TypeError:
-            raise IrlabError(f"tensor shape must be a sequence of integers, got {shape!r}") from None
-        if any(isinstance(d, int) and d < 0 for d in dims):
-            raise IrlabError(f"tensor shape has a negative dimension: {dims}")
+        if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
+            dims = shape  # the common case (a numpy shape, a relation's result): already plain
+        else:
+            try:
+                dims = tuple(_to_dim(d) for d in shape)
+            except TypeError:
+                raise IrlabError(f"tensor shape must be a sequence of integers, "
+                                 f"got {shape!r}") from None
+            if any(isinstance(d, int) and d < 0 for d in dims):
+                raise IrlabError(f"tensor shape has a negative dimension: {dims}")
         super().__init__(dims, normalize_dtype(dtype))
 
     @property

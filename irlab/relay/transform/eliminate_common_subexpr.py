@@ -17,6 +17,8 @@ never merged, nor are calls without arguments.
 
 from __future__ import annotations
 
+import numpy as np
+
 from irlab.errors import IrlabError
 from irlab.ir.op import Op
 from irlab.relay.expr import Constant
@@ -27,9 +29,9 @@ def _scalar_key(expr):
     """A hashable value for a rank-0 constant (TVM's IsEqualScalar compares those by value)."""
     if not isinstance(expr, Constant):
         return None
-    array = expr.data.numpy()
-    if array.ndim != 0:
+    if expr.data.ndim != 0:  # a weight: not copied to find out
         return None
+    array = np.asarray(expr.data)
     return ("scalar", array.dtype.str, array.tobytes())
 
 

@@ -117,7 +117,7 @@ def is_all_positive_constant(expr) -> bool:
         expr = expr.args[0]
     if not isinstance(expr, Constant):
         return False
-    data = expr.data.numpy()
+    data = np.asarray(expr.data)  # read only: no copy
     return data.dtype.kind in "fiu" and bool(np.all(data > 0))
 
 

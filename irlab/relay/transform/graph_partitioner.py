@@ -216,7 +216,7 @@ class IndexedForwardGraph:
             return [expr.tuple_value]
         if isinstance(expr, Constant):
             node = self._node(expr)
-            data = expr.data.numpy()
+            data = expr.data  # its shape and dtype only: no copy of the weight
             simple = data.ndim == 0 and str(data.dtype) in _INLINE_CONST_DTYPES
             node.pattern = ELEMWISE if simple else OPAQUE
             return []

@@ -123,7 +123,7 @@ def _rebuild_tuple(tup, fields):
 
 def _is_scalar(expr):
     if isinstance(expr, Constant):
-        return expr.data.numpy().ndim == 0
+        return expr.data.ndim == 0
     return expr.has_checked_type() and isinstance(expr.checked_type, TensorType) \
         and len(expr.checked_type.shape) == 0
 

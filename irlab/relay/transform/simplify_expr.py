@@ -112,7 +112,7 @@ def _scalar_value(expr):
     """The value of a constant whose dims are all 1 (TVM's IsScalar), else None."""
     if not isinstance(expr, Constant):
         return None
-    array = expr.data.numpy()
+    array = np.asarray(expr.data)  # read only: no copy of a weight
     if array.size != 1 or array.dtype.kind not in "biuf":
         return None
     return array.reshape(()).item()
