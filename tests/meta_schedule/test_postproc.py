@@ -71,3 +71,19 @@ def test_apply_postprocs_rejects_on_schedule_errors():
     assert [type(p).__name__ for p in ms.postproc.Postproc.create("llvm")] == [
         "DisallowDynamicLoop", "RewriteParallelVectorizeUnroll", "RewriteReductionBlock",
         "VerifyVectorization"]
+
+
+def test_vector_loop_fuses_only_contiguous_loops():
+    # i1, j1 innermost: C[i, j] is contiguous in j only, so fusing i1 too would gather and
+    # scatter (TVM's max_fusible); only j1 (stride 1) becomes the vector loop.
+    func = gemm(16, 16, 8)
+    sch = Schedule(func)
+    sch.annotate(sch.get_block("root"), "meta_schedule.vectorize", 64)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [4, 4])
+    j0, j1 = sch.split(j, [2, 8])
+    sch.reorder(k, i0, j0, i1, j1)
+    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    text = sch.mod.script()
+    assert "T.vectorized(8)" in text and "T.vectorized(32)" not in text
+    np.testing.assert_allclose(outputs(sch.mod["main"]), outputs(func), rtol=1e-5)
