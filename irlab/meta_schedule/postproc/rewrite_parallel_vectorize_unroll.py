@@ -167,19 +167,34 @@ class RewriteParallelVectorizeUnroll(Postproc):
 
     @staticmethod
     def _unroll(sch, block, max_step) -> None:
-        """Unroll the innermost serial loops while their extent product stays within
-        ``max_step`` (the effect of TVM's ``pragma_auto_unroll_max_step``)."""
+        """Unroll the innermost serial loops while the statements their copies make stay
+        within ``max_step`` (TVM's ``pragma_auto_unroll_max_step``, which counts a loop's
+        whole body: a loop shared with another block's nest counts that nest too, so that a
+        cheap copy block never unrolls the loops around the main computation)."""
         func = sch.mod[block.func_name]
         loops = G.loops_of(func, G.find_block(func, block.name))
-        product, chosen = 1, []
+        chosen = []
         for loop in reversed(loops):
             if loop.kind == S.ForKind.VECTORIZED:
                 continue
-            extent = BA.const_extent(loop)
-            if not _is_plain(loop) or extent is None or product * extent > max_step:
+            if not _is_plain(loop) or BA.const_extent(loop) is None or \
+                    unrolled_steps(loop) > max_step:
                 break
-            product *= extent
             chosen.append(loop.loop_var)
         for rv in sch.get_loops(block):
             if any(rv.var is v for v in chosen):
                 sch.unroll(rv)
+
+
+def unrolled_steps(stmt) -> int:
+    """How many statements unrolling ``stmt``'s loops would make: a loop multiplies its
+    body's count by its extent (a vector loop by 1: it becomes one vector statement), a
+    block counts its body (a reduction's init is split off later), any other leaf 1."""
+    if isinstance(stmt, S.For):
+        lanes = 1 if stmt.kind == S.ForKind.VECTORIZED else (BA.const_extent(stmt) or 1)
+        return lanes * unrolled_steps(stmt.body)
+    if isinstance(stmt, S.BlockRealize):
+        return unrolled_steps(stmt.block.body)
+    children = G.stmt_children(stmt)
+    counts = [unrolled_steps(child) for _, _, child in children]
+    return sum(counts) if counts else 1
