@@ -114,9 +114,9 @@ def measure(path, args_info, config, reference_path=None, num_threads=None):
     """Seconds per call of the artifact at ``path``, one per repeat (after the check).
 
     A candidate whose checked call already outlasts a whole repeat (``number`` x
-    ``min_repeat_ms``) is a slow one, and most of a search's candidates are: each repeat
-    then times one call, the checked call having served as the warm-up. That spares the
-    ``number`` + 1 further calls of seconds each which would only confirm it is slow."""
+    ``min_repeat_ms``) is a slow one, and most of a search's first candidates are: that call
+    is its first repeat's time, and each further repeat times one call. That spares the
+    ``number`` + 1 further calls, of seconds each, which would only confirm it is slow."""
     from irlab.runtime.benchmark import time_evaluator
     from irlab.runtime.ndarray import array
     from irlab.runtime.threading import num_threads_override
@@ -129,7 +129,8 @@ def measure(path, args_info, config, reference_path=None, num_threads=None):
         nds = [array(a) for a in random_arguments(args_info, seed=1)]
         if checked_secs is not None and checked_secs * 1e3 > config.number * \
                 max(config.min_repeat_ms, 1.0):
-            return [_time_one_call(func, nds) for _ in range(config.repeat)]
+            return [checked_secs] + [_time_one_call(func, nds)
+                                     for _ in range(config.repeat - 1)]
         evaluator = time_evaluator(func, number=config.number, repeat=config.repeat,
                                    min_repeat_ms=config.min_repeat_ms)
         return list(evaluator(*nds).results)
