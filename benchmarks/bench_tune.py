@@ -135,8 +135,11 @@ def bench_gemm(n, trials, work_dir, per_iter=64):
         return
     flops = 2.0 * n ** 3
     done = db.task_scheduler.tasks[0].trials
+    history = db.task_scheduler.tasks[0].best_history
+    best_at = next((t for t, secs in history if secs <= history[-1][1]), None)
     print(f"\nGEMM {n}x{n}x{n} float32, {done} of {trials} trials tuned in {wall:.0f} s "
-          f"({len(db)} records in {work_dir}; {load()})")
+          f"({len(db)} records in {work_dir}; {load()}); the best was found at trial "
+          f"{best_at}, 90% of it at trial {trials_to_90(history)}")
     print(f"{'threads':>7} {'irlab ms':>9} {'GFLOPS':>7} {'numpy ms':>9} {'GFLOPS':>7} "
           f"{'irlab/numpy speed':>17}  max rel err")
     for threads in (1, 2):
