@@ -71,3 +71,28 @@ def test_reference_outputs_are_saved_once_and_survive_a_new_worker():
     failed = LocalRunner(timeout_sec=30, evaluator_config=FAST).run(
         [RunnerInput(path, "cpu", args, reference_path=path)])[0].result()
     assert failed.run_secs is None and "argument 2 differs" in failed.error_msg
+
+
+def test_a_slow_candidate_is_timed_by_single_calls(monkeypatch, tmp_path):
+    """A candidate whose checked call outlasts a whole repeat (number x min_repeat_ms) is not
+    run number + 1 more times: that call is the first repeat, each further repeat times one
+    call. A fast one goes through the time evaluator."""
+    import irlab.runtime.benchmark as benchmark
+    from irlab.meta_schedule.runner import measure as M
+
+    mod = gemm_mod(64)
+    path = tvm.build(mod, target="llvm").export_library(str(tmp_path / "gemm.irlab"))
+    args = ArgInfo.from_entry_func(mod)
+    evaluated = []
+    real = benchmark.time_evaluator
+    monkeypatch.setattr(benchmark, "time_evaluator",
+                        lambda *a, **k: evaluated.append(k) or real(*a, **k))
+    monkeypatch.setattr(M, "_reference_cache", {})
+    slow = EvaluatorConfig(number=1, repeat=3, min_repeat_ms=1)
+    monkeypatch.setattr(M, "check_against_reference", lambda *a, **k: 1.0)  # a 1 s call
+    secs = M.measure(path, args, slow, reference_path=path, num_threads=1)
+    assert len(secs) == 3 and secs[0] == 1.0 and secs[1] > 0 and not evaluated
+    monkeypatch.setattr(M, "check_against_reference", lambda *a, **k: 1e-6)
+    secs = M.measure(path, args, EvaluatorConfig(number=2, repeat=2, min_repeat_ms=1),
+                     reference_path=path, num_threads=1)
+    assert len(secs) == 2 and evaluated == [{"number": 2, "repeat": 2, "min_repeat_ms": 1.0}]

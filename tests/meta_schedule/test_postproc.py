@@ -71,3 +71,44 @@ def test_apply_postprocs_rejects_on_schedule_errors():
     assert [type(p).__name__ for p in ms.postproc.Postproc.create("llvm")] == [
         "DisallowDynamicLoop", "RewriteParallelVectorizeUnroll", "RewriteReductionBlock",
         "VerifyVectorization"]
+
+
+def test_vector_loop_fuses_only_contiguous_loops():
+    # i1, j1 innermost: C[i, j] is contiguous in j only, so fusing i1 too would gather and
+    # scatter (TVM's max_fusible); only j1 (stride 1) becomes the vector loop.
+    func = gemm(16, 16, 8)
+    sch = Schedule(func)
+    sch.annotate(sch.get_block("root"), "meta_schedule.vectorize", 64)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [4, 4])
+    j0, j1 = sch.split(j, [2, 8])
+    sch.reorder(k, i0, j0, i1, j1)
+    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    text = sch.mod.script()
+    assert "T.vectorized(8)" in text and "T.vectorized(32)" not in text
+    np.testing.assert_allclose(outputs(sch.mod["main"]), outputs(func), rtol=1e-5)
+
+
+def test_unroll_counts_every_block_under_a_shared_loop():
+    # The copy block of a cache write shares the outer tile loop with the GEMM's nest: its
+    # own loops fit the unroll budget, but unrolling the shared loop would copy the whole
+    # reduction nest (TVM's auto_max_step counts a loop's whole body).
+    func = gemm(16, 16, 8)
+    sch = Schedule(func)
+    sch.annotate(sch.get_block("root"), "meta_schedule.unroll_explicit", 256)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, [4, 4])
+    sch.reorder(i0, j, k, i1)
+    sch.reverse_compute_at(sch.cache_write(block, 0, "global"), i0)
+    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    loops = {loop.loop_var.name_hint: loop.kind.name for loop in _loops(sch.mod["main"])}
+    assert loops["i_0"] == "SERIAL" and loops["i_1"] == loops["k"] == "UNROLLED", loops
+    np.testing.assert_allclose(outputs(sch.mod["main"]), outputs(func), rtol=1e-5)
+
+
+def _loops(func):
+    from irlab.tir import stmt as S
+    from irlab.tir.schedule import primitives_getters as G
+
+    return [node for node, _ in G.walk(func.body) if isinstance(node, S.For)]

@@ -6,9 +6,12 @@ and vectorize the inner ones (up to the vector extent), unroll the innermost ser
 from __future__ import annotations
 
 from irlab.meta_schedule import block_analysis as BA
+from irlab.meta_schedule.feature_extractor.index_eval import evaluate
 from irlab.meta_schedule.postproc.postproc import Postproc
+from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.function import PrimFunc
+from irlab.tir.functor import substitute
 from irlab.tir.schedule import primitives_getters as G
 
 _MARKS = (BA.PARALLEL, BA.VECTORIZE, BA.UNROLL_EXPLICIT, BA.UNROLL_IMPLICIT)
@@ -34,11 +37,65 @@ def _parallel_count(loops, kinds, max_extent) -> int:
     return count
 
 
+NOT_AFFINE = -1  # the stride of a loop whose access index is not affine in it
+
+
+def _flat_stride(indices, shape, var, extent) -> int:
+    """How far the flattened access ``indices`` move per step of ``var`` (0: not used),
+    ``NOT_AFFINE`` when the step is not constant over ``extent`` iterations."""
+    dim_stride = 1
+    for index, size in zip(reversed(indices), reversed(shape)):
+        step = evaluate(index, {var: 1}) - evaluate(index, {})
+        if step:
+            last = evaluate(index, {var: extent - 1}) - evaluate(index, {})
+            return step * dim_stride if last == step * (extent - 1) else NOT_AFFINE
+        if not isinstance(size, E.IntImm):
+            return NOT_AFFINE
+        dim_stride *= size.value
+    return 0
+
+
+def _contiguous_count(realize, loops) -> int:
+    """How many innermost loops may fuse into one vector loop without a gather or scatter
+    (TVM's ``max_fusible``): every access of the block stays contiguous over them."""
+    bindings = {iv.var: value for iv, value in zip(realize.block.iter_vars,
+                                                    realize.iter_values)}
+    fusible = len(loops)
+    for access in (*realize.block.reads, *realize.block.writes):
+        indices = [substitute(r.min, bindings) for r in access.region]
+        fusible = min(fusible, _access_contiguous_count(indices, access.buffer.shape, loops))
+    return fusible
+
+
+def _access_contiguous_count(indices, shape, loops) -> int:
+    """From the innermost loop out: a loop the access does not use is free; the first used
+    one may have any stride (one strided loop is still a plain vector load) unless free
+    loops lie inside it; each further one must continue the run of the loops inside."""
+    count, run_end = 0, None  # run_end: stride x extent of the last used loop
+    for loop in reversed(loops):
+        extent = BA.const_extent(loop)
+        stride = NOT_AFFINE if extent is None else \
+            _flat_stride(indices, shape, loop.loop_var, extent)
+        if stride == 0:
+            count += 1
+            continue
+        if stride == NOT_AFFINE or (run_end is None and stride != 1 and count) or \
+                (run_end is not None and stride != run_end):
+            break
+        count += 1
+        run_end = stride * extent
+    return count
+
+
 def _vector_count(realize, loops, kinds, max_extent) -> int:
     """How many innermost loops (a chain directly around the block) fuse into the vector
-    loop, their extent product within ``max_extent``."""
+    loop, their extent product within ``max_extent`` and every access contiguous over
+    them."""
     count, product, inner = 0, 1, realize
+    limit = _contiguous_count(realize, loops)
     for loop, kind in zip(reversed(loops), reversed(kinds)):
+        if count >= limit:
+            break
         extent = BA.const_extent(loop)
         if loop.body is not inner or kind != BA.DATA_PAR or extent is None \
                 or not _is_plain(loop) or product * extent > max_extent:
@@ -110,19 +167,34 @@ class RewriteParallelVectorizeUnroll(Postproc):
 
     @staticmethod
     def _unroll(sch, block, max_step) -> None:
-        """Unroll the innermost serial loops while their extent product stays within
-        ``max_step`` (the effect of TVM's ``pragma_auto_unroll_max_step``)."""
+        """Unroll the innermost serial loops while the statements their copies make stay
+        within ``max_step`` (TVM's ``pragma_auto_unroll_max_step``, which counts a loop's
+        whole body: a loop shared with another block's nest counts that nest too, so that a
+        cheap copy block never unrolls the loops around the main computation)."""
         func = sch.mod[block.func_name]
         loops = G.loops_of(func, G.find_block(func, block.name))
-        product, chosen = 1, []
+        chosen = []
         for loop in reversed(loops):
             if loop.kind == S.ForKind.VECTORIZED:
                 continue
-            extent = BA.const_extent(loop)
-            if not _is_plain(loop) or extent is None or product * extent > max_step:
+            if not _is_plain(loop) or BA.const_extent(loop) is None or \
+                    unrolled_steps(loop) > max_step:
                 break
-            product *= extent
             chosen.append(loop.loop_var)
         for rv in sch.get_loops(block):
             if any(rv.var is v for v in chosen):
                 sch.unroll(rv)
+
+
+def unrolled_steps(stmt) -> int:
+    """How many statements unrolling ``stmt``'s loops would make: a loop multiplies its
+    body's count by its extent (a vector loop by 1: it becomes one vector statement), a
+    block counts its body (a reduction's init is split off later), any other leaf 1."""
+    if isinstance(stmt, S.For):
+        lanes = 1 if stmt.kind == S.ForKind.VECTORIZED else (BA.const_extent(stmt) or 1)
+        return lanes * unrolled_steps(stmt.body)
+    if isinstance(stmt, S.BlockRealize):
+        return unrolled_steps(stmt.block.body)
+    children = G.stmt_children(stmt)
+    counts = [unrolled_steps(child) for _, _, child in children]
+    return sum(counts) if counts else 1

@@ -7,6 +7,8 @@ write some, fails. The reference's outputs are cached per worker process.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from irlab.errors import IrlabError
@@ -48,13 +50,15 @@ def load_entry(path):
     return load_module(path).get_function(ENTRY)
 
 
-def _run_once(path, arrays):
+def _run_once(func, arrays):
+    """(the arguments after one call of ``func`` on copies of ``arrays``, its seconds)."""
     from irlab.runtime.ndarray import array
 
-    func = load_entry(path)
     nds = [array(a.copy()) for a in arrays]
+    start = time.perf_counter()
     func(*nds)
-    return [nd.numpy() for nd in nds]
+    secs = time.perf_counter() - start
+    return [nd.numpy() for nd in nds], secs
 
 
 def reference_outputs_path(reference_path) -> str:
@@ -69,7 +73,8 @@ def prepare_reference(reference_path, args_info, seed=0) -> None:
     timeout again. Written to a temporary name, then renamed: readers see all or nothing."""
     import os
 
-    outputs = _run_once(reference_path, random_arguments(args_info, seed))
+    arrays = random_arguments(args_info, seed)
+    outputs, _ = _run_once(load_entry(reference_path), arrays)
     final = reference_outputs_path(reference_path)
     partial = f"{final}.{os.getpid()}.tmp.npz"
     np.savez(partial, *outputs)
@@ -86,34 +91,52 @@ def _reference_outputs(reference_path, args_info, arrays):
             with np.load(saved) as data:
                 _reference_cache[key] = [data[f"arr_{i}"] for i in range(len(data.files))]
         else:
-            _reference_cache[key] = _run_once(reference_path, arrays)
+            _reference_cache[key] = _run_once(load_entry(reference_path), arrays)[0]
     return _reference_cache[key]
 
 
-def check_against_reference(path, reference_path, args_info, seed=0):
-    """Raise ``WrongResultError`` naming the first argument whose values differ."""
+def check_against_reference(func, reference_path, args_info, seed=0) -> float:
+    """Raise ``WrongResultError`` naming the first argument whose values differ; else the
+    seconds the checked call took."""
     arrays = random_arguments(args_info, seed)
     expected = _reference_outputs(reference_path, args_info, arrays)
-    got = _run_once(path, arrays)
+    got, secs = _run_once(func, arrays)
     for index, (want, have) in enumerate(zip(expected, got)):
         scale = float(np.max(np.abs(want))) if want.size else 0.0
         if not np.allclose(have, want, rtol=1e-3, atol=1e-4 * max(scale, 1.0), equal_nan=True):
             worst = float(np.max(np.abs(have.astype("float64") - want)))
             raise WrongResultError(f"argument {index} differs from the untuned build "
                                    f"(max abs error {worst:.3g})")
+    return secs
 
 
 def measure(path, args_info, config, reference_path=None, num_threads=None):
-    """Seconds per call of the artifact at ``path``, one per repeat (after the check)."""
+    """Seconds per call of the artifact at ``path``, one per repeat (after the check).
+
+    A candidate whose checked call already outlasts a whole repeat (``number`` x
+    ``min_repeat_ms``) is a slow one, and most of a search's first candidates are: that call
+    is its first repeat's time, and each further repeat times one call. That spares the
+    ``number`` + 1 further calls, of seconds each, which would only confirm it is slow."""
     from irlab.runtime.benchmark import time_evaluator
     from irlab.runtime.ndarray import array
     from irlab.runtime.threading import num_threads_override
 
     with num_threads_override(num_threads):
-        if reference_path is not None:
-            check_against_reference(path, reference_path, args_info)
         func = load_entry(path)
+        checked_secs = None
+        if reference_path is not None:
+            checked_secs = check_against_reference(func, reference_path, args_info)
         nds = [array(a) for a in random_arguments(args_info, seed=1)]
+        if checked_secs is not None and checked_secs * 1e3 > config.number * \
+                max(config.min_repeat_ms, 1.0):
+            return [checked_secs] + [_time_one_call(func, nds)
+                                     for _ in range(config.repeat - 1)]
         evaluator = time_evaluator(func, number=config.number, repeat=config.repeat,
                                    min_repeat_ms=config.min_repeat_ms)
         return list(evaluator(*nds).results)
+
+
+def _time_one_call(func, nds) -> float:
+    start = time.perf_counter()
+    func(*nds)
+    return time.perf_counter() - start
