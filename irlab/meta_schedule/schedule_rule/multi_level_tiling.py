@@ -12,7 +12,8 @@ conv2d with a packed ``OIHW{n}o`` weight). It is split by the vector lanes first
 go last in the innermost spatial level (the lanes innermost), and the accumulator buffer
 (the write cache, or the conv's own buffer when an elementwise epilogue is the cache) is
 laid out with that axis last, so vector stores stay contiguous: for ``n, oc, oh, ow`` the
-register tile is ``oh3 x ow3`` rows of ``oc3`` vectors, TOPI's x86 conv2d tile.
+register tile is ``oh3 x ow3`` rows of ``oc3`` vectors, TOPI's x86 conv2d tile; the rows'
+innermost tiles are at most the target's accumulator budget each.
 """
 
 from __future__ import annotations
@@ -126,6 +127,17 @@ class MultiLevelTiling(ScheduleRule):
         dtype = str(block.writes[0].buffer.dtype)
         return int(self._target.vector_width(dtype))
 
+    def _row_limit(self) -> int:
+        """The innermost tile of the other spatial loops when a vector axis was chosen: at
+        most the accumulators a register tile may hold (TOPI's budget, half the vector
+        registers), so that a sampled tile rarely spills (TOPI's conv tiles: 4 x 4 and
+        7 x 2 vectors on AVX-512)."""
+        from irlab.topi.x86.register_tile import accumulator_budget
+
+        limit = max(1, accumulator_budget(self._target))
+        return min(limit, self.max_innermost_factor) if self.max_innermost_factor > 0 \
+            else limit
+
     def apply(self, sch, block) -> list:
         realize = BA.realize_of(sch, block)
         if self.filter_fn is not None:
@@ -161,10 +173,13 @@ class MultiLevelTiling(ScheduleRule):
             if not indices:
                 continue
             innermost = self.max_innermost_factor
+            if vector is not None and kind == BA.DATA_PAR:
+                innermost = self._row_limit()
             if number == vector:
                 loop, lane = sch.split(loop, [None, lanes])
                 vector_tiles = [lane]
-                innermost = max(1, innermost // lanes) if innermost > 0 else innermost
+                innermost = max(1, self.max_innermost_factor // lanes) \
+                    if self.max_innermost_factor > 0 else self.max_innermost_factor
             if len(indices) == 1:
                 splits = [loop]
             else:
