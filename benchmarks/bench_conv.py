@@ -37,24 +37,27 @@ QUICK = ["l1 3x3 64@56", "l3 3x3 256@14", "l4 3x3 512@7"]
 REPEAT = 5
 
 
-def _best_time(fn, min_ms=100, repeat=None):
+def _best_time(fn, min_ms=100, repeat=None, clock=time.perf_counter):
+    """Best per-call seconds of ``fn`` over ``repeat`` batches; ``clock=time.thread_time``
+    counts this thread's CPU only (one thread: the time the kernel ran, not the time other
+    processes of a loaded machine took the core)."""
     repeat = repeat or REPEAT
     fn()
     number = 1
     while True:
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if elapsed * 1000 >= min_ms / repeat:
             break
         number *= 2
     times = [elapsed / number]
     for _ in range(repeat - 1):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        times.append((time.perf_counter() - start) / number)
+        times.append((clock() - start) / number)
     return float(np.min(times))
 
 
@@ -139,7 +142,8 @@ def ort_conv(ic, oc, size, k, s, p, threads):
 
 
 def _kernel_seconds(mod, target, threads):
-    """Best-of-repeats seconds of ``mod``'s ``main`` built for ``target`` on random inputs."""
+    """Best-of-repeats seconds of ``mod``'s ``main`` built for ``target`` on random inputs
+    (at one thread, CPU seconds of the calling thread, which runs the kernel)."""
     import irlab
     from irlab.meta_schedule.arg_info import ArgInfo
     from irlab.meta_schedule.runner.measure import random_arguments
@@ -148,7 +152,8 @@ def _kernel_seconds(mod, target, threads):
     lib = irlab.build(mod, target=target)
     args = [irlab.nd.array(a) for a in random_arguments(ArgInfo.from_entry_func(mod))]
     with num_threads_override(threads):
-        return _best_time(lambda: lib["main"](*args))
+        clock = time.thread_time if threads == 1 else time.perf_counter
+        return _best_time(lambda: lib["main"](*args), clock=clock)
 
 
 def layout_of(task) -> str:
@@ -200,7 +205,8 @@ def print_tasks(image_size, threads):
 def tune_tasks(count, trials, threads, image_size, work_root, per_iter):
     """Tune the ``count`` tasks with the largest share of ResNet-18 alone (``tune_tir``,
     ``trials`` each) and print tuned vs TOPI per task: both timed here in turns, best of
-    three each (the machine is shared), the tuned kernel checked against TOPI's output."""
+    three each (the machine is shared; at one thread in thread-CPU seconds), the tuned
+    kernel checked against TOPI's output."""
     import os
     import tempfile
 
@@ -215,8 +221,12 @@ def tune_tasks(count, trials, threads, image_size, work_root, per_iter):
           f"{'TOPI/tuned':>11}  load")
     for task, _, _ in rows:
         start, cpu = time.perf_counter(), _children_cpu()
-        db = ms.tune_tir(task.mod, target, os.path.join(work_root, task.task_name), trials,
-                         num_trials_per_iter=per_iter, seed=0)
+        work_dir = os.path.join(work_root, task.task_name)
+        if trials:
+            db = ms.tune_tir(task.mod, target, work_dir, trials, num_trials_per_iter=per_iter,
+                             seed=0)
+        else:  # --trials 0: time what an earlier run recorded
+            db = ms.database.JSONDatabase(work_dir=work_dir)
         wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
         sch = ms.tir_integration.compile_tir(db, task.mod, target)
         if sch is None:
@@ -268,7 +278,8 @@ def main(argv=None):
     parser.add_argument("--image-size", type=int, default=224, help="with --tasks/--tune")
     parser.add_argument("--tune", type=int, default=0, metavar="N",
                         help="tune the N tasks of ResNet-18 with the largest share")
-    parser.add_argument("--trials", type=int, default=96, help="with --tune: per task")
+    parser.add_argument("--trials", type=int, default=96,
+                        help="with --tune: per task (0: time the records in --work-dir)")
     parser.add_argument("--per-iter", type=int, default=32, help="with --tune")
     parser.add_argument("--work-dir", default=None, help="with --tune: records go here")
     args = parser.parse_args(argv)
