@@ -5,6 +5,8 @@ NCHW im2col + GEMM, NHWC direct -- vs numpy im2col + matmul (OpenBLAS) and onnxr
     python benchmarks/bench_conv.py              # all layers, 1 thread
     python benchmarks/bench_conv.py --threads 2
     python benchmarks/bench_conv.py --quick      # three layers
+    python benchmarks/bench_conv.py --tasks      # ResNet-18's tuning tasks: TOPI time, share
+    python benchmarks/bench_conv.py --tune 4 --trials 96   # tune the 4 largest, vs TOPI
 
 Each conv is lowered as LowerTE does (``lower_function`` of a one-op Relay function) with
 ``llvm -num-cores=<threads>``. GFLOPS = 2 * N*OC*OH*OW*IC*KH*KW / the best of ``--repeat``
@@ -35,24 +37,27 @@ QUICK = ["l1 3x3 64@56", "l3 3x3 256@14", "l4 3x3 512@7"]
 REPEAT = 5
 
 
-def _best_time(fn, min_ms=100, repeat=None):
+def _best_time(fn, min_ms=100, repeat=None, clock=time.perf_counter):
+    """Best per-call seconds of ``fn`` over ``repeat`` batches; ``clock=time.thread_time``
+    counts this thread's CPU only (one thread: the time the kernel ran, not the time other
+    processes of a loaded machine took the core)."""
     repeat = repeat or REPEAT
     fn()
     number = 1
     while True:
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if elapsed * 1000 >= min_ms / repeat:
             break
         number *= 2
     times = [elapsed / number]
     for _ in range(repeat - 1):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        times.append((time.perf_counter() - start) / number)
+        times.append((clock() - start) / number)
     return float(np.min(times))
 
 
@@ -136,6 +141,130 @@ def ort_conv(ic, oc, size, k, s, p, threads):
     return _best_time(lambda: sess.run(None, {"x": a}))
 
 
+def _kernel_seconds(mod, target, threads):
+    """Best-of-repeats seconds of ``mod``'s ``main`` built for ``target`` on random inputs
+    (at one thread, CPU seconds of the calling thread, which runs the kernel)."""
+    import irlab
+    from irlab.meta_schedule.arg_info import ArgInfo
+    from irlab.meta_schedule.runner.measure import random_arguments
+    from irlab.runtime.threading import num_threads_override
+
+    lib = irlab.build(mod, target=target)
+    args = [irlab.nd.array(a) for a in random_arguments(ArgInfo.from_entry_func(mod))]
+    with num_threads_override(threads):
+        clock = time.thread_time if threads == 1 else time.perf_counter
+        return _best_time(lambda: lib["main"](*args), clock=clock)
+
+
+def layout_of(task) -> str:
+    """The layouts a task's kernel sees: data and weight (``OIHW{n}o`` once AlterOpLayout
+    packed the weight), from the PrimFunc's buffer shapes."""
+    if "conv2d" not in task.task_name:
+        return "-"
+    func = task.mod["main"]
+    shapes = [tuple(int(d) for d in func.buffer_map[p].shape) for p in func.params]
+    if len(shapes) < 2 or len(shapes[1]) not in (4, 5) or len(shapes[0]) != 4:
+        return "-"
+    weight = "OIHW" if len(shapes[1]) == 4 else f"OIHW{shapes[1][-1]}o"
+    return f"NCHW/{weight}"
+
+
+def task_rows(image_size, threads):
+    """``[(task, seconds of TOPI's kernel, FLOPs)]`` of ResNet-18's tuning tasks
+    (``extract_tasks`` at opt_level 3 for ``llvm -num-cores=threads``)."""
+    from irlab import meta_schedule as ms
+    from irlab.meta_schedule.feature_extractor.flops import estimate_flops
+    from irlab.relay.frontend import from_onnx, onnx_models
+
+    mod, params = from_onnx(onnx_models.resnet18(image_size=image_size), freeze_params=True)
+    target = f"llvm -num-cores={threads}"
+    rows = []
+    for task in ms.relay_integration.extract_tasks(mod, target, params):
+        seconds = _kernel_seconds(task.default_schedule.mod, target, threads)
+        rows.append((task, seconds, estimate_flops(task.mod)))
+    return rows
+
+
+def print_tasks(image_size, threads):
+    """The task table of issue 15: per task TOPI's time, FLOPs, GFLOPS, weight, share."""
+    from machine import describe, load
+
+    print(describe())
+    rows = task_rows(image_size, threads)
+    total = sum(t.weight * sec for t, sec, _ in rows)
+    print(f"ResNet-18 {image_size}: {len(rows)} tasks, TOPI kernels at {threads} thread(s), "
+          f"sum of weight x time {total * 1e3:.2f} ms ({load()})")
+    print(f"{'task':<34}{'layout':>14}{'weight':>7}{'TOPI ms':>9}{'MFLOP':>8}{'GFLOPS':>8}"
+          f"{'share':>7}")
+    for task, sec, flops in sorted(rows, key=lambda r: -r[0].weight * r[1]):
+        print(f"{task.task_name:<34}{layout_of(task):>14}{task.weight:>7}{sec * 1e3:>9.3f}"
+              f"{flops / 1e6:>8.1f}{flops / sec / 1e9:>8.1f}"
+              f"{100 * task.weight * sec / total:>6.1f}%", flush=True)
+
+
+def tune_tasks(count, trials, threads, image_size, work_root, per_iter):
+    """Tune the ``count`` tasks with the largest share of ResNet-18 alone (``tune_tir``,
+    ``trials`` each) and print tuned vs TOPI per task: both timed here in turns, best of
+    three each (the machine is shared; at one thread in thread-CPU seconds), the tuned
+    kernel checked against TOPI's output."""
+    import os
+    import tempfile
+
+    from irlab import meta_schedule as ms
+    from machine import describe, load
+
+    print(describe())
+    rows = sorted(task_rows(image_size, threads), key=lambda r: -r[0].weight * r[1])[:count]
+    target = f"llvm -num-cores={threads}"
+    work_root = work_root or tempfile.mkdtemp(prefix="bench_conv_tune_")
+    print(f"{'task':<34}{'trials':>7}{'tune s':>8}{'CPU s':>8}{'TOPI ms':>9}{'tuned ms':>9}"
+          f"{'TOPI/tuned':>11}  load")
+    for task, _, _ in rows:
+        start, cpu = time.perf_counter(), _children_cpu()
+        work_dir = os.path.join(work_root, task.task_name)
+        if trials:
+            db = ms.tune_tir(task.mod, target, work_dir, trials, num_trials_per_iter=per_iter,
+                             seed=0)
+        else:  # --trials 0: time what an earlier run recorded
+            db = ms.database.JSONDatabase(work_dir=work_dir)
+        wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+        sch = ms.tir_integration.compile_tir(db, task.mod, target)
+        if sch is None:
+            print(f"{task.task_name:<34} no successful record")
+            continue
+        _check_equal(sch.mod, task.default_schedule.mod, target)
+        topi = tuned = float("inf")
+        for _ in range(3):
+            topi = min(topi, _kernel_seconds(task.default_schedule.mod, target, threads))
+            tuned = min(tuned, _kernel_seconds(sch.mod, target, threads))
+        print(f"{task.task_name:<34}{trials:>7}{wall:>8.0f}{cpu:>8.0f}{topi * 1e3:>9.3f}"
+              f"{tuned * 1e3:>9.3f}{topi / tuned:>11.2f}  {load()}", flush=True)
+    print(f"records in {work_root}")
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process and its finished children (builder/runner workers)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _check_equal(mod, reference, target):
+    """Raise unless ``mod`` computes ``reference``'s output on random inputs."""
+    import irlab
+    from irlab.meta_schedule.arg_info import ArgInfo
+    from irlab.meta_schedule.runner.measure import random_arguments
+
+    outs = []
+    for m in (mod, reference):
+        args = [irlab.nd.array(a) for a in random_arguments(ArgInfo.from_entry_func(m))]
+        irlab.build(m, target=target)["main"](*args)
+        outs.append(args[-1].numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-4, atol=1e-4)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=1)
@@ -144,7 +273,21 @@ def main(argv=None):
                         help="repeats per measurement (the best is kept)")
     parser.add_argument("--columns", nargs="+",
                         default=["NCHW", "NCHW-direct", "NCHW-im2col", "NHWC"])
+    parser.add_argument("--tasks", action="store_true",
+                        help="ResNet-18's tuning tasks (extract_tasks): TOPI time and share")
+    parser.add_argument("--image-size", type=int, default=224, help="with --tasks/--tune")
+    parser.add_argument("--tune", type=int, default=0, metavar="N",
+                        help="tune the N tasks of ResNet-18 with the largest share")
+    parser.add_argument("--trials", type=int, default=96,
+                        help="with --tune: per task (0: time the records in --work-dir)")
+    parser.add_argument("--per-iter", type=int, default=32, help="with --tune")
+    parser.add_argument("--work-dir", default=None, help="with --tune: records go here")
     args = parser.parse_args(argv)
+    if args.tasks:
+        return print_tasks(args.image_size, args.threads)
+    if args.tune:
+        return tune_tasks(args.tune, args.trials, args.threads, args.image_size,
+                          args.work_dir, args.per_iter)
     global REPEAT
     REPEAT = args.repeat
     try:

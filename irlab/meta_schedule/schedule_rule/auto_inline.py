@@ -6,6 +6,7 @@ from __future__ import annotations
 from irlab.meta_schedule import block_analysis as BA
 from irlab.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 from irlab.tir import expr as E
+from irlab.tir.functor import post_order_visit
 from irlab.tir.schedule import ScheduleError
 
 
@@ -26,6 +27,28 @@ def _writes_injectively(block) -> bool:
     return True
 
 
+def _has_load(node) -> bool:
+    found = []
+    post_order_visit(node, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
+    return bool(found)
+
+
+def guards_a_load(node) -> bool:
+    """Whether ``node`` selects between a buffer load and something else on a condition of
+    indices only: TOPI's ``pad``, ``Select(0 <= i - 1 < 56, p0[i - 1], 0)``, irlab's
+    spelling of the ``if_then_else`` TVM's pad has. Inlined into a conv2d, the bounds test
+    and the clamped load run at every multiply-add of the reduction."""
+    found = []
+
+    def check(n):
+        if isinstance(n, E.Select) and not _has_load(n.condition) \
+                and (_has_load(n.true_value) or _has_load(n.false_value)):
+            found.append(n)
+
+    post_order_visit(node, check)
+    return bool(found)
+
+
 def _writes_in_order(block) -> bool:
     """Whether the written indices follow the iterators' order."""
     order = {id(iv.var): i for i, iv in enumerate(block.iter_vars)}
@@ -36,7 +59,8 @@ def _writes_in_order(block) -> bool:
 class AutoInline(ScheduleRule):
     """Inline a spatial, root-level block with one write into its consumers
     (``into_consumer``) or into its single producer (``into_producer``). Blocks with an
-    ``IfThenElse`` statement (``disallow_if_then_else``), calling an op of ``disallow_op``
+    ``IfThenElse`` statement or a load guarded by a ``Select`` on indices (padding:
+    ``disallow_if_then_else``), calling an op of ``disallow_op``
     (TVM's CPU default keeps ``tir.exp`` out of its consumers, to compute it once), or
     annotated ``meta_schedule.inline_rule = "disable"`` stay."""
 
@@ -58,7 +82,8 @@ class AutoInline(ScheduleRule):
             return False
         if self.inline_const_tensor and not block.reads:
             return True
-        if self.disallow_if_then_else and BA.contains_if(block.body):
+        if self.disallow_if_then_else and (BA.contains_if(block.body)
+                                           or guards_a_load(block.body)):
             return False
         if self.require_injective and not _writes_injectively(block):
             return False
