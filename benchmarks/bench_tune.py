@@ -4,6 +4,7 @@ onnxruntime, and XGBModel vs RandomModel, side by side in one run with the machi
     python benchmarks/bench_tune.py                    # GEMM 1024 (1,000 trials), MLP, ResNet-18
     python benchmarks/bench_tune.py --quick            # GEMM 256, 64 trials, MLP only
     python benchmarks/bench_tune.py --only gemm --gemm-trials 300 --work-dir /tmp/ms
+    python benchmarks/bench_tune.py --only gemm --gemm-trials 0 --work-dir /tmp/ms   (re-time)
     python benchmarks/bench_tune.py --budget-minutes 15  # each tuning run stops after 15 min
 
 * GEMM: ``C = A @ B`` given as a TE compute alone (no hand schedule), tuned with ``ms.tune_tir``
@@ -139,6 +140,16 @@ def tune_gemm(n, trials, work_dir, cost_model="xgb", per_iter=64, seed=0):
 def bench_gemm(n, trials, work_dir, per_iter=64):
     from irlab import meta_schedule as ms
 
+    if trials == 0:  # re-time the best record of an earlier run's work_dir, no tuning
+        db = ms.database.JSONDatabase(work_dir=work_dir)
+        sch = ms.tir_integration.compile_tir(db, gemm_te(n), "llvm -num-cores=2")
+        if sch is None:
+            print(f"GEMM {n}: no successful record in {work_dir}")
+            return
+        print(f"\nGEMM {n}x{n}x{n} float32: the best of {len(db)} records in {work_dir}, "
+              f"re-timed ({load()})")
+        print_gemm_table(sch, n)
+        return
     db, wall = tune_gemm(n, trials, work_dir, per_iter=per_iter)
     sch = ms.tir_integration.compile_tir(db, gemm_te(n), "llvm -num-cores=2")
     if sch is None:
@@ -254,7 +265,7 @@ def main():
     print(describe())
     root = args.work_dir or tempfile.mkdtemp(prefix="irlab-bench-tune-")
     n = 256 if args.quick else 1024
-    gemm_trials = args.gemm_trials or (64 if args.quick else 1000)
+    gemm_trials = args.gemm_trials if args.gemm_trials is not None else (64 if args.quick else 1000)
     net_trials = args.net_trials or (64 if args.quick else 1000)
     if args.only in (None, "gemm"):
         bench_gemm(n, gemm_trials, os.path.join(root, f"gemm-{n}"), args.per_iter or 64)
