@@ -31,7 +31,7 @@ from irlab.relay.expr import Call, Var
 from irlab.relay.expr_functor import ExprMutator, post_order, visit_method
 from irlab.relay.function import Function
 from irlab.runtime.lru import LRUCache
-from irlab.relay.type_relation import Defer, RelationContext, TypeRelationError, _is_complete
+from irlab.relay.type_relation import Defer, RelationContext, TypeRelationError, is_complete
 
 
 class _Unresolved(Exception):
@@ -414,7 +414,7 @@ class TypeInferencer:
             names = [a.name for a in node.op.arguments]
             unknown = [names[i] if i < len(names) else f"argument {i}"
                        for i, a in enumerate(node.args)
-                       if not _is_complete(self.solver.resolve(self.types.get(a)))]
+                       if not is_complete(self.solver.resolve(self.types.get(a)))]
             if unknown:
                 return (f"cannot infer the type of {', '.join(unknown)}: annotate it "
                         f"(relay.var(..., shape=...)) or give the op the attrs to derive it")
@@ -424,7 +424,7 @@ class TypeInferencer:
         resolved = {}
         for node in post_order(func):
             ty = self.solver.resolve(self.types[node])
-            if not isinstance(node, Op) and not _is_complete(ty):
+            if not isinstance(node, Op) and not is_complete(ty):
                 self.error(node, f"cannot infer the type of this expression (got {ty})")
             if not isinstance(node, (Op, Function)):
                 self._check_size(node, ty)
@@ -497,7 +497,7 @@ class _Annotator(ExprMutator):
     def visit_call(self, call):
         new = super().visit_call(call)
         type_args = self.type_args.get(call)
-        if type_args and not new.type_args and all(_is_complete(t) for t in type_args):
+        if type_args and not new.type_args and all(is_complete(t) for t in type_args):
             new = Call(new.op, new.args, new.attrs, type_args, new.span)
         return new
 

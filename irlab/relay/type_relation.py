@@ -52,11 +52,11 @@ class RelationContext:
         return self._arg_names[i] if i < len(self._arg_names) else f"argument {i}"
 
     def known(self, i) -> bool:
-        return _is_complete(self._resolve(self._arg_types[i]))
+        return is_complete(self._resolve(self._arg_types[i]))
 
     def arg(self, i) -> Type:
         ty = self._resolve(self._arg_types[i])
-        if not _is_complete(ty):
+        if not is_complete(ty):
             raise Defer(i)
         return ty
 
@@ -75,7 +75,7 @@ class RelationContext:
     def assign(self, i, ty: Type):
         current = self._resolve(self._arg_types[i])
         if self._unify is None:
-            if not _is_complete(current):
+            if not is_complete(current):
                 self._arg_types[i] = ty
                 return
             if current != ty:
@@ -94,11 +94,12 @@ class RelationContext:
             raise TypeRelationError(message)
 
 
-def _is_complete(ty) -> bool:
+def is_complete(ty) -> bool:
+    """Whether ``ty`` is known all the way down (no IncompleteType, in a tuple's fields too)."""
     if ty is None or isinstance(ty, IncompleteType):
         return False
     if isinstance(ty, TupleType):
-        return all(_is_complete(f) for f in ty.fields)
+        return all(is_complete(f) for f in ty.fields)
     return True
 
 

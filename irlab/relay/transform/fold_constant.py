@@ -29,7 +29,7 @@ from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.function import is_primitive
 from irlab.relay.op.annotation import strip_on_device
 from irlab.relay.transform import function_pass
-from irlab.relay.type_relation import _is_complete, infer_call_type
+from irlab.relay.type_relation import is_complete, infer_call_type
 from irlab.runtime.dtype import to_numpy_dtype
 from irlab.runtime.ndarray import NDArray
 
@@ -92,7 +92,7 @@ def _fold_op_of_constants(op, args, attrs):
         out_type = infer_call_type(op, [_constant_type(a) for a in args], attrs)
     except Exception:  # noqa: BLE001 - the general path raises it with context
         return None
-    if type(out_type) is not TensorType or not _is_complete(out_type):
+    if type(out_type) is not TensorType or not is_complete(out_type):
         return None
     inputs = []
     for arg in args:  # read-only views, as the interpreter's: a reference cannot write them
