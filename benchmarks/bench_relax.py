@@ -49,10 +49,10 @@ def _median_seconds(run, repeat, budget=0.2):
 def _interleaved_cpu_seconds(first, second, rounds):
     """Median thread CPU seconds per call of ``first`` and of ``second``, measured in
     alternating short rounds (so both see the same load)."""
-    from bench_e2e import cpu_seconds
+    from machine import interleaved
 
-    pairs = [(cpu_seconds(first, 0.1), cpu_seconds(second, 0.1)) for _ in range(rounds)]
-    return float(np.median([a for a, _ in pairs])), float(np.median([b for _, b in pairs]))
+    t = interleaved({"first": first, "second": second}, rounds, seconds=0.1)
+    return t["first"].cpu_median, t["second"].cpu_median
 
 
 def _vm_runner(ex, inputs_in_order):
@@ -69,7 +69,7 @@ def compare_executors(name, model, threads, repeat):
     from irlab import relax, relay
     from irlab.contrib import graph_executor
     from irlab.relay.frontend import from_onnx, onnx_models
-    from bench_e2e import ort_latency
+    from bench_e2e import ort_runner
 
     inputs = onnx_models.random_input(model)
     mod, params = from_onnx(model, freeze_params=True)
@@ -88,7 +88,7 @@ def compare_executors(name, model, threads, repeat):
     out = (out if hasattr(out, "numpy") else out[0]).numpy()
     g.run()
     assert np.array_equal(out, g.get_output(0).numpy()), "Relax and Relay outputs differ"
-    ort_s, _, _ = ort_latency(model, inputs, threads, repeat)
+    ort_s = _median_seconds(ort_runner(model, inputs, threads)[0], repeat)
     print(f"{name:24} {threads:>3} {relay_s * 1e3:>9.3f} {relax_s * 1e3:>9.3f} "
           f"{ort_s * 1e3:>8.3f} {relax_s / relay_s:>11.2f} {relax_s / ort_s:>9.2f} "
           f"{relay_cpu * 1e3:>13.3f} {relax_cpu * 1e3:>13.3f} {relax_cpu / relay_cpu:>9.2f}",
@@ -122,7 +122,7 @@ def compare_frontend(name, model, threads, repeat):
     from irlab import relay
     from irlab.contrib import graph_executor
     from irlab.relay.frontend import from_onnx, onnx_models
-    from bench_e2e import ort_latency
+    from bench_e2e import ort_runner
 
     inputs = onnx_models.random_input(model)
     mod, params = from_onnx(model, freeze_params=True)
@@ -142,7 +142,7 @@ def compare_frontend(name, model, threads, repeat):
         np.testing.assert_allclose(run().numpy(), expected, rtol=1e-3, atol=1e-4)  # sum orders
         cols.append((_median_seconds(run, repeat), build_s, run))
     relay_cpu, static_cpu = _interleaved_cpu_seconds(g.run, cols[0][2], 2 * repeat)
-    ort_s, _, _ = ort_latency(model, inputs, threads, repeat)
+    ort_s = _median_seconds(ort_runner(model, inputs, threads)[0], repeat)
     (static_s, static_b, _), (sym_s, sym_b, _) = cols
     print(f"{name:24} {threads:>3} {relay_s * 1e3:>9.3f} {static_s * 1e3:>10.3f} "
           f"{sym_s * 1e3:>9.3f} {ort_s * 1e3:>8.3f} {static_s / relay_s:>12.2f} "

@@ -180,7 +180,8 @@ def print_gemm_table(sch, n):
 
 
 def bench_network(name, model, trials, work_dir):
-    from bench_e2e import irlab_latency, ort_latency
+    from bench_e2e import irlab_runner, ort_runner
+    from machine import interleaved
 
     from irlab import meta_schedule as ms
     from irlab.relay.frontend import from_onnx, onnx_models
@@ -204,11 +205,15 @@ def bench_network(name, model, trials, work_dir):
           f"{'TOPI/ort':>8}  max rel err")
     for threads in (1, 2):
         threaded = f"llvm -num-cores={threads}"
-        lib = ms.relay_integration.compile_relay(db, mod, threaded, params)
-        ours, _, out = irlab_latency(lib, inputs, 5)
-        topi, _, _ = irlab_latency(untuned_build(mod, params, threaded), inputs, 5)
-        theirs, _, expect = ort_latency(model, inputs, threads, 5)
-        err = float(np.abs(out - expect).max() / max(np.abs(expect).max(), 1e-30))
+        tuned_run, tuned_out = irlab_runner(
+            ms.relay_integration.compile_relay(db, mod, threaded, params), inputs)
+        topi_run, _ = irlab_runner(untuned_build(mod, params, threaded), inputs)
+        ort_run, ort_out = ort_runner(model, inputs, threads)
+        # timed in alternation (machine.interleaved): a drifting host skews all three alike
+        t = interleaved({"tuned": tuned_run, "topi": topi_run, "ort": ort_run}, 5, 0.2)
+        ours, topi, theirs = (t[k].median for k in ("tuned", "topi", "ort"))
+        expect = ort_out()
+        err = float(np.abs(tuned_out() - expect).max() / max(np.abs(expect).max(), 1e-30))
         print(f"{threads:>7} {ours * 1e3:>9.3f} {topi * 1e3:>8.3f} {theirs * 1e3:>8.3f} "
               f"{ours / theirs:>9.2f} {topi / theirs:>8.2f}  {err:.1e}", flush=True)
 
