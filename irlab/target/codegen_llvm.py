@@ -24,6 +24,7 @@ import llvmlite.ir as ir
 
 from irlab.errors import CodegenError
 from irlab.runtime.dtype import parse_dtype
+from irlab.runtime.lru import LRUCache
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir import op as O
@@ -781,7 +782,8 @@ class _FunctionBuilder(CallLowering):
 # same few recur in every vectorized kernel, and a shared one is printed once (llvmlite keeps
 # a value's text), where each fresh one printed its lanes one by one -- a tenth of turning a
 # model's kernels into LLVM IR text. Constants belong to no module, so sharing them is safe.
-_SHARED_CONSTANTS: dict = {}
+# Bounded: a long tuning session meets many distinct constants.
+_SHARED_CONSTANTS = LRUCache(4096)
 
 
 def _shared(key, make):
