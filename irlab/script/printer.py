@@ -137,18 +137,17 @@ class _UsesOutsideLets(StmtExprVisitor):
         self.open, self.found = [], set()
 
     def visit_let_stmt(self, s):
-        self.visit_expr(s.value)
-        self.open.append(id(s.var))
-        try:
-            self.visit_stmt(s.body)
-        finally:
-            self.open.pop()
+        self._scoped(s, self.visit_stmt)
 
     def visit_let(self, e):
-        self.visit_expr(e.value)
-        self.open.append(id(e.var))
+        self._scoped(e, self.visit_expr)
+
+    def _scoped(self, let, visit_body):
+        """The value outside the binding, the body with ``let.var`` open."""
+        self.visit_expr(let.value)
+        self.open.append(id(let.var))
         try:
-            self.visit_expr(e.body)
+            visit_body(let.body)
         finally:
             self.open.pop()
 
