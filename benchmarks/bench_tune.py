@@ -9,7 +9,8 @@ onnxruntime, and XGBModel vs RandomModel, side by side in one run with the machi
 
 * GEMM: ``C = A @ B`` given as a TE compute alone (no hand schedule), tuned with ``ms.tune_tir``
   for ``llvm -num-cores=2``; the best schedule is timed at 1 and 2 threads next to numpy
-  (threadpoolctl limits OpenBLAS to the same threads). GFLOPS = 2 N^3 / median time.
+  (threadpoolctl limits OpenBLAS to the same threads) and bench_gemm.py's hand schedule, all
+  interleaved (alternating repeats in one process). GFLOPS = 2 N^3 / median time.
 * Networks: ``ms.relay_integration.tune_relay`` then ``compile_relay``; latency at 1 and 2
   threads next to the untuned build (TOPI's schedules) and onnxruntime on the same ONNX
   model, with the tuning wall time.
@@ -47,51 +48,19 @@ def gemm_te(n):
     return tvm.IRModule({"main": te.create_prim_func([a, b, c])})
 
 
-def median_seconds(fn, repeat=5, min_ms=200, clock=time.perf_counter):
-    """Median seconds per call of ``fn`` on ``clock`` (wall by default; ``time.thread_time``
-    or ``time.process_time`` give the CPU seconds, which other programs on a shared machine
-    do not inflate)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        n, start, wall = 0, clock(), time.perf_counter()
-        while time.perf_counter() - wall < min_ms / 1e3:
-            fn()
-            n += 1
-        times.append((clock() - start) / n)
-    return float(np.median(times))
-
-
-def cpu_clock(threads):
-    """The CPU clock of a kernel on ``threads`` threads: the calling thread's for one (the
-    kernel runs in it), the process's for more (the CPU seconds of all its threads)."""
-    return time.thread_time if threads == 1 else time.process_time
-
-
-def time_irlab_gemm(sch, n, threads):
+def irlab_gemm_runner(sch, a, b, threads):
+    """(a callable of no arguments running the tuned GEMM on ``a``, ``b`` built for
+    ``threads`` threads, its max error relative to numpy's product)."""
     import irlab as tvm
-    from irlab.runtime.threading import num_threads_override
 
+    n = a.shape[0]
     lib = tvm.build(sch.mod, target=f"llvm -num-cores={threads}")
-    rng = np.random.default_rng(0)
-    a, b = (rng.uniform(-1, 1, (n, n)).astype("float32") for _ in range(2))
     args = [tvm.nd.array(a), tvm.nd.array(b), tvm.nd.array(np.zeros((n, n), "float32"))]
     func = lib["main"]
-    with num_threads_override(threads):
-        secs = median_seconds(lambda: func(*args))
-        cpu = median_seconds(lambda: func(*args), clock=cpu_clock(threads))
-    err = float(np.abs(args[2].numpy() - a @ b).max() / np.abs(a @ b).max())
-    return secs, cpu, err
-
-
-def time_numpy_gemm(n, threads):
-    from threadpoolctl import threadpool_limits
-
-    rng = np.random.default_rng(0)
-    a, b = (rng.uniform(-1, 1, (n, n)).astype("float32") for _ in range(2))
-    with threadpool_limits(threads):
-        return (median_seconds(lambda: a @ b),
-                median_seconds(lambda: a @ b, clock=cpu_clock(threads)))
+    func(*args)
+    want = a @ b
+    err = float(np.abs(args[2].numpy() - want).max() / np.abs(want).max())
+    return (func.bind(args) or (lambda: func(*args))), err
 
 
 def builder_and_runner():
@@ -164,19 +133,34 @@ def bench_gemm(n, trials, work_dir, per_iter=64):
     print_gemm_table(sch, n)
 
 
-def print_gemm_table(sch, n):
-    """The tuned GEMM next to numpy at 1 and 2 threads: wall time, and the ratio of CPU
-    seconds per call as well (on a loaded machine the wall ratio mostly measures the load;
-    at 2 threads the CPU ratio compares the work of both threads, not the latency)."""
+def print_gemm_table(sch, n, repeat=10):
+    """The tuned GEMM next to numpy (its BLAS limited to the same threads) and the hand
+    schedule of bench_gemm.py, at 1 and 2 threads, timed interleaved (machine.interleaved:
+    alternating repeats, so a drifting host skews all alike): medians of wall time, and of the
+    calling thread's CPU time at 1 thread (what other programs on a shared host distort least)."""
+    from bench_gemm import irlab_gemm_runner as hand_gemm_runner
+    from machine import interleaved
+    from threadpoolctl import threadpool_limits
+
     flops = 2.0 * n ** 3
-    print(f"{'threads':>7} {'irlab ms':>9} {'GFLOPS':>7} {'numpy ms':>9} {'GFLOPS':>7} "
-          f"{'irlab/numpy speed':>17} {'by CPU s':>8}  max rel err")
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (n, n)).astype("float32") for _ in range(2))
+    out = np.empty((n, n), "float32")
+    print(f"{'threads':>7} {'tuned ms':>9} {'GFLOPS':>7} {'numpy ms':>9} {'GFLOPS':>7} "
+          f"{'hand ms':>8} {'tuned/numpy speed':>17} {'by CPU s':>8}  max rel err")
     for threads in (1, 2):
-        ours, ours_cpu, err = time_irlab_gemm(sch, n, threads)
-        theirs, theirs_cpu = time_numpy_gemm(n, threads)
+        tuned, err = irlab_gemm_runner(sch, a, b, threads)
+        runs = {"tuned": tuned, "numpy": lambda: np.matmul(a, b, out=out),
+                "hand": hand_gemm_runner(a, b, threads)}
+        with threadpool_limits(limits=threads, user_api="blas"):
+            t = interleaved(runs, repeat, 0.2)
+        ours, theirs = t["tuned"].median, t["numpy"].median
+        by_cpu = (f"{t['numpy'].cpu_median / t['tuned'].cpu_median:>8.2f}" if threads == 1
+                  else f"{'-':>8}")
         print(f"{threads:>7} {ours * 1e3:>9.3f} {flops / ours / 1e9:>7.1f} "
-              f"{theirs * 1e3:>9.3f} {flops / theirs / 1e9:>7.1f} {theirs / ours:>17.2f} "
-              f"{theirs_cpu / ours_cpu:>8.2f}  {err:.1e}  ({load()})", flush=True)
+              f"{theirs * 1e3:>9.3f} {flops / theirs / 1e9:>7.1f} "
+              f"{t['hand'].median * 1e3:>8.3f} {theirs / ours:>17.2f} {by_cpu}  {err:.1e}  "
+              f"({load()})", flush=True)
 
 
 def bench_network(name, model, trials, work_dir):
