@@ -5,6 +5,7 @@ onnxruntime, and XGBModel vs RandomModel, side by side in one run with the machi
     python benchmarks/bench_tune.py --quick            # GEMM 256, 64 trials, MLP only
     python benchmarks/bench_tune.py --only gemm --gemm-trials 300 --work-dir /tmp/ms
     python benchmarks/bench_tune.py --only gemm --gemm-trials 0 --work-dir /tmp/ms   (re-time)
+    python benchmarks/bench_tune.py --only resnet --net-trials 0 --work-dir /tmp/ms  (re-time)
     python benchmarks/bench_tune.py --budget-minutes 15  # each tuning run stops after 15 min
 
 * GEMM: ``C = A @ B`` given as a TE compute alone (no hand schedule), tuned with ``ms.tune_tir``
@@ -173,18 +174,22 @@ def bench_network(name, model, trials, work_dir):
     inputs = onnx_models.random_input(model)
     mod, params = from_onnx(model, freeze_params=True)
     target = "llvm -num-cores=2"
-    start = time.perf_counter()
-    per_iter = max(4, min(32, trials // 16))  # small rounds: every task gets several
-    db = ms.relay_integration.tune_relay(mod, params, target, work_dir, trials,
-                                         num_trials_per_iter=per_iter,
-                                         task_scheduler=task_scheduler(),
-                                         **builder_and_runner())
-    wall = time.perf_counter() - start
-    tasks = db.task_scheduler.tasks
-    done = sum(t.trials for t in tasks)
-    print(f"\n{name}: {len(tasks)} tasks, {done} of {trials} trials tuned in {wall:.0f} s "
-          f"({load()})")
-    print(db.task_scheduler.tuning_statistics())
+    if trials == 0:  # re-time an earlier run's records (work_dir), no tuning
+        db = ms.database.JSONDatabase(work_dir=work_dir)
+        print(f"\n{name}: the records of {work_dir} ({len(db)}), re-timed ({load()})")
+    else:
+        start = time.perf_counter()
+        per_iter = max(4, min(32, trials // 16))  # small rounds: every task gets several
+        db = ms.relay_integration.tune_relay(mod, params, target, work_dir, trials,
+                                             num_trials_per_iter=per_iter,
+                                             task_scheduler=task_scheduler(),
+                                             **builder_and_runner())
+        wall = time.perf_counter() - start
+        tasks = db.task_scheduler.tasks
+        done = sum(t.trials for t in tasks)
+        print(f"\n{name}: {len(tasks)} tasks, {done} of {trials} trials tuned in {wall:.0f} s "
+              f"({load()})")
+        print(db.task_scheduler.tuning_statistics())
     print(f"{'threads':>7} {'tuned ms':>9} {'TOPI ms':>8} {'ort ms':>8} {'tuned/ort':>9} "
           f"{'TOPI/ort':>8}  max rel err")
     for threads in (1, 2):
@@ -255,7 +260,8 @@ def main():
     root = args.work_dir or tempfile.mkdtemp(prefix="irlab-bench-tune-")
     n = 256 if args.quick else 1024
     gemm_trials = args.gemm_trials if args.gemm_trials is not None else (64 if args.quick else 1000)
-    net_trials = args.net_trials or (64 if args.quick else 1000)
+    net_trials = args.net_trials if args.net_trials is not None else \
+        (64 if args.quick else 1000)
     if args.only in (None, "gemm"):
         bench_gemm(n, gemm_trials, os.path.join(root, f"gemm-{n}"), args.per_iter or 64)
     if args.only in (None, "mlp"):
