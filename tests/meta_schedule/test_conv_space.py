@@ -19,8 +19,8 @@ from irlab.tir.schedule import Schedule, Trace
 from test_design_space import TARGET, gemm, replay
 
 CHANNELS = 32  # a multiple of the lanes of AVX2 (8) and AVX-512 (16)
-WIDTH = 7  # a multiple of neither (ResNet's last stage): else, with AVX2's 8 lanes, the output
-# columns would walk the input contiguously in whole vectors too, and win the tie over oc
+WIDTH = 7  # a multiple of neither (ResNet's last stage); the tie when the columns fill whole
+# vectors too is tested on its own (test_output_channels_win_the_tie_with_whole_vector_columns)
 
 
 def conv_bias_relu():
@@ -54,6 +54,28 @@ def outputs(mod):
 
 def lanes():
     return Target(TARGET).vector_width("float32")
+
+
+def test_output_channels_win_the_tie_with_whole_vector_columns():
+    """56 output columns fill whole AVX2 vectors (8 lanes) and walk the input contiguously,
+    as the channels walk the packed weight: the channels, read at a plain index, are still
+    the vector loop (the columns read the input at a window offset ``ow + rx``)."""
+    from irlab.tir import expr as E
+    from irlab.meta_schedule.schedule_rule.vector_axis import plain_index
+
+    haswell = "llvm -mcpu=haswell -num-cores=2"
+    x = relay.var("x", shape=(1, 8, 56, 56))
+    w = relay.const(np.ones((CHANNELS, 8, 3, 3), "float32"))
+    mod = irlab.IRModule.from_expr(relay.Function([x], relay.nn.conv2d(x, w, padding=(1, 1))))
+    (task,) = ms.relay_integration.extract_tasks(mod, haswell)
+    sch = Schedule(task.mod)
+    conv = sch.get_block("conv2d")
+    loops = BA.loops_of(sch, conv)
+    assert [BA.const_extent(lp) for lp in loops[:4]] == [1, CHANNELS, 56, 56]
+    assert choose_vector_loop(BA.realize_of(sch, conv), loops, 8) == 1  # oc, not ow
+    v = E.Var("v", "int32")
+    assert plain_index(v, v) and plain_index(E.FloorMod(v, E.IntImm("int32", 8)), v)
+    assert not plain_index(E.Add(v, E.Var("r", "int32")), v)
 
 
 def test_packed_conv_vectorizes_output_channels():

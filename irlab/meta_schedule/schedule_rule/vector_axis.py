@@ -8,6 +8,9 @@ For an NCHW conv2d whose weight AlterOpLayout packed as ``OIHW{n}o`` the loops a
 ``ow`` (56, 28, 14, 7 columns; strided in the input for stride 2) rarely fills one. The
 default loop order would vectorize ``ow``, the last spatial loop; TOPI's x86 schedule
 vectorizes ``oc`` with the input as broadcast scalars, and so does the design space now.
+When ``ow`` fills whole vectors too (56 columns, 8 lanes of AVX2) both walk one read buffer
+contiguously; ``oc`` reads the weight at its own index (``oc % n``), ``ow`` the input at a
+window offset (``ow + rx``: unaligned loads, strided with stride 2), and the plain index wins.
 """
 
 from __future__ import annotations
@@ -33,16 +36,27 @@ def unit_stride(index, var) -> bool:
     return False
 
 
-def _read_scores(block, iter_var) -> int:
-    """How many read buffers (not the written one) ``iter_var`` walks contiguously."""
+def plain_index(index, var) -> bool:
+    """Whether ``index`` is ``var`` itself or ``var % c``: no offset added (a window's
+    ``ow + rx`` is not), so its vectors start aligned with the tile."""
+    if isinstance(index, (E.FloorMod, E.Mod)):
+        return isinstance(index.b, E.IntImm) and plain_index(index.a, var)
+    return index is var
+
+
+def _read_scores(block, iter_var) -> tuple:
+    """(how many read buffers, not the written one, ``iter_var`` walks contiguously; how
+    many of those at a plain index)."""
     written = block.writes[0].buffer
-    score = 0
+    walked = plain = 0
     for region in block.reads:
         if region.buffer is written or not region.region:
             continue
-        if unit_stride(region.region[-1].min, iter_var):
-            score += 1
-    return score
+        last = region.region[-1].min
+        if unit_stride(last, iter_var):
+            walked += 1
+            plain += plain_index(last, iter_var)
+    return walked, plain
 
 
 def bound_iter_var(realize, loop):
@@ -57,7 +71,8 @@ def choose_vector_loop(realize, loops, lanes):
     """The index in ``loops`` of the loop to vectorize when it is not the last data-parallel
     loop already (None: keep the default order). The candidates are data-parallel loops a
     multiple of ``lanes`` long walking a read buffer's last axis; the most such buffers
-    wins, ties go to the later loop. ``loops`` bind the block's iterators trivially."""
+    wins, then the most walked at a plain index (``plain_index``), then the later loop.
+    ``loops`` bind the block's iterators trivially."""
     if lanes <= 1:
         return None
     block = realize.block
@@ -68,9 +83,9 @@ def choose_vector_loop(realize, loops, lanes):
         iter_var = bound_iter_var(realize, loops[i])
         if extent is None or extent % lanes or iter_var is None:
             continue
-        score = _read_scores(block, iter_var)
-        if score and (best_key is None or (score, i) > best_key):
-            best, best_key = i, (score, i)
+        walked, plain = _read_scores(block, iter_var)
+        if walked and (best_key is None or (walked, plain, i) > best_key):
+            best, best_key = i, (walked, plain, i)
     if best is None or best == spatial[-1]:
         return None
     return best
