@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import shutil
+from typing import NamedTuple
 
 from irlab.meta_schedule.arg_info import ArgInfo
 from irlab.meta_schedule.builder import BuilderInput
@@ -74,42 +75,51 @@ def verify_best(tasks, database, builder="local", runner="local", *, top_k=3,
     from irlab.meta_schedule.tune import make_builder, make_runner
 
     builder, runner = make_builder(builder), make_runner(runner)
-    plans = [_plan(task, database, top_k) for task in tasks]
-    plans = [p for p in plans if p is not None]
-    built = builder.build([BuilderInput(sch.mod, plan["task"].target)
-                           for plan in plans for sch in plan["schedules"]])
+    plans = [p for p in (_plan(task, database, top_k) for task in tasks) if p is not None]
+    built = builder.build([BuilderInput(sch.mod, plan.task.target)
+                           for plan in plans for sch in plan.schedules])
     chosen, start = {}, 0
-    for plan in tqdm(plans, desc="verifying", unit="task", disable=not progress or not plans):
-        results = built[start:start + len(plan["schedules"])]
-        start += len(plan["schedules"])
-        try:
+    try:
+        for plan in tqdm(plans, desc="verifying", unit="task",
+                         disable=not progress or not plans):
+            results = built[start:start + len(plan.schedules)]
+            start += len(plan.schedules)
             group = _time_and_commit(plan, results, database, runner, rounds, round_ms)
-        finally:
-            for result in results:
-                if result.artifact_path:
-                    shutil.rmtree(os.path.dirname(result.artifact_path), ignore_errors=True)
-        task = plan["task"]
-        chosen[task.task_name] = database.query_tuning_record(task.mod, task.target)
-        _log(task, group, chosen[task.task_name])
+            task = plan.task
+            chosen[task.task_name] = database.query_tuning_record(task.mod, task.target)
+            _log(task, group, chosen[task.task_name])
+    finally:  # also when interrupted: no build left behind
+        for result in built:
+            if result.artifact_path:
+                shutil.rmtree(os.path.dirname(result.artifact_path), ignore_errors=True)
     return chosen
 
 
+class _Plan(NamedTuple):
+    """What to verify for a task: its workload, its best tuned records, and the schedules to
+    build (TOPI's first, then the tuned records')."""
+
+    task: object
+    workload: object
+    tuned: list
+    schedules: list
+
+
 def _plan(task, database, top_k):
-    """What to verify for ``task``: its workload, TOPI's schedule then the tuned records'."""
+    """The ``_Plan`` of ``task``; None without TOPI's schedule or without tuned records."""
     if getattr(task, "default_schedule", None) is None:
         return None
     workload = database.commit_workload(task.mod)
     tuned = best_tuned_records(database, workload, task.target, top_k)
     if not tuned:
         return None
-    return {"task": task, "workload": workload, "tuned": tuned,
-            "schedules": [task.default_schedule] + [r.schedule() for r in tuned]}
+    return _Plan(task, workload, tuned, [task.default_schedule] + [r.schedule() for r in tuned])
 
 
 def _time_and_commit(plan, results, database, runner, rounds, round_ms):
     """Run the built artifacts interleaved (the tuned checked against TOPI's outputs) and
     commit the group, TOPI's record first; a failed build or run is a failed record."""
-    task, workload = plan["task"], plan["workload"]
+    task, workload = plan.task, plan.workload
     args_info = ArgInfo.from_entry_func(task.mod)
     reference = results[0].artifact_path if results[0].error_msg is None else None
     live = [i for i, r in enumerate(results) if r.error_msg is None]
@@ -117,8 +127,8 @@ def _time_and_commit(plan, results, database, runner, rounds, round_ms):
                           reference_path=reference if i else None,
                           num_threads=task.target.num_cores) for i in live]
     ran = dict(zip(live, runner.run_interleaved(inputs, rounds, round_ms) if inputs else []))
-    traces = [plan["schedules"][0].trace] + [None] * len(plan["tuned"])
-    trace_jsons = [None] + [r.trace_json for r in plan["tuned"]]
+    traces = [plan.schedules[0].trace] + [None] * len(plan.tuned)
+    trace_jsons = [None] + [r.trace_json for r in plan.tuned]
     group = []
     for index, (trace, trace_json) in enumerate(zip(traces, trace_jsons)):
         result = ran.get(index)

@@ -15,6 +15,49 @@ from __future__ import annotations
 
 from irlab.meta_schedule.runner.measure import (check_against_reference, load_entry,
                                                 random_arguments)
+from irlab.meta_schedule.worker_pool import WorkerError
+
+
+def round_config(config, round_ms):
+    """``config`` with each round lasting at least ``round_ms`` (None: as it is)."""
+    from irlab.meta_schedule.runner.config import EvaluatorConfig
+
+    return config if round_ms is None else EvaluatorConfig(config.number, 1, round_ms)
+
+
+def interleave_in_pool(pool, jobs, config, rounds, timeout_sec) -> list:
+    """Check each job alone, then time the good ones in turns, all on ``pool``'s worker.
+
+    ``jobs``: ``(artifact path, args_info, reference path or None, threads)`` each. Returns,
+    per job in order, its list of seconds per round or the ``WorkerError`` that failed it (a
+    crash, hang or wrong result in the check fails that job only; a failure of the
+    interleaved call, which the checks make unlikely, fails every job that reached it)."""
+    outs, one_call = [None] * len(jobs), {}
+    for index, (path, args_info, reference_path, threads) in enumerate(jobs):
+        out = pool.call(check_artifact, (path, args_info, reference_path, threads),
+                        timeout_sec)
+        if isinstance(out, WorkerError):
+            outs[index] = out
+        else:
+            one_call[index] = out
+    if not one_call:
+        return outs
+    live = sorted(one_call)
+    timed = pool.call(time_interleaved, (
+        [jobs[i][0] for i in live], [jobs[i][1] for i in live], config, rounds,
+        jobs[live[0]][3]), timeout_sec + interleaved_seconds(one_call.values(), rounds, config))
+    for position, index in enumerate(live):
+        outs[index] = timed if isinstance(timed, WorkerError) else timed[position]
+    return outs
+
+
+def interleaved_seconds(call_secs, rounds, config) -> float:
+    """A generous bound on ``time_interleaved``'s duration (its timeout, beyond loading):
+    each round times each artifact for ``min_repeat_ms`` or ``number`` calls after a
+    warm-up call, plus one sizing call each; four times that."""
+    per_round = sum(max(config.min_repeat_ms / 1e3, config.number * secs) + secs
+                    for secs in call_secs)
+    return 4 * per_round * (int(rounds) + 2)
 
 
 def check_artifact(path, args_info, reference_path=None, num_threads=None) -> float:
@@ -37,7 +80,7 @@ def check_artifact(path, args_info, reference_path=None, num_threads=None) -> fl
 
 def time_interleaved(paths, args_infos, config, rounds, num_threads=None) -> list:
     """Seconds per call of each artifact in each round: ``[[round 0, round 1, ...], ...]``,
-    one list per path, in order.
+    one list per path, in order (all on the first job's ``num_threads``).
 
     Each artifact gets a TVM-style evaluator (``config``'s ``number`` and ``min_repeat_ms``);
     one untimed call of each first sizes its ``number``, so every round measures the same

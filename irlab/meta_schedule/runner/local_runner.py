@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from irlab.meta_schedule.runner.config import EvaluatorConfig
-from irlab.meta_schedule.runner.interleaved import check_artifact, time_interleaved
+from irlab.meta_schedule.runner.interleaved import interleave_in_pool, round_config
 from irlab.meta_schedule.runner.measure import (measure, prepare_reference,
                                                 reference_outputs_path, warm_up)
 from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
@@ -60,42 +60,16 @@ class LocalRunner(Runner):
         inputs timed in turns in one worker call (``runner/interleaved.py``). Each input is
         checked alone first; one that crashes, hangs or is wrong gets a failed result and the
         others are timed without it. Waits for earlier ``run`` measurements."""
-        config = self.evaluator_config
-        if round_ms is not None:
-            config = EvaluatorConfig(config.number, 1, round_ms)
+        config = round_config(self.evaluator_config, round_ms)
         return self._serial.submit(self._interleave, list(runner_inputs), rounds,
                                    config).result()
 
     def _interleave(self, inputs, rounds, config):
-        results, one_call = [None] * len(inputs), {}
-        for index, inp in enumerate(inputs):
-            error = self._prepare_reference(inp)
-            out = error or self.pool.call(check_artifact, (
-                inp.artifact_path, inp.args_info, inp.reference_path, inp.num_threads),
-                self.timeout_sec)
-            if isinstance(out, (RunnerResult, WorkerError)):
-                results[index] = out if isinstance(out, RunnerResult) else result_of(out)
-            else:
-                one_call[index] = out
-        if not one_call:
-            return results
-        live = sorted(one_call)
-        threads = next((inputs[i].num_threads for i in live), None)
-        out = self.pool.call(time_interleaved, (
-            [inputs[i].artifact_path for i in live], [inputs[i].args_info for i in live],
-            config, rounds, threads), self._interleaved_timeout(one_call.values(), rounds,
-                                                                config))
-        for position, index in enumerate(live):
-            results[index] = result_of(out if isinstance(out, WorkerError) else out[position])
-        return results
-
-    def _interleaved_timeout(self, call_secs, rounds, config):
-        """A bound on the interleaved call: each round times each artifact for at least
-        ``min_repeat_ms`` (or ``number`` calls) after a warm-up call; four times that,
-        plus one candidate's timeout for loading and sizing."""
-        per_round = sum(max(config.min_repeat_ms / 1e3, config.number * secs) + secs
-                        for secs in call_secs)
-        return self.timeout_sec + 4 * per_round * (int(rounds) + 2)
+        failed = [self._prepare_reference(inp) for inp in inputs]
+        jobs = [(inp.artifact_path, inp.args_info, inp.reference_path, inp.num_threads)
+                for inp, error in zip(inputs, failed) if error is None]
+        outs = iter(interleave_in_pool(self.pool, jobs, config, rounds, self.timeout_sec))
+        return [error if error is not None else result_of(next(outs)) for error in failed]
 
     def _prepare_reference(self, runner_input):
         """Run the task's reference once (its outputs saved beside it) under a timeout of its
