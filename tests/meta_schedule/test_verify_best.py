@@ -174,6 +174,8 @@ def test_verify_best_commits_a_group_per_task_and_the_build_stays_exact(tmp_path
     assert [r.origin for r in group] == ["verified-default", "verified"]
     assert all(r.is_valid and len(r.run_secs) == 3 for r in group)
     assert chosen[last.task_name] in group
+    tuned_top = db.get_top_k(db.commit_workload(last.mod), 10)  # the tuner's records only
+    assert [r.origin for r in tuned_top] == [None, None, "default"]
 
     # resumed (a new process on the same work_dir): verified again, the new group decides
     db = ms.database.JSONDatabase(work_dir=str(tmp_path))

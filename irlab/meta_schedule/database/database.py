@@ -11,7 +11,8 @@ import threading
 
 from irlab.errors import IrlabError
 from irlab.ir import structural_equal, structural_hash
-from irlab.meta_schedule.database.verified import choose_verified, latest_verification
+from irlab.meta_schedule.database.verified import (VERIFIED_ORIGINS, choose_verified,
+                                                   latest_verification)
 from irlab.meta_schedule.database.workload import (TuningRecord, Workload, computation_of,
                                                   normalize_mod)
 from irlab.runtime.registry import register_func
@@ -68,14 +69,17 @@ class Database:
         self._persist_record(record)
 
     def get_top_k(self, workload, top_k: int) -> list:
-        """The ``top_k`` fastest successful records of ``workload``, fastest first."""
+        """The ``top_k`` fastest successful records of ``workload``, fastest first. The final
+        verification's records are left out: they re-time tuned records (and TOPI's) another
+        way, a time per round, and only ``query_tuning_record`` weighs them."""
         if top_k < 0:
             raise IrlabError(f"get_top_k: top_k must be >= 0, got {top_k}")
         if not isinstance(workload, Workload):
             workload = self._find(workload)[0]
         if workload is None:
             return []
-        valid = [r for r in self._records.get(id(workload), []) if r.is_valid]
+        valid = [r for r in self._records.get(id(workload), [])
+                 if r.is_valid and r.origin not in VERIFIED_ORIGINS]
         return sorted(valid, key=lambda r: r.mean_secs)[:top_k]
 
     def get_all_tuning_records(self) -> list:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import statistics
 
+VERIFIED_ORIGINS = ("verified-default", "verified")  # the origins a verification commits
+
 # How much faster (as a fraction) a tuned kernel must be than TOPI's, paired round by round,
 # to be built instead. It covers what interleaving does not cancel: (1) the spread of the
 # paired median itself, which for two builds of the same dense kernel (ratio 1.0 by rights;
