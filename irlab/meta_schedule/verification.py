@@ -4,7 +4,7 @@ Records are timed alone, minutes apart, while the host's speed drifts by 10-30%:
 record 4% "faster" than TOPI's may be noise, and a network built from such records came out
 slower than TOPI's build. So, per task, ``verify_best`` builds TOPI's schedule and the
 ``top_k`` fastest distinct tuned records and times them in turns in one runner worker
-(``Runner.run_interleaved``: A B C D A B C D ..., ``rounds`` rounds), then commits them as a
+(``Runner.run_interleaved``: A B C D, D C B A, ..., ``rounds`` rounds), then commits them as a
 verification group (TOPI's as ``origin="verified-default"``, the tuned as ``"verified"``,
 each with its time per round). The database's query then builds with a tuned record only when
 it beat TOPI's by more than ``VERIFY_MARGIN``, round by round (``database/verified.py``).

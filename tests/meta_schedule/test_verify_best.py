@@ -69,7 +69,7 @@ def test_interleaved_runner_times_each_artifact_per_round_and_fails_them_alone()
 
 
 def test_rounds_go_round_robin(monkeypatch):
-    """time_interleaved times A B C, A B C, ... (no worker: the timers are stand-ins)."""
+    """time_interleaved times A B C, C B A, ... (no worker: the timers are stand-ins)."""
     from irlab.meta_schedule.runner import interleaved
     from irlab.runtime import benchmark
 
@@ -85,9 +85,9 @@ def test_rounds_go_round_robin(monkeypatch):
     monkeypatch.setattr(interleaved, "load_entry", lambda path: path)
     monkeypatch.setattr(benchmark, "time_evaluator", fake_evaluator)
     args = [TensorInfo("float32", [2])]
-    times = interleaved.time_interleaved(["A", "B", "C"], [args] * 3, FAST, rounds=2)
-    assert calls == ["A", "B", "C"] + ["A", "B", "C"] * 2  # sizing calls, then 2 rounds
-    assert times == [[4, 7], [5, 8], [6, 9]]
+    times = interleaved.time_interleaved(["A", "B", "C"], [args] * 3, FAST, rounds=3)
+    assert calls == ["A", "B", "C"] * 2 + ["C", "B", "A"] + ["A", "B", "C"]  # sizing first
+    assert times == [[4, 9, 10], [5, 8, 11], [6, 7, 12]]
 
 
 # -- the margin rule -------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Interleaved timing: several artifacts of one workload timed in turns in one worker.
 
 A host's speed drifts (a VM's neighbours, frequency scaling) by 10-30% between time windows,
-so two kernels timed a minute apart are compared through that drift. Timed in rounds, A B C
-A B C ..., each round's times are milliseconds apart and drift hits them alike: the ratio of
-two artifacts' times in the same round cancels it (``database/verified.py`` compares records
-that way).
+so two kernels timed a minute apart are compared through that drift. Timed in rounds (A B C,
+then C B A, ...), each round's times are milliseconds apart and drift hits them alike: the
+ratio of two artifacts' times in the same round cancels it (``database/verified.py``
+compares records that way).
 
 Each artifact is first checked alone (``check_artifact``, one worker call each), so a candidate
 that crashes, hangs or computes wrong values fails alone; the rest are then timed together
@@ -85,7 +85,8 @@ def time_interleaved(paths, args_infos, config, rounds, num_threads=None) -> lis
     Each artifact gets a TVM-style evaluator (``config``'s ``number`` and ``min_repeat_ms``);
     one untimed call of each first sizes its ``number``, so every round measures the same
     number of calls. Within a round each artifact's measurement starts with a warm-up call,
-    as an isolated measurement does, so the one timed before it does not leave it cold."""
+    as an isolated measurement does, so the one timed before it does not leave it cold; odd
+    rounds go in reverse order, so no artifact always follows the same one."""
     from irlab.runtime.benchmark import time_evaluator
     from irlab.runtime.ndarray import array
     from irlab.runtime.threading import num_threads_override
@@ -99,7 +100,9 @@ def time_interleaved(paths, args_infos, config, rounds, num_threads=None) -> lis
             evaluator(*nds)  # sizes ``number``; not counted
             timers.append((evaluator, nds))
         times = [[] for _ in timers]
-        for _ in range(int(rounds)):
-            for series, (evaluator, nds) in zip(times, timers):
-                series.append(evaluator(*nds).results[0])
+        order = list(range(len(timers)))
+        for round_index in range(int(rounds)):  # A B C, C B A, ...: each follows each
+            for i in order if round_index % 2 == 0 else order[::-1]:
+                evaluator, nds = timers[i]
+                times[i].append(evaluator(*nds).results[0])
         return times
