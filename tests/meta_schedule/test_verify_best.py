@@ -196,3 +196,42 @@ def test_verify_best_commits_a_group_per_task_and_the_build_stays_exact(tmp_path
     lib = ms.relay_integration.compile_relay(db, mod, TARGET, params)
     assert sorted(bool(lf.tuned) for lf in lib.lowered) == [False, True]
     np.testing.assert_allclose(run_graph(lib, {"x": x}), want, rtol=1e-5, atol=1e-5)
+
+
+class ScriptedRunner(ms.runner.Runner):
+    """A runner whose interleaved sessions return made-up times: TOPI's 1 ms per round,
+    the tuned ones ``ratios[session]`` times that."""
+
+    def __init__(self, ratios):
+        self.ratios, self.sessions = list(ratios), 0
+
+    def run_interleaved(self, runner_inputs, rounds=10, round_ms=None):
+        ratio = self.ratios[self.sessions]
+        self.sessions += 1
+        return [ms.runner.RunnerResult([1e-3 * (1.0 if i == 0 else ratio)] * rounds)
+                for i in range(len(runner_inputs))]
+
+
+class NoBuilder(ms.builder.Builder):
+    def build(self, builder_inputs):
+        return [ms.builder.BuilderResult("/nonexistent/irlab-verify/a.irlab", None)
+                for _ in builder_inputs]
+
+
+@pytest.mark.parametrize("ratios, sessions, tuned_wins", [
+    ((1.0,), 1, False),        # no win: one session
+    ((0.8, 0.8), 2, True),     # a win confirmed by the second session
+    ((0.8, 1.2), 2, False),    # a win the second session contradicts: TOPI's
+])
+def test_a_win_is_confirmed_by_a_second_session(ratios, sessions, tuned_wins):
+    mod, params = mlp()
+    last = _last_layer(ms.relay_integration.extract_tasks(mod, TARGET, params))
+    db = ms.database.MemoryDatabase()
+    _record(db, last, hand_tuned(last), [1e-6], None)
+    runner = ScriptedRunner(ratios)
+    chosen = ms.relay_integration.verify_best([last], db, NoBuilder(), runner, rounds=4,
+                                              progress=False)
+    assert runner.sessions == sessions
+    group = latest_verification(_records_of(db, last))
+    assert [len(r.run_secs) for r in group] == [4 * sessions] * 2
+    assert (chosen[last.task_name] is group[1]) == tuned_wins
