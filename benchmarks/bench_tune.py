@@ -14,7 +14,9 @@ onnxruntime, and XGBModel vs RandomModel, side by side in one run with the machi
   interleaved (alternating repeats in one process). GFLOPS = 2 N^3 / median time.
 * Networks: ``ms.relay_integration.tune_relay`` then ``compile_relay``; latency at 1 and 2
   threads next to the untuned build (TOPI's schedules) and onnxruntime on the same ONNX
-  model, with the tuning wall time.
+  model, with the tuning wall time and how many kernels the build takes from a tuned record
+  (tune_relay's final verification keeps TOPI's kernel unless a tuned one beat it by more
+  than ``VERIFY_MARGIN``, timed interleaved).
 * ``--budget-minutes M``: every tuning run stops after M minutes of wall time (the trial
   counts are then upper bounds; the figures say how many were reached). The load average is
   printed with the machine and again after each tuning run: the machine may be shared.
@@ -191,11 +193,12 @@ def bench_network(name, model, trials, work_dir):
               f"({load()})")
         print(db.task_scheduler.tuning_statistics())
     print(f"{'threads':>7} {'tuned ms':>9} {'TOPI ms':>8} {'ort ms':>8} {'tuned/ort':>9} "
-          f"{'TOPI/ort':>8}  max rel err")
+          f"{'TOPI/ort':>8}  max rel err  kernels tuned (after verification)")
     for threads in (1, 2):
         threaded = f"llvm -num-cores={threads}"
-        tuned_run, tuned_out = irlab_runner(
-            ms.relay_integration.compile_relay(db, mod, threaded, params), inputs)
+        tuned_lib = ms.relay_integration.compile_relay(db, mod, threaded, params)
+        tuned_kernels = sum(bool(lf.tuned) for lf in tuned_lib.lowered)
+        tuned_run, tuned_out = irlab_runner(tuned_lib, inputs)
         topi_run, _ = irlab_runner(untuned_build(mod, params, threaded), inputs)
         ort_run, ort_out = ort_runner(model, inputs, threads)
         # timed in alternation (machine.interleaved): a drifting host skews all three alike
@@ -204,7 +207,8 @@ def bench_network(name, model, trials, work_dir):
         expect = ort_out()
         err = float(np.abs(tuned_out() - expect).max() / max(np.abs(expect).max(), 1e-30))
         print(f"{threads:>7} {ours * 1e3:>9.3f} {topi * 1e3:>8.3f} {theirs * 1e3:>8.3f} "
-              f"{ours / theirs:>9.2f} {topi / theirs:>8.2f}  {err:.1e}", flush=True)
+              f"{ours / theirs:>9.2f} {topi / theirs:>8.2f}  {err:.1e}      "
+              f"{tuned_kernels} of {len(tuned_lib.lowered)}", flush=True)
 
 
 def untuned_build(mod, params, target):

@@ -1,11 +1,13 @@
 """Default-schedule records: TOPI's schedule of a task, measured like a candidate.
 
 A tuned network must never be slower than the untuned build. So before tuning a Relay model
-(and again after it) each task's TOPI schedule is built and timed by the same builder and
-runner as the candidates, and stored as an ordinary tuning record of the task's workload (TOPI schedules
+each task's TOPI schedule is built and timed by the same builder and runner as the
+candidates, and stored as an ordinary tuning record of the task's workload (TOPI schedules
 the same unscheduled PrimFunc the tuner starts from, so its trace replays on the workload).
-``compile_relay`` then takes the fastest record, and when that is TOPI's, TOPI's schedule is
-what gets built. Such a record has ``origin="default"`` (``is_default_schedule``).
+Such a record has ``origin="default"`` (``is_default_schedule``). After tuning, the final
+verification (verification.py) re-times TOPI's schedule interleaved with the best tuned
+records (``origin="verified-default"``); when the query's choice is TOPI's record, TOPI's
+own schedule is what gets built.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ logger = logging.getLogger("irlab.meta_schedule")
 
 
 def is_default_schedule(record) -> bool:
-    """Whether ``record`` is the default (TOPI) schedule's baseline, not a candidate's."""
-    return record.origin == "default"
+    """Whether ``record`` times the default (TOPI) schedule, not a candidate: its baseline
+    (``"default"``) or its re-timing in a verification (``"verified-default"``)."""
+    return record.origin in ("default", "verified-default")
 
 
 def default_record(database, workload, target):
@@ -33,7 +36,7 @@ def default_record(database, workload, target):
 
     target = as_target(target)
     for record in database.get_top_k(workload, 1 << 30):
-        if is_default_schedule(record) and str(record.target) == str(target):
+        if record.origin == "default" and str(record.target) == str(target):
             return record
     return None
 

@@ -6,14 +6,16 @@ the design space starts from the bare computation), weighted by how many times t
 calls it. ``tune_relay`` tunes them with the gradient-based task scheduler; ``compile_relay``
 (or ``relay.build`` under ``with database:``) builds with the best record of each kernel,
 TOPI's schedule for a kernel without one. ``tune_relay`` first times TOPI's schedule of each
-kernel and stores it as a record (``default_schedule``): a tuned kernel is used only when it
-measured faster than TOPI's.
+kernel and stores it as a record (``default_schedule``); at the end it re-times each kernel's
+best tuned records and TOPI's schedule in turns (``verify_best``, verification.py): a tuned
+kernel is built only when it beat TOPI's there by more than a margin.
 """
 
 from __future__ import annotations
 
 from irlab.errors import IrlabError
 from irlab.ir import IRModule, structural_equal, structural_hash
+from irlab.meta_schedule.verification import verify_best  # noqa: F401  (TVM-style home)
 
 
 class ExtractedTask:
@@ -118,14 +120,23 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                num_trials_per_iter=64, builder="local", runner="local", database="json",
                cost_model="xgb", measure_callbacks="default", task_scheduler="gradient",
                space="post-order-apply", strategy="evolutionary", seed=None,
-               module_equality="structural", num_tuning_cores="physical", monitor=None):
+               module_equality="structural", num_tuning_cores="physical", monitor=None,
+               verify_top_k=3, verify_rounds=None):
     """Tune every fused kernel of ``mod``; trials go to tasks by the gradient-based
     scheduler (weighted by call counts). Returns the database. ``monitor``: a
-    ``TuningObserver`` (e.g. ``irlab.widgets.TuningMonitor()``) that follows the run."""
+    ``TuningObserver`` (e.g. ``irlab.widgets.TuningMonitor()``) that follows the run.
+
+    At the end each task's ``verify_top_k`` best tuned records are re-timed with TOPI's
+    schedule, interleaved (``verify_best``; ``verify_rounds`` rounds, default
+    ``VERIFY_ROUNDS``); the build takes a tuned kernel only when it beat TOPI's there by
+    more than ``VERIFY_MARGIN``. A resumed run verifies again; the latest verification
+    counts. ``verify_top_k=0``: no verification (TOPI's baseline is timed once more, and the
+    fastest record wins)."""
     import os
 
     from irlab.meta_schedule.default_schedule import measure_default_schedules
     from irlab.meta_schedule.tune import make_builder, make_database, make_runner, tune_tasks
+    from irlab.meta_schedule.verification import VERIFY_ROUNDS
 
     tasks = extract_tasks(mod, target, params, module_equality=module_equality)
     if not tasks:
@@ -145,8 +156,11 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                           runner=runner, database=database, cost_model=cost_model,
                           measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
                           module_equality=module_equality, monitor=monitor)
-    # and once more at the end: a machine busy during one measurement does not decide
-    measure_default_schedules(tasks, builder, runner, database, again=True)
+    if verify_top_k > 0:  # the best tuned kernels against TOPI's, timed in turns
+        verify_best(tasks, database, builder, runner, top_k=verify_top_k,
+                    rounds=verify_rounds or VERIFY_ROUNDS)
+    else:  # TOPI's once more: a machine busy during one measurement does not decide
+        measure_default_schedules(tasks, builder, runner, database, again=True)
     return database
 
 

@@ -140,18 +140,15 @@ def replay_records(database, tasks=None):
     then a ``TuningEvent`` per run of consecutive records of one workload (a round), from
     ``database.records_in_measured_order()``. ``tasks``: ``[(name, mod, weight)]`` naming
     workloads (matched structurally; others are ``workload <i>`` of weight 1). Predictions
-    are not stored in a database, so the events carry none; default-schedule records are
-    left out."""
+    are not stored in a database, so the events carry none; TOPI's baselines and the
+    final verification's re-timings are left out (only candidates are trials)."""
     from types import SimpleNamespace
 
     from irlab.ir import structural_equal
     from irlab.meta_schedule.database.workload import normalize_mod
     from irlab.meta_schedule.feature_extractor import estimate_flops
 
-    from irlab.meta_schedule.default_schedule import is_default_schedule
-
-    # TOPI's baselines are not trials
-    records = [r for r in database.records_in_measured_order() if not is_default_schedule(r)]
+    records = [r for r in database.records_in_measured_order() if r.origin is None]
     workloads = []
     for record in records:
         if not any(w is record.workload for w in workloads):

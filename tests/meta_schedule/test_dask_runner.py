@@ -25,11 +25,16 @@ def test_dask_builder_and_runner_on_a_local_cluster():
         good, wrong = (b.artifact_path for b in DaskBuilder(client=client).build(
             [BuilderInput(mod, "llvm"), BuilderInput(copies_a, "llvm")]))
         runner = DaskRunner(client=client, evaluator_config=EvaluatorConfig(1, 1, 1))
-        ok, bad = [f.result() for f in runner.run([
-            RunnerInput(good, "cpu", args, reference_path=good),
-            RunnerInput(wrong, "cpu", args, reference_path=good)])]
+        inputs = [RunnerInput(good, "cpu", args, reference_path=good),
+                  RunnerInput(wrong, "cpu", args, reference_path=good)]
+        ok, bad = [f.result() for f in runner.run(inputs)]
+        # the final verification's entry point: in turns, on one worker, failures apart
+        ok_turns, bad_turns = runner.run_interleaved(inputs + inputs[:1], rounds=3)[:2]
     assert ok.error_msg is None and ok.run_secs[0] > 0
     assert bad.run_secs is None and "differs from the untuned build" in bad.error_msg
+    assert ok_turns.error_msg is None and len(ok_turns.run_secs) == 3
+    assert bad_turns.run_secs is None and "differs from the untuned build" in \
+        bad_turns.error_msg
 
 
 def test_unreachable_scheduler_fails_at_once():

@@ -11,6 +11,8 @@ import threading
 
 from irlab.errors import IrlabError
 from irlab.ir import structural_equal, structural_hash
+from irlab.meta_schedule.database.verified import (VERIFIED_ORIGINS, choose_verified,
+                                                   latest_verification)
 from irlab.meta_schedule.database.workload import (TuningRecord, Workload, computation_of,
                                                   normalize_mod)
 from irlab.runtime.registry import register_func
@@ -67,14 +69,17 @@ class Database:
         self._persist_record(record)
 
     def get_top_k(self, workload, top_k: int) -> list:
-        """The ``top_k`` fastest successful records of ``workload``, fastest first."""
+        """The ``top_k`` fastest successful records of ``workload``, fastest first. The final
+        verification's records are left out: they re-time tuned records (and TOPI's) another
+        way, a time per round, and only ``query_tuning_record`` weighs them."""
         if top_k < 0:
             raise IrlabError(f"get_top_k: top_k must be >= 0, got {top_k}")
         if not isinstance(workload, Workload):
             workload = self._find(workload)[0]
         if workload is None:
             return []
-        valid = [r for r in self._records.get(id(workload), []) if r.is_valid]
+        valid = [r for r in self._records.get(id(workload), [])
+                 if r.is_valid and r.origin not in VERIFIED_ORIGINS]
         return sorted(valid, key=lambda r: r.mean_secs)[:top_k]
 
     def get_all_tuning_records(self) -> list:
@@ -90,14 +95,24 @@ class Database:
 
     # -- queries (TVM's names) ---------------------------------------------------------
     def query_tuning_record(self, mod, target=None, workload_name=None):
-        """The best record of ``mod`` (for ``target`` when given), or None."""
+        """The best record of ``mod`` (for ``target`` when given), or None: the choice of
+        its latest verification when it was verified (``database/verified.py``: a tuned
+        record only when it beat TOPI's by more than the margin), else the fastest."""
         workload = self._find(mod)[0]
         if workload is None:
             return None
-        for record in self.get_top_k(workload, len(self._records[id(workload)])):
-            if target is None or record.target is None or _same_target(record.target, target):
-                return record
-        return None
+        records = [r for r in self._records[id(workload)] if target is None
+                   or r.target is None or _same_target(r.target, target)]
+        group = latest_verification(records)
+        chosen = choose_verified(group) if group else None
+        if chosen is not None:
+            return chosen
+        valid = [r for r in records if r.is_valid]
+        return min(valid, key=lambda r: r.mean_secs, default=None)
+
+    def verified_workloads(self) -> int:
+        """How many workloads have a verification group (any target)."""
+        return sum(bool(latest_verification(self._records[id(w)])) for w in self._order)
 
     def query_schedule(self, mod, target=None, workload_name=None):
         """The best ``tir.Schedule`` of ``mod``, or None. Its module is named as ``mod``'s."""
@@ -133,8 +148,9 @@ class Database:
         _scopes.stack.pop()
 
     def __repr__(self):
+        verified = self.verified_workloads()
         return (f"{type(self).__name__}({len(self._order)} workloads, "
-                f"{len(self)} records)")
+                f"{len(self)} records{f', {verified} verified' if verified else ''})")
 
 
 def _same_target(a, b) -> bool:

@@ -100,8 +100,9 @@ class JSONDatabase(Database):
                                                record.as_json()])
 
     def __repr__(self):
+        verified = self.verified_workloads()
         return (f"JSONDatabase({self.path_workload!r}, {len(self._order)} workloads, "
-                f"{len(self)} records)")
+                f"{len(self)} records{f', {verified} verified' if verified else ''})")
 
 
 def _json_lines(path):

@@ -13,6 +13,10 @@ from irlab.ir import IRModule, structural_hash
 # A run that failed is stored with this time, as TVM does (``1e10`` seconds).
 MAX_RUN_SECS = 1e10
 
+# Where a record comes from (``TuningRecord.origin``): a tuner's candidate (None), TOPI's
+# schedule timed as a baseline, and the two kinds a final verification commits.
+ORIGINS = (None, "default", "verified-default", "verified")
+
 
 def normalize_mod(mod) -> IRModule:
     """``mod`` as a one-function module whose function is ``main``: a workload is keyed by its
@@ -82,9 +86,12 @@ class TuningRecord:
     """One measured (or to-be-measured) schedule of a workload.
 
     ``run_secs`` is a list of seconds (None: not measured; ``[1e10]``: failed). The trace is
-    replayed from its JSON on first use when the record was read from a file. ``origin``:
-    None for a tuner's candidate, ``"default"`` for the schedule an untuned build uses
-    (TOPI's, timed as a baseline); only then is it written, as a fifth JSON field.
+    replayed from its JSON on first use when the record was read from a file. ``origin``
+    (``ORIGINS``): None for a tuner's candidate, ``"default"`` for the schedule an untuned
+    build uses (TOPI's, timed as a baseline), ``"verified-default"`` / ``"verified"`` for
+    TOPI's schedule / a tuned one re-timed in a final verification, interleaved with each
+    other (``meta_schedule/verification.py``: ``run_secs`` holds one time per round). Only a
+    record with an origin writes it, as a fifth JSON field, so older files still load.
     """
 
     def __init__(self, trace, workload, run_secs=None, target=None, args_info=None,
@@ -99,8 +106,8 @@ class TuningRecord:
         self.run_secs = None if run_secs is None else [float(s) for s in run_secs]
         self.target = None if target is None else as_target(target)
         self.args_info = list(args_info) if args_info is not None else None
-        if origin not in (None, "default"):
-            raise IrlabError(f"TuningRecord: origin must be None or 'default', got {origin!r}")
+        if origin not in ORIGINS:
+            raise IrlabError(f"TuningRecord: origin must be one of {ORIGINS}, got {origin!r}")
         self.origin = origin
 
     @property

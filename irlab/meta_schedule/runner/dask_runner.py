@@ -19,6 +19,7 @@ import threading
 
 from irlab.errors import IrlabError
 from irlab.meta_schedule.runner.config import EvaluatorConfig
+from irlab.meta_schedule.runner.interleaved import interleave_in_pool, round_config
 from irlab.meta_schedule.runner.local_runner import result_of
 from irlab.meta_schedule.runner.measure import measure, warm_up
 from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
@@ -54,6 +55,26 @@ class DaskRunner(Runner):
                                     self.evaluator_config, inp.num_threads, self.timeout_sec,
                                     pure=False)
         return RunnerFuture(future.done, lambda: _result(future))
+
+    def run_interleaved(self, runner_inputs, rounds=10, round_ms=None) -> list:
+        """As ``LocalRunner.run_interleaved``, on one Dask worker: the artifacts travel
+        together and are checked, then timed in turns, in that worker's measuring process."""
+        try:
+            artifacts = [_read(inp.artifact_path) for inp in runner_inputs]
+            references = [None if inp.reference_path is None else _read(inp.reference_path)
+                          for inp in runner_inputs]
+        except OSError as err:
+            return [RunnerResult(None, f"artifact unreadable: {err}") for _ in runner_inputs]
+        future = self.client.submit(
+            interleave_remote, artifacts, references, [inp.args_info for inp in runner_inputs],
+            [inp.num_threads for inp in runner_inputs],
+            round_config(self.evaluator_config, round_ms), rounds, self.timeout_sec,
+            pure=False)
+        try:
+            return future.result()
+        except Exception as err:  # a lost worker fails the whole group, not the tuner
+            return [RunnerResult(None, f"dask task failed: {type(err).__name__}: {err}")
+                    for _ in runner_inputs]
 
     def __repr__(self):
         return f"DaskRunner({self.client.scheduler.address}, timeout_sec={self.timeout_sec})"
@@ -96,15 +117,30 @@ def _stage(data, folder):
     return path
 
 
-def measure_remote(artifact, reference, args_info, config, num_threads, timeout_sec):
-    """What a Dask worker runs: stage the bytes, measure in an isolated process."""
+def _worker_pool_and_dir():
     with _worker_lock:
         if "pool" not in _worker_state:
             _worker_state["pool"] = WorkerPool(1, initializer=warm_up)
             _worker_state["dir"] = tempfile.mkdtemp(prefix="irlab-ms-dask-")
-    folder = _worker_state["dir"]
+    return _worker_state["pool"], _worker_state["dir"]
+
+
+def interleave_remote(artifacts, references, args_infos, threads, config, rounds,
+                      timeout_sec):
+    """What a Dask worker runs for ``run_interleaved``: stage the bytes, then check and time
+    them in turns in its isolated measuring process; one ``RunnerResult`` per artifact."""
+    pool, folder = _worker_pool_and_dir()
+    jobs = [(_stage(data, folder), args_info, None if ref is None else _stage(ref, folder), n)
+            for data, ref, args_info, n in zip(artifacts, references, args_infos, threads)]
+    return [result_of(out) for out in interleave_in_pool(pool, jobs, config, rounds,
+                                                          timeout_sec)]
+
+
+def measure_remote(artifact, reference, args_info, config, num_threads, timeout_sec):
+    """What a Dask worker runs: stage the bytes, measure in an isolated process."""
+    pool, folder = _worker_pool_and_dir()
     path = _stage(artifact, folder)
     ref_path = None if reference is None else _stage(reference, folder)
-    out = _worker_state["pool"].call(measure, (path, args_info, config or EvaluatorConfig(),
+    out = pool.call(measure, (path, args_info, config or EvaluatorConfig(),
                                                ref_path, num_threads), timeout_sec)
     return result_of(out)

@@ -13,6 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from irlab.meta_schedule.runner.config import EvaluatorConfig
+from irlab.meta_schedule.runner.interleaved import interleave_in_pool, round_config
 from irlab.meta_schedule.runner.measure import (measure, prepare_reference,
                                                 reference_outputs_path, warm_up)
 from irlab.meta_schedule.runner.runner import Runner, RunnerFuture, RunnerResult
@@ -52,6 +53,23 @@ class LocalRunner(Runner):
         if self.cooldown_sec > 0:
             time.sleep(self.cooldown_sec)
         return result_of(out)
+
+    def run_interleaved(self, runner_inputs, rounds=10, round_ms=None) -> list:
+        """One ``RunnerResult`` per input, in order: ``rounds`` times each (seconds per call,
+        each timed for at least ``round_ms``, default the evaluator's ``min_repeat_ms``), the
+        inputs timed in turns in one worker call (``runner/interleaved.py``). Each input is
+        checked alone first; one that crashes, hangs or is wrong gets a failed result and the
+        others are timed without it. Waits for earlier ``run`` measurements."""
+        config = round_config(self.evaluator_config, round_ms)
+        return self._serial.submit(self._interleave, list(runner_inputs), rounds,
+                                   config).result()
+
+    def _interleave(self, inputs, rounds, config):
+        failed = [self._prepare_reference(inp) for inp in inputs]
+        jobs = [(inp.artifact_path, inp.args_info, inp.reference_path, inp.num_threads)
+                for inp, error in zip(inputs, failed) if error is None]
+        outs = iter(interleave_in_pool(self.pool, jobs, config, rounds, self.timeout_sec))
+        return [error if error is not None else result_of(next(outs)) for error in failed]
 
     def _prepare_reference(self, runner_input):
         """Run the task's reference once (its outputs saved beside it) under a timeout of its

@@ -58,7 +58,16 @@ class RunnerFuture:
 
 
 class Runner:
-    """Times artifacts: ``run(inputs) -> [RunnerFuture]``, one per input, in order."""
+    """Times artifacts: ``run(inputs) -> [RunnerFuture]``, one per input, in order;
+    ``run_interleaved(inputs, rounds) -> [RunnerResult]`` times them in turns."""
 
     def run(self, runner_inputs) -> list:
         raise NotImplementedError
+
+    def run_interleaved(self, runner_inputs, rounds=10, round_ms=None) -> list:
+        """One ``RunnerResult`` per input, in order, each with one time per round, the
+        inputs timed in turns (round-robin) so that the host's drift hits them alike;
+        ``round_ms``: how long each input is timed per round (default: the evaluator's
+        ``min_repeat_ms``). ``LocalRunner`` does so; this fallback, for runners without it,
+        times them one after another with ``run`` and is exposed to drift between them."""
+        return [future.result() for future in self.run(runner_inputs)]
