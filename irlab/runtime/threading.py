@@ -21,7 +21,7 @@ Two pools implement the fan-out:
   worker asleep or descheduled on a busy host) the caller takes back and runs itself, so a
   fan-out never waits for a thread that is not running. Idle workers spin (``pause``) for
   about ``SPIN_CYCLES`` time-stamp ticks
-  (~0.3 ms), then sleep on a futex; a fan-out costs ~1-2 us when the workers spin, against
+  (~0.1 ms), then sleep on a futex; a fan-out costs ~1-2 us when the workers spin, against
   ~40-100 us for a Python ``ThreadPoolExecutor`` (which GEMM-sized kernels feel: a 512^3
   float32 GEMM takes ~0.6 ms on two cores).
   Compiled code's hook is then a native dispatcher (``irlab_parallel_dispatch``): a compiled
@@ -107,7 +107,14 @@ def num_threads_override(n):
 #   +192 i32 taken (the last task number claimed, by the worker or by the caller taking it back)
 #   +196 i32 ready (the worker has entered its native loop)
 SLOT_BYTES = 256
-SPIN_CYCLES = 1_000_000  # rdtsc ticks an idle thread spins before it sleeps on a futex
+# rdtsc ticks an idle thread spins before it sleeps on a futex (``spin_cycles`` changes it).
+# On a host whose cores other processes share, a thread spinning for a worker that has been
+# descheduled holds a core that worker could run on: ResNet-18 at 2 threads under a load
+# average of ~5 on 2 cores took 48-49 ms (median of 40 runs) with 200k or 100k, 55 ms with
+# 1M (Xeon Emerald Rapids, TSC 2.1 GHz); an idle host keeps its workers spinning between
+# kernels either way, and a worker that sleeps joins its fan-out late (the chunks it has not
+# taken are shared out meanwhile).
+SPIN_CYCLES = 200_000
 CHUNKS_PER_THREAD = 8  # a fan-out's chunks per thread: see irlab_pool_share
 _FUTEX_WAIT, _FUTEX_WAKE, _SYS_FUTEX = 128, 129, 202  # *_PRIVATE ops; x86-64 syscall number
 _SYS_GETTID = 186
@@ -116,6 +123,8 @@ _POOL_IR = r"""
 declare i64 @syscall(i64, ...)
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
+
+@irlab_pool_spin = global i64 SPIN
 
 ; The one wait loop: spin (pause) until *word equals %value (%until_equal) or differs from it,
 ; for about the spin budget; then raise *sleeping and sleep on a futex on word, so the other
@@ -138,7 +147,8 @@ spin_more:
   call void @llvm.x86.sse2.pause()
   %t = call i64 @llvm.readcyclecounter()
   %dt = sub i64 %t, %t0
-  %short = icmp ult i64 %dt, SPIN
+  %budget = load i64, ptr @irlab_pool_spin, align 8
+  %short = icmp ult i64 %dt, %budget
   br i1 %short, label %spin, label %sleep
 
 sleep:
@@ -621,6 +631,7 @@ class _Dispatch:
         self.fallback = word("irlab_dispatch_fallback", ctypes.c_void_p)
         self.loops = word("irlab_dispatch_loops", ctypes.c_int64)
         self.chunks_per_thread = word("irlab_pool_chunks_per_thread", ctypes.c_int64)
+        self.spin_cycles = word("irlab_pool_spin", ctypes.c_int64)
         self.lock = threading.Lock()  # held by the thread whose call owns the dispatcher
 
 
@@ -646,11 +657,7 @@ def chunks_per_thread(k: int):
     the native pool. Not thread-safe: for benchmarks and tests."""
     if k < 1:
         raise IrlabError(f"chunks_per_thread must be >= 1, got {k}")
-    word = None
-    if not _native_failed:
-        with contextlib.suppress(Exception):
-            _NativePool._compile()
-            word = _NativePool.dispatch.chunks_per_thread
+    word = _pool_word("chunks_per_thread")
     previous = word.value if word is not None else None
     if word is not None:
         word.value = k
@@ -659,6 +666,35 @@ def chunks_per_thread(k: int):
     finally:
         if word is not None:
             word.value = previous
+
+
+@contextlib.contextmanager
+def spin_cycles(ticks: int):
+    """Let idle pool threads spin ``ticks`` time-stamp ticks before they sleep, in this block
+    (the default is ``SPIN_CYCLES``), to compare. A no-op without the native pool. Not
+    thread-safe: for benchmarks and tests."""
+    if ticks < 0:
+        raise IrlabError(f"spin_cycles must be >= 0, got {ticks}")
+    word = _pool_word("spin_cycles")
+    previous = word.value if word is not None else None
+    if word is not None:
+        word.value = ticks
+    try:
+        yield
+    finally:
+        if word is not None:
+            word.value = previous
+
+
+def _pool_word(name):
+    """The native pool's global ``name`` (a ``_Dispatch`` attribute), or None without it."""
+    if _native_failed:
+        return None
+    try:
+        _NativePool._compile()
+    except Exception:  # noqa: BLE001 -- no JIT here
+        return None
+    return getattr(_NativePool.dispatch, name)
 
 
 _NO_POOL = object()  # the claim of a one-thread call (no pool taken)
@@ -846,4 +882,4 @@ def parallel_for(body, closure, extent: int) -> int:
 
 
 __all__ = ["parallel_for", "num_threads_override", "current_num_threads", "parallel_hook",
-           "claim_dispatch", "release_dispatch", "chunks_per_thread"]
+           "claim_dispatch", "release_dispatch", "chunks_per_thread", "spin_cycles"]

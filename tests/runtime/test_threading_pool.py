@@ -207,3 +207,24 @@ def test_compiled_loop_with_chunks_computes_the_same():
     with pytest.raises(IrlabError):
         with pool.chunks_per_thread(0):
             pass
+
+
+@needs_native
+@pytest.mark.parametrize("ticks", [0, 1000, 200_000])
+def test_spin_budget_changes_nothing_computed(ticks):
+    """However long idle threads spin before sleeping (0: at once), fan-outs, some of them
+    after a pause that outlasts the spin, run every chunk once."""
+    import time
+
+    seen, fn = _recording_body()
+    body = BODY(fn)
+    with pool.num_threads_override(2), pool.spin_cycles(ticks):
+        for k in range(30):
+            seen.clear()
+            if k % 5 == 0:
+                time.sleep(0.001)
+            assert pool.parallel_for(body, None, 20) == 0
+            assert sorted(i for b, e, _ in seen for i in range(b, e)) == list(range(20))
+    with pytest.raises(IrlabError):
+        with pool.spin_cycles(-1):
+            pass
