@@ -61,6 +61,10 @@ def test_pool_int32():
              dtype="int32")
     check_op(lambda x: nn.max_pool2d(x, (2, 2), (2, 2), padding=1), [(1, 2, 7, 7)],
              dtype="int32")
+    # a row vectorized in pieces (AVX-512: int32), and int8 left to scalar windows
+    for dtype in ("int32", "int8"):
+        check_op(lambda x: nn.max_pool2d(x, (3, 3), (2, 2), padding=1), [(1, 2, 56, 56)],
+                 dtype=dtype)
 
 
 def test_fused_max_pool_alone():

@@ -86,8 +86,8 @@ def _strided_piece(attrs, tensor, target):
     CPU as LLVM's loops (which gather; Xeon Emerald Rapids). AVX-512 only: AVX2's masked
     loads (vmaskmovps) and 8-lane shuffles cost what the gathers did (0.61 vs 0.58 ms as
     znver3 code, 0.81 vs 0.82 as haswell code, on the same Xeon)."""
-    if not target.has_feature("avx512f"):
-        return None
+    if not target.has_feature("avx512f") or tensor.dtype not in ("float32", "float64", "int32"):
+        return None  # (narrower elements: the codegen would read the strided lanes one by one)
     layout = getattr(attrs, "layout", None)
     strides = getattr(attrs, "strides", None)
     if not layout or strides is None or tensor.op.tag not in ("pool_max", "pool_sum"):
