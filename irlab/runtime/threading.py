@@ -103,7 +103,8 @@ def num_threads_override(n):
 # -- the native pool -----------------------------------------------------------------------
 # One 256-byte slot per worker; the caller writes the first cache lines, the worker the third.
 #   +0 i32 seq (task number)  +8 body  +16 closure  +24 i64 the worker's thread index
-#   +48 the fan-out's shared block (irlab_pool_run)  +40 i32 caller_waiting    +64 i32 worker_sleeping   +128 i32 done (task number)  +132 status
+#   +40 i32 caller_waiting  +48 the fan-out's shared block (irlab_pool_run)
+#   +64 i32 worker_sleeping   +128 i32 done (task number)  +132 status
 #   +192 i32 taken (the last task number claimed, by the worker or by the caller taking it back)
 #   +196 i32 ready (the worker has entered its native loop)
 SLOT_BYTES = 256

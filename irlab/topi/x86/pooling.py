@@ -5,8 +5,9 @@ Every reduction block (``pool_max``, ``pool_sum``, ``sqr_sum``...) runs its fuse
 axes in parallel (when there is enough work); when the innermost output axis reads contiguous
 inputs (or, with AVX-512, inputs 2-4 apart: ``_strided_piece``) its window loops move outside it
 and it is vectorized. Padding is inlined into the window reads when the windows are scalar or
-strided (``_pad_block``), else it stays a stage of scalar loops (see ``conv2d._schedule_pad_block``); elementwise stages (the average's division, the
-function's epilogue) are scheduled as injective blocks.
+strided (``_pad_block``), else it stays a stage of scalar loops (see
+``conv2d._schedule_pad_block``); elementwise stages (the average's division, the function's
+epilogue) are scheduled as injective blocks.
 """
 
 from __future__ import annotations
@@ -127,8 +128,8 @@ def _schedule(sch, outs, target, attrs=None):
 
 def _pad_block(sch, block, target, inline):
     """The padding of a pool whose windows are scalar or strided loops (NCHW stride 2: ResNet's
-    3x3/2 max pool) is inlined into the window reads: a padded copy of the input is a pass over memory of
-    its own, which cost as much as the pool (64x112x112 -> 56x56: 0.73 ms of CPU as two stages,
+    3x3/2 max pool) is inlined into the window reads: a padded copy of the input is a pass over
+    memory of its own, which cost as much as the pool (64x112x112 -> 56x56: 0.73 ms of CPU as two stages,
     0.36 ms inlined, Xeon Emerald Rapids). Vectorized windows keep the copy (a select per
     vector tap)."""
     if inline:
