@@ -3,13 +3,16 @@ order, with the GFLOPS of each convolution / dense layer -- which kernels are fu
 onnxruntime, relative to their work.
 
     python3 benchmarks/bench_kernels.py [--model resnet18|mlp] [--threads N] [--size S]
+        [--chunks-per-thread K]
 
 irlab: each kernel of the graph executor called alone (bound to its views, as ``run`` calls
 it), the best of 7 batches, in thread CPU time at 1 thread (what a busy host distorts least)
 and wall time otherwise. onnxruntime: its session profile (``enable_profiling``), the best of
 30 runs per node. Kernels are paired by output shape in graph order (both fuse conv + bias +
 add + relu). FLOPs = 2 * output elements * weight elements / output channels (a conv's
-C_in/groups * KH * KW MACs per output, a dense layer's K).
+C_in/groups * KH * KW MACs per output, a dense layer's K). ``--chunks-per-thread 1`` fans
+irlab's parallel loops out as one contiguous chunk per thread (a static split) instead of the
+native pool's shared-out chunks (``irlab.runtime.threading.chunks_per_thread``).
 """
 
 from __future__ import annotations
@@ -114,7 +117,10 @@ def main():
     parser.add_argument("--model", choices=("resnet18", "mlp"), default="resnet18")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--size", type=int, default=224, help="ResNet image size")
+    parser.add_argument("--chunks-per-thread", type=int, default=None,
+                        help="chunks per thread of irlab's parallel loops (1: static split)")
     args = parser.parse_args()
+    from irlab.runtime import threading as pool
     from irlab.relay.frontend import onnx_models
     from machine import describe, load, settle
 
@@ -122,12 +128,15 @@ def main():
         else onnx_models.mlp()
     inputs = onnx_models.random_input(model)
     print(describe())
-    ours = irlab_kernels(model, inputs, args.threads)
+    chunks = args.chunks_per_thread or pool.CHUNKS_PER_THREAD
+    with pool.chunks_per_thread(chunks):
+        ours = irlab_kernels(model, inputs, args.threads)
     settle()
     theirs = ort_nodes(model, inputs, args.threads)
     what = "thread CPU" if args.threads == 1 else "wall"
-    print(f"{args.model}, {args.threads} thread(s): irlab kernels ({what} ms, best of 7) next "
-          f"to onnxruntime nodes (profiled ms, best of 30); slowest irlab kernels first")
+    print(f"{args.model}, {args.threads} thread(s): irlab kernels ({what} ms, best of 7; "
+          f"{chunks} chunks per thread) next to onnxruntime nodes (profiled ms, best of 30); "
+          f"slowest irlab kernels first")
     print(f"{'irlab kernel':44} {'ms':>7} {'GFLOPS':>7} | {'ort ms':>7} {'GFLOPS':>7} "
           f"{'ratio':>6}  output")
     pairs = pair(ours, theirs)

@@ -1,9 +1,16 @@
 """The thread pool behind ``parallel`` loops.
 
 Generated code outlines a parallel loop into ``body(begin, end, closure)`` and asks the
-runtime (through the ``__irlab_parallel_for`` hook) to run it over ``[0, extent)``. The range
-is cut into one contiguous chunk per thread (TVM's static schedule); the calling thread runs
-the first chunk itself. A parallel loop met inside a chunk (nested parallelism) runs serially.
+runtime (through the ``__irlab_parallel_for`` hook) to run it over ``[0, extent)``. The native
+pool cuts the range into one contiguous range per thread (TVM's static schedule; the calling
+thread has the first) and each range into ``CHUNKS_PER_THREAD`` chunks: a thread runs its own
+range's chunks, then takes the chunks the others have not started. On a host whose cores are
+shared (a worker descheduled, or on a core another process also runs on) the static split made
+every fan-out wait for the slowest thread -- two threads were then little faster than one;
+sharing the chunks out keeps both busy to the end, while a thread keeps the rows it had under
+the static split when the host is idle (so consecutive kernels find their data in its cache).
+The ``ThreadPoolExecutor`` pool keeps the static split. A parallel loop met inside a chunk
+(nested parallelism) runs serially.
 
 Two pools implement the fan-out:
 
@@ -14,7 +21,7 @@ Two pools implement the fan-out:
   worker asleep or descheduled on a busy host) the caller takes back and runs itself, so a
   fan-out never waits for a thread that is not running. Idle workers spin (``pause``) for
   about ``SPIN_CYCLES`` time-stamp ticks
-  (~0.3 ms), then sleep on a futex; a fan-out costs ~1-2 us when the workers spin, against
+  (~0.1 ms), then sleep on a futex; a fan-out costs ~1-2 us when the workers spin, against
   ~40-100 us for a Python ``ThreadPoolExecutor`` (which GEMM-sized kernels feel: a 512^3
   float32 GEMM takes ~0.6 ms on two cores).
   Compiled code's hook is then a native dispatcher (``irlab_parallel_dispatch``): a compiled
@@ -95,12 +102,21 @@ def num_threads_override(n):
 
 # -- the native pool -----------------------------------------------------------------------
 # One 256-byte slot per worker; the caller writes the first cache lines, the worker the third.
-#   +0 i32 seq (task number)  +8 body  +16 closure  +24 i64 begin  +32 i64 end
-#   +40 i32 caller_waiting    +64 i32 worker_sleeping   +128 i32 done (task number)  +132 status
+#   +0 i32 seq (task number)  +8 body  +16 closure  +24 i64 the worker's thread index
+#   +40 i32 caller_waiting  +48 the fan-out's shared block (irlab_pool_run)
+#   +64 i32 worker_sleeping   +128 i32 done (task number)  +132 status
 #   +192 i32 taken (the last task number claimed, by the worker or by the caller taking it back)
 #   +196 i32 ready (the worker has entered its native loop)
 SLOT_BYTES = 256
-SPIN_CYCLES = 1_000_000  # rdtsc ticks an idle thread spins before it sleeps on a futex
+# rdtsc ticks an idle thread spins before it sleeps on a futex (``spin_cycles`` changes it).
+# On a host whose cores other processes share, a thread spinning for a worker that has been
+# descheduled holds a core that worker could run on: ResNet-18 at 2 threads under a load
+# average of ~5 on 2 cores took 48-49 ms (median of 40 runs) with 200k or 100k, 55 ms with
+# 1M (Xeon Emerald Rapids, TSC 2.1 GHz); an idle host keeps its workers spinning between
+# kernels either way, and a worker that sleeps joins its fan-out late (the chunks it has not
+# taken are shared out meanwhile).
+SPIN_CYCLES = 200_000
+CHUNKS_PER_THREAD = 8  # a fan-out's chunks per thread: see irlab_pool_share
 _FUTEX_WAIT, _FUTEX_WAKE, _SYS_FUTEX = 128, 129, 202  # *_PRIVATE ops; x86-64 syscall number
 _SYS_GETTID = 186
 
@@ -108,6 +124,8 @@ _POOL_IR = r"""
 declare i64 @syscall(i64, ...)
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
+
+@irlab_pool_spin = global i64 SPIN
 
 ; The one wait loop: spin (pause) until *word equals %value (%until_equal) or differs from it,
 ; for about the spin budget; then raise *sleeping and sleep on a futex on word, so the other
@@ -130,7 +148,8 @@ spin_more:
   call void @llvm.x86.sse2.pause()
   %t = call i64 @llvm.readcyclecounter()
   %dt = sub i64 %t, %t0
-  %short = icmp ult i64 %dt, SPIN
+  %budget = load i64, ptr @irlab_pool_spin, align 8
+  %short = icmp ult i64 %dt, %budget
   br i1 %short, label %spin, label %sleep
 
 sleep:
@@ -161,7 +180,7 @@ entry:
   %bodyp = getelementptr i8, ptr %slot, i64 8
   %closp = getelementptr i8, ptr %slot, i64 16
   %begp = getelementptr i8, ptr %slot, i64 24
-  %endp = getelementptr i8, ptr %slot, i64 32
+  %sharedp = getelementptr i8, ptr %slot, i64 48
   %cwp = getelementptr i8, ptr %slot, i64 40
   %slp = getelementptr i8, ptr %slot, i64 64
   %donep = getelementptr i8, ptr %slot, i64 128
@@ -191,9 +210,9 @@ claimed:
 
 run:
   %clos = load ptr, ptr %closp, align 8
-  %b = load i64, ptr %begp, align 8
-  %e = load i64, ptr %endp, align 8
-  %st = call i32 %body(i64 %b, i64 %e, ptr %clos)
+  %me = load i64, ptr %begp, align 8
+  %shared = load ptr, ptr %sharedp, align 8
+  %st = call i32 @irlab_pool_share(ptr %shared, i64 %me, ptr %body, ptr %clos)
   store i32 %st, ptr %stp, align 4
   %failed = icmp ne i32 %st, 0
   br i1 %failed, label %fail, label %signal
@@ -288,14 +307,113 @@ fan:
   ret i32 %r2
 }
 
+; One thread's part of a fan-out: the chunks of its own range first (the rows it would have had
+; under a static split, so consecutive kernels keep their data in the same core's cache), then
+; whatever chunks are left in the other threads' ranges, from the next thread on. Each range's
+; next chunk is an atomic counter in the shared block (see irlab_pool_run); a chunk goes to
+; whoever increments its counter first, so a thread that runs slowly (descheduled on a busy
+; host, or sharing its core) is helped instead of waited for. Returns the first non-zero
+; status of the chunks this thread ran.
+define i32 @irlab_pool_share(ptr %shared, i64 %me, ptr %body, ptr %clos) {
+entry:
+  %np = getelementptr i8, ptr %shared, i64 0
+  %chp = getelementptr i8, ptr %shared, i64 8
+  %exp = getelementptr i8, ptr %shared, i64 16
+  %ncp = getelementptr i8, ptr %shared, i64 24
+  %n = load i64, ptr %np, align 8
+  %chunk = load i64, ptr %chp, align 8
+  %extent = load i64, ptr %exp, align 8
+  %nchunks = load i64, ptr %ncp, align 8
+  br label %range_head
+
+range_head:
+  %k = phi i64 [0, %entry], [%k1, %range_next]
+  %res = phi i32 [0, %entry], [%r, %range_next]
+  %more = icmp slt i64 %k, %n
+  br i1 %more, label %range, label %out
+
+range:
+  %v0 = add i64 %me, %k
+  %wrap = icmp sge i64 %v0, %n
+  %v1 = sub i64 %v0, %n
+  %v = select i1 %wrap, i64 %v1, i64 %v0
+  %vp1 = add i64 %v, 1
+  %hic = mul i64 %vp1, %nchunks
+  %hi = sdiv i64 %hic, %n
+  %coff = mul i64 %vp1, 64
+  %cp = getelementptr i8, ptr %shared, i64 %coff
+  br label %grab
+
+grab:
+  %r = phi i32 [%res, %range], [%st, %run]
+  %i = atomicrmw add ptr %cp, i64 1 monotonic
+  %have = icmp slt i64 %i, %hi
+  br i1 %have, label %run, label %range_next
+
+run:
+  %b = mul i64 %i, %chunk
+  %e0 = add i64 %b, %chunk
+  %over = icmp sgt i64 %e0, %extent
+  %e = select i1 %over, i64 %extent, i64 %e0
+  %st0 = call i32 %body(i64 %b, i64 %e, ptr %clos)
+  %keep = icmp ne i32 %r, 0
+  %st = select i1 %keep, i32 %r, i32 %st0
+  br label %grab
+
+range_next:
+  %k1 = add i64 %k, 1
+  br label %range_head
+
+out:
+  ret i32 %res
+}
+
+@irlab_pool_chunks_per_thread = global i64 PER_THREAD
+
 define i32 @irlab_pool_run(ptr %slots, i64 %nthreads, ptr %body, ptr %clos, i64 %extent) {
 entry:
-  %step = sdiv i64 %extent, %nthreads
-  %extra = srem i64 %extent, %nthreads
-  br label %pub_head
+  ; chunks of ~extent / (nthreads * chunks_per_thread) iterations; thread t's range is chunks
+  ; [t * nchunks / nthreads, (t + 1) * nchunks / nthreads)
+  %per = load i64, ptr @irlab_pool_chunks_per_thread, align 8
+  %nk = mul i64 %nthreads, %per
+  %nkm1 = sub i64 %nk, 1
+  %exnk = add i64 %extent, %nkm1
+  %ch0 = sdiv i64 %exnk, %nk
+  %chsmall = icmp slt i64 %ch0, 1
+  %chunk = select i1 %chsmall, i64 1, i64 %ch0
+  %chm1 = sub i64 %chunk, 1
+  %exch = add i64 %extent, %chm1
+  %nchunks = sdiv i64 %exch, %chunk
+  ; the shared block: a line of header (n, chunk, extent, nchunks), a line per counter
+  %lines = add i64 %nthreads, 1
+  %bytes = mul i64 %lines, 64
+  %shared = alloca i8, i64 %bytes, align 64
+  %hnp = getelementptr i8, ptr %shared, i64 0
+  %hchp = getelementptr i8, ptr %shared, i64 8
+  %hexp = getelementptr i8, ptr %shared, i64 16
+  %hncp = getelementptr i8, ptr %shared, i64 24
+  store i64 %nthreads, ptr %hnp, align 8
+  store i64 %chunk, ptr %hchp, align 8
+  store i64 %extent, ptr %hexp, align 8
+  store i64 %nchunks, ptr %hncp, align 8
+  br label %init_head
+
+init_head:
+  %c = phi i64 [0, %entry], [%cn, %init]
+  %cmore = icmp slt i64 %c, %nthreads
+  br i1 %cmore, label %init, label %pub_head
+
+init:
+  %clo = mul i64 %c, %nchunks
+  %lo = sdiv i64 %clo, %nthreads
+  %cn = add i64 %c, 1
+  %ioff = mul i64 %cn, 64
+  %ip = getelementptr i8, ptr %shared, i64 %ioff
+  store i64 %lo, ptr %ip, align 8
+  br label %init_head
 
 pub_head:
-  %t = phi i64 [1, %entry], [%tn, %pub_next]
+  %t = phi i64 [1, %init_head], [%tn, %pub_next]
   %more = icmp slt i64 %t, %nthreads
   br i1 %more, label %pub, label %own
 
@@ -306,20 +424,13 @@ pub:
   %seqp = getelementptr i8, ptr %slot, i64 0
   %bodyp = getelementptr i8, ptr %slot, i64 8
   %closp = getelementptr i8, ptr %slot, i64 16
-  %begp = getelementptr i8, ptr %slot, i64 24
-  %endp = getelementptr i8, ptr %slot, i64 32
+  %mep = getelementptr i8, ptr %slot, i64 24
+  %sharedp = getelementptr i8, ptr %slot, i64 48
   %slp = getelementptr i8, ptr %slot, i64 64
-  %lt = icmp slt i64 %t, %extra
-  %mn = select i1 %lt, i64 %t, i64 %extra
-  %ts = mul i64 %t, %step
-  %bg = add i64 %ts, %mn
-  %one = zext i1 %lt to i64
-  %len = add i64 %step, %one
-  %en = add i64 %bg, %len
   store ptr %body, ptr %bodyp, align 8
   store ptr %clos, ptr %closp, align 8
-  store i64 %bg, ptr %begp, align 8
-  store i64 %en, ptr %endp, align 8
+  store i64 %t, ptr %mep, align 8
+  store ptr %shared, ptr %sharedp, align 8
   %seq = load atomic i32, ptr %seqp monotonic, align 4
   %ns = add i32 %seq, 1
   store atomic i32 %ns, ptr %seqp seq_cst, align 4
@@ -336,10 +447,7 @@ pub_next:
   br label %pub_head
 
 own:
-  %lt0 = icmp sgt i64 %extra, 0
-  %one0 = zext i1 %lt0 to i64
-  %e0 = add i64 %step, %one0
-  %st0 = call i32 %body(i64 0, i64 %e0, ptr %clos)
+  %st0 = call i32 @irlab_pool_share(ptr %shared, i64 0, ptr %body, ptr %clos)
   br label %wait_head
 
 wait_head:
@@ -353,8 +461,6 @@ wait_one:
   %off2 = mul i64 %w2, SLOT
   %slot2 = getelementptr i8, ptr %slots, i64 %off2
   %seqp2 = getelementptr i8, ptr %slot2, i64 0
-  %begp2 = getelementptr i8, ptr %slot2, i64 24
-  %endp2 = getelementptr i8, ptr %slot2, i64 32
   %cwp2 = getelementptr i8, ptr %slot2, i64 40
   %donep2 = getelementptr i8, ptr %slot2, i64 128
   %stp2 = getelementptr i8, ptr %slot2, i64 132
@@ -368,9 +474,8 @@ wait_one:
   br i1 %stole, label %steal, label %await
 
 steal:
-  %bs = load i64, ptr %begp2, align 8
-  %es = load i64, ptr %endp2, align 8
-  %sts = call i32 %body(i64 %bs, i64 %es, ptr %clos)
+  ; (its chunks are normally all taken by now: this only makes sure)
+  %sts = call i32 @irlab_pool_share(ptr %shared, i64 %t2, ptr %body, ptr %clos)
   br label %got
 
 await:
@@ -425,7 +530,8 @@ class _NativePool:
                     .replace("SYS_GETTID", str(_SYS_GETTID))
                     .replace("FUTEX_WAIT", str(_FUTEX_WAIT))
                     .replace("FUTEX_WAKE", str(_FUTEX_WAKE))
-                    .replace("SPIN", str(SPIN_CYCLES)).replace("SLOT", str(SLOT_BYTES)))
+                    .replace("SPIN", str(SPIN_CYCLES))
+                    .replace("PER_THREAD", str(CHUNKS_PER_THREAD)).replace("SLOT", str(SLOT_BYTES)))
             mod = llvm.parse_assembly(text)
             mod.verify()
             tm = llvm.Target.from_default_triple().create_target_machine(opt=2)
@@ -525,6 +631,8 @@ class _Dispatch:
         self.slots = word("irlab_dispatch_slots", ctypes.c_void_p)
         self.fallback = word("irlab_dispatch_fallback", ctypes.c_void_p)
         self.loops = word("irlab_dispatch_loops", ctypes.c_int64)
+        self.chunks_per_thread = word("irlab_pool_chunks_per_thread", ctypes.c_int64)
+        self.spin_cycles = word("irlab_pool_spin", ctypes.c_int64)
         self.lock = threading.Lock()  # held by the thread whose call owns the dispatcher
 
 
@@ -541,6 +649,53 @@ def parallel_hook(fallback: int):
     dispatch = _NativePool.dispatch
     dispatch.fallback.value = fallback
     return dispatch.address
+
+
+@contextlib.contextmanager
+def chunks_per_thread(k: int):
+    """Fan loops out in ``k`` chunks per thread in this block (1: one contiguous chunk each, a
+    static split; the default is ``CHUNKS_PER_THREAD``), to compare splits. A no-op without
+    the native pool. Not thread-safe: for benchmarks and tests."""
+    if k < 1:
+        raise IrlabError(f"chunks_per_thread must be >= 1, got {k}")
+    word = _pool_word("chunks_per_thread")
+    previous = word.value if word is not None else None
+    if word is not None:
+        word.value = k
+    try:
+        yield
+    finally:
+        if word is not None:
+            word.value = previous
+
+
+@contextlib.contextmanager
+def spin_cycles(ticks: int):
+    """Let idle pool threads spin ``ticks`` time-stamp ticks before they sleep, in this block
+    (the default is ``SPIN_CYCLES``), to compare. A no-op without the native pool. Not
+    thread-safe: for benchmarks and tests."""
+    if ticks < 0:
+        raise IrlabError(f"spin_cycles must be >= 0, got {ticks}")
+    word = _pool_word("spin_cycles")
+    previous = word.value if word is not None else None
+    if word is not None:
+        word.value = ticks
+    try:
+        yield
+    finally:
+        if word is not None:
+            word.value = previous
+
+
+def _pool_word(name):
+    """The native pool's global ``name`` (a ``_Dispatch`` attribute), or None without it."""
+    if _native_failed:
+        return None
+    try:
+        _NativePool._compile()
+    except Exception:  # noqa: BLE001 -- no JIT here
+        return None
+    return getattr(_NativePool.dispatch, name)
 
 
 _NO_POOL = object()  # the claim of a one-thread call (no pool taken)
@@ -728,4 +883,4 @@ def parallel_for(body, closure, extent: int) -> int:
 
 
 __all__ = ["parallel_for", "num_threads_override", "current_num_threads", "parallel_hook",
-           "claim_dispatch", "release_dispatch"]
+           "claim_dispatch", "release_dispatch", "chunks_per_thread", "spin_cycles"]

@@ -35,6 +35,8 @@ from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, 
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
 from irlab.target import deep_expr
+
+MAX_LOAD_STRIDE = 4  # strided vector loads up to this stride read their span and shuffle it
 from irlab.target.function_info import bound_vars, function_info
 from irlab.target.llvm_calls import CallLowering
 
@@ -534,6 +536,72 @@ class _FunctionBuilder(CallLowering):
         return isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and \
             index.stride.value == 1
 
+    def _short_stride(self, index, buffer_dtype):
+        """Whether a vector load at ``index`` reads every 2nd to 4th element (a stride-2
+        convolution's or pool's columns) of a buffer of 32- or 64-bit scalars."""
+        t = parse_dtype(buffer_dtype)
+        return isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm) and \
+            2 <= index.stride.value <= MAX_LOAD_STRIDE and t.lanes == 1 and t.bits >= 32
+
+    def _strided_load(self, base, index, elem, elem_bytes):
+        """A strided vector load as one contiguous load of the span it covers, its lanes
+        picked by a shuffle (on x86 vpermt2ps; LLVM's lane-by-lane alternative became gathers,
+        ~10x slower than the scalar loop on recent Intel cores). The span's tail past the last
+        lane read is masked off, so nothing beyond the accessed elements is touched."""
+        stride, lanes = index.stride.value, index.lanes
+        span = stride * (lanes - 1) + 1
+        wide = ir.VectorType(elem, stride * lanes)
+        mask_ty = ir.VectorType(ir.IntType(1), wide.count)
+        mask = ir.Constant(mask_ty, [ir.Constant(ir.IntType(1), int(i < span))
+                                     for i in range(wide.count)])
+        load = self.cg.function(f"llvm.masked.load.{_type_suffix(wide)}.p0", wide,
+                                [PTR, I32, mask_ty, wide])
+        ptr = self._gep(base, self.expr(index.base), elem)
+        value = self.b.call(load, [ptr, ir.Constant(I32, elem_bytes), mask,
+                                   ir.Constant(wide, ir.Undefined)])
+        picks = ir.Constant(ir.VectorType(I32, lanes), [ir.Constant(I32, i * stride)
+                                                        for i in range(lanes)])
+        return self.b.shuffle_vector(value, ir.Constant(wide, ir.Undefined), picks)
+
+    def _clamped_load(self, e, index):
+        """A vector load at a clamped ramp (an inlined or vectorized padding's
+        ``max(ramp, lo)`` / ``min(ramp, hi)`` indices): the plain ramp load when no lane is
+        clamped (a branch on the ramp's ends: all but a border's loads), else lane by lane.
+        """
+        offset, ramp, lows, highs = _clamped_ramp(index)
+        last = ramp.base + ramp.stride * (ramp.lanes - 1)
+        inside = None
+        for bound, check in [(lo, ramp.base >= lo) for lo in lows] + \
+                [(hi, last <= hi) for hi in highs]:
+            inside = check if inside is None else E.And(inside, check)
+        plain = E.Ramp(ramp.base if offset is None else offset + ramp.base, ramp.stride,
+                       ramp.lanes)
+        cond = self.expr(inside)
+        with self.b.if_else(cond) as (fast, slow):
+            with fast:
+                value_a = self.visit_buffer_load(E.BufferLoad(e.buffer, [plain]))
+                block_a = self.b.block
+            with slow:
+                value_b = self._lanes_load(e, index)
+                block_b = self.b.block
+        value = self.b.phi(value_a.type)
+        value.add_incoming(value_a, block_a)
+        value.add_incoming(value_b, block_b)
+        return value
+
+    def _lanes_load(self, e, index):
+        """A vector load lane by lane, at the (flat, vector) ``index``."""
+        base, index = self._address(e.buffer, index)
+        elem = memory_type(e.buffer.dtype)
+        elem_bytes = max(1, parse_dtype(e.buffer.dtype).bits // 8)
+        idx = self.expr(index)
+        value = ir.Constant(ir.VectorType(elem, idx.type.count), ir.Undefined)
+        for i in range(idx.type.count):
+            one = self.b.extract_element(idx, ir.Constant(I32, i))
+            scalar = self.b.load(self._gep(base, one, elem), typ=elem, align=elem_bytes)
+            value = self.b.insert_element(value, scalar, ir.Constant(I32, i))
+        return value
+
     def visit_buffer_load(self, e):
         index = self._flat_index(e.buffer, list(e.indices))
         base, index = self._address(e.buffer, index)
@@ -547,6 +615,11 @@ class _FunctionBuilder(CallLowering):
         elif isinstance(index, E.Broadcast):
             ptr = self._gep(base, self.expr(index.value), elem)
             value = self.splat(self.b.load(ptr, typ=elem, align=elem_bytes), index.lanes)
+        elif self._short_stride(index, e.buffer.dtype):
+            value = self._strided_load(base, index, elem, elem_bytes)
+        elif _clamped_ramp(index) is not None and parse_dtype(e.buffer.dtype).lanes == 1 and \
+                isinstance(e.buffer.elem_offset, E.IntImm) and e.buffer.elem_offset.value == 0:
+            value = self._clamped_load(e, index)  # (index: without an offset to add again)
         elif parse_dtype(index.dtype).lanes > 1:
             idx = self.expr(index)
             lanes = idx.type.count
@@ -776,6 +849,24 @@ class _FunctionBuilder(CallLowering):
         self.b.position_at_end(fail)
         self.b.ret(status)
         self.b.position_at_end(ok)
+
+
+def _clamped_ramp(index):
+    """``(offset or None, ramp, lows, highs)`` when the flat vector ``index`` is
+    ``[broadcast(offset) +] min/max(...(ramp, broadcast(bound))...)`` with a constant positive
+    ramp stride (what a vectorized padding reads), else None."""
+    offset = None
+    if isinstance(index, E.Add) and isinstance(index.a, E.Broadcast):
+        offset, index = index.a.value, index.b
+    lows, highs = [], []
+    while isinstance(index, (E.Max, E.Min)) and isinstance(index.b, E.Broadcast):
+        (lows if isinstance(index, E.Max) else highs).append(index.b.value)
+        index = index.a
+    if not (lows or highs) or not isinstance(index, E.Ramp):
+        return None
+    if not (isinstance(index.stride, E.IntImm) and index.stride.value > 0):
+        return None
+    return offset, index, lows, highs
 
 
 # Constant vectors (splatted constants, broadcast masks, ramp steps) by what they hold: the

@@ -37,7 +37,10 @@ def test_chunks_cover_the_range(native, threads, extent):
     chunks = sorted((b, e) for b, e, _ in seen)
     assert chunks[0][0] == 0 and chunks[-1][1] == extent
     assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
-    assert len(chunks) == min(threads, extent)
+    if native:  # up to CHUNKS_PER_THREAD chunks per thread, shared out as threads come free
+        assert min(threads, extent) <= len(chunks) <= threads * pool.CHUNKS_PER_THREAD
+    else:
+        assert len(chunks) == min(threads, extent)
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
@@ -151,10 +154,77 @@ def test_every_chunk_runs_once_whether_the_worker_or_the_caller_takes_it():
 
     seen, fn = _recording_body()
     body = BODY(fn)
-    with pool.num_threads_override(3):
+    with pool.num_threads_override(3), pool.chunks_per_thread(1):
         for k in range(200):
             seen.clear()
             if k % 10 == 0:
                 time.sleep(0.002)  # the workers' spin ends: they sleep on their futex
             assert pool.parallel_for(body, None, 9) == 0
             assert sorted((b, e) for b, e, _ in seen) == [(0, 3), (3, 6), (6, 9)]
+
+
+@needs_native
+@pytest.mark.parametrize("threads, extent, per_thread", [(2, 56, 8), (3, 10, 4), (2, 3, 8),
+                                                         (3, 1000, 16), (2, 5, 1)])
+def test_chunks_are_shared_out_each_exactly_once(threads, extent, per_thread):
+    """A fan-out cuts the range into about ``per_thread`` chunks per thread; whichever thread
+    is free takes the next one (its own range first, then the others'), and every index of
+    the range runs exactly once -- also with the worker slowed down (a chunk that sleeps)."""
+    import time
+
+    seen, fn = _recording_body()
+
+    def slow(begin, end, closure):
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(0.0005)  # a worker on a busy core: the caller takes over its chunks
+        return fn(begin, end, closure)
+
+    for body in (BODY(fn), BODY(slow)):
+        seen.clear()
+        with pool.num_threads_override(threads), pool.chunks_per_thread(per_thread):
+            assert pool.parallel_for(body, None, extent) == 0
+        covered = sorted(i for b, e, _ in seen for i in range(b, e))
+        assert covered == list(range(extent))
+        chunk = max(1, -(-extent // (threads * per_thread)))
+        assert all(e - b <= chunk for b, e, _ in seen)
+
+
+@needs_native
+def test_compiled_loop_with_chunks_computes_the_same():
+    """A compiled parallel loop (the native dispatcher's path) gives the same result for
+    every chunking, its extent not a multiple of the chunk."""
+    A = te.placeholder((37, 100), "float32", name="A")
+    B = te.compute((37, 100), lambda i, j: A[i, j] * 2, name="B")  # exact: no FMA
+    sch = tir.Schedule(te.create_prim_func([A, B]).with_attr("global_symbol", "k"))
+    sch.parallel(sch.get_loops(sch.get_block("B"))[0])
+    f = irlab.build(sch.mod, target="llvm -num-cores=2")["k"]
+    a = np.random.default_rng(1).random((37, 100)).astype("float32")
+    for per_thread in (1, 3, 8, 64):
+        b = np.zeros_like(a)
+        with pool.chunks_per_thread(per_thread):
+            f(a, b)
+        np.testing.assert_array_equal(b, a * 2)
+    with pytest.raises(IrlabError):
+        with pool.chunks_per_thread(0):
+            pass
+
+
+@needs_native
+@pytest.mark.parametrize("ticks", [0, 1000, 200_000])
+def test_spin_budget_changes_nothing_computed(ticks):
+    """However long idle threads spin before sleeping (0: at once), fan-outs, some of them
+    after a pause that outlasts the spin, run every chunk once."""
+    import time
+
+    seen, fn = _recording_body()
+    body = BODY(fn)
+    with pool.num_threads_override(2), pool.spin_cycles(ticks):
+        for k in range(30):
+            seen.clear()
+            if k % 5 == 0:
+                time.sleep(0.001)
+            assert pool.parallel_for(body, None, 20) == 0
+            assert sorted(i for b, e, _ in seen for i in range(b, e)) == list(range(20))
+    with pytest.raises(IrlabError):
+        with pool.spin_cycles(-1):
+            pass

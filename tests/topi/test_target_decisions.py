@@ -137,6 +137,20 @@ def test_elementwise_and_pooling_vector_widths(target, lanes):
     assert lanes == 16 or "ymm" in asm
 
 
+@pytest.mark.parametrize("target,vectors", [(AVX2, []), (AVX512, [14, 14])])
+def test_stride2_max_pool_per_isa(target, vectors):
+    """ResNet's 3x3/2 max pool (NCHW): AVX-512 vectorizes the output row (and its init) in
+    pieces (its stride-2 reads: one masked load and a shuffle, no gather); AVX2 leaves the
+    windows to LLVM's scalar loops, where masked loads cost what they save."""
+    pool = _lower(lambda x: relay.nn.max_pool2d(x, (3, 3), (2, 2), padding=1),
+                  [(1, 4, 112, 112)], target)
+    assert _vector_loops(pool) == vectors
+    assert "pad_temp" not in pool.prim_func.script()  # the padding read through the windows
+    if vectors:
+        asm = irlab.build(pool.prim_func, target=target).get_source("s")
+        assert "gather" not in asm and ("vpermt2ps" in asm or "vpermps" in asm)
+
+
 @pytest.mark.parametrize("target,register", [(AVX2, "ymm"), (AVX512, "zmm")])
 def test_conv_kernel_assembly_per_isa(target, register):
     """The packed conv micro-kernel of each CPU: FMAs on its widest registers."""

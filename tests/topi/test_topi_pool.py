@@ -18,6 +18,13 @@ nn = relay.nn
 
 POOL = [
     ("max_3x3_s2_pad", lambda x: nn.max_pool2d(x, (3, 3), (2, 2), padding=1), (1, 4, 9, 9)),
+    # ResNet's pool, narrowed: AVX-512 vectorizes the row of 28 in 2 pieces of 14
+    ("max_3x3_s2_pad_pieces", lambda x: nn.max_pool2d(x, (3, 3), (2, 2), padding=1),
+     (1, 3, 56, 56)),
+    ("avg_3x3_s2_pad_pieces", lambda x: nn.avg_pool2d(x, (3, 3), (2, 2), padding=1),
+     (1, 2, 56, 56)),
+    ("max_3x3_s3_pieces", lambda x: nn.max_pool2d(x, (3, 3), (3, 3), padding=(1, 2, 1, 2)),
+     (1, 2, 47, 47)),
     ("max_ceil_dilate_asym", lambda x: nn.max_pool2d(x, (3, 3), (2, 2), padding=(0, 1, 1, 0),
                                                      ceil_mode=True, dilation=(1, 2)),
      (1, 4, 10, 9)),
@@ -54,6 +61,10 @@ def test_pool_int32():
              dtype="int32")
     check_op(lambda x: nn.max_pool2d(x, (2, 2), (2, 2), padding=1), [(1, 2, 7, 7)],
              dtype="int32")
+    # a row vectorized in pieces (AVX-512: int32), and int8 left to scalar windows
+    for dtype in ("int32", "int8"):
+        check_op(lambda x: nn.max_pool2d(x, (3, 3), (2, 2), padding=1), [(1, 2, 56, 56)],
+                 dtype=dtype)
 
 
 def test_fused_max_pool_alone():
