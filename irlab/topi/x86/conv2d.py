@@ -310,18 +310,22 @@ def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
     block = block_of(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
+    macs = loop_extent(sch, rc) * loop_extent(sch, ry) * loop_extent(sch, rx)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
-    # a narrow tile stores few columns per channel: its write-back (a transpose of the
-    # accumulators) is a large part of the work unless unrolled (the 7x7/2 stem, 3 input
-    # channels, 4 x 64 tile: 1.76 vs 1.99 ms of CPU; 64x56x56 3x3: 4% faster; a 7-column
-    # tile is 2% slower unrolled; Xeon Emerald Rapids, AVX-512)
+    # a narrow tile of a short reduction: its write-back (a transpose of the accumulators)
+    # is a large part of the work unless unrolled (the 7x7/2 stem, 3 input channels = 147
+    # MACs per output, 4 x 64 tile: 1.76 vs 1.99 ms of CPU; Xeon Emerald Rapids, AVX-512).
+    # Behind a 3x3 conv's 576+ MACs it is a few percent at most, and unrolled it makes the
+    # kernel's code 10x larger (ResNet-18's cold build: 2x the LLVM time): not unrolled.
+    unroll = ow_bn <= NARROW_TILE_COLUMNS and macs < SHORT_REDUCTION_MACS
     _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
           [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target,
-          unroll_write_back=ow_bn <= NARROW_TILE_COLUMNS)
+          unroll_write_back=unroll)
 
 
-NARROW_TILE_COLUMNS = 4  # packed tiles this narrow unroll their write-back (_packed_tile)
+NARROW_TILE_COLUMNS = 4  # packed tiles this narrow unroll their write-back (_packed_tile) ...
+SHORT_REDUCTION_MACS = 512  # ... when each output sums fewer products than this
 IM2COL_ROWS = 4  # output channels of the im2col GEMM's register tile (broadcast scalars)
 
 
