@@ -54,10 +54,10 @@ def test_register_tile_sized_from_the_target():
 
 
 def test_gemm_default_tiles_per_target():
-    # i: [parallel, rest, 1, rows]; j (the vector loop, not split by the lanes first):
+    # i: [parallel, 1, rest, rows]; j (the vector loop, not split by the lanes first):
     # [its whole rest in the parallel tile, 1, 1, vectors x lanes]; k: [rest, 64]
-    for target, i_tiles, j_tiles in ((AVX512, [2, 32, 1, 4], [4, 1, 1, 64]),
-                                     (AVX2, [1, 128, 1, 2], [8, 1, 1, 32])):
+    for target, i_tiles, j_tiles in ((AVX512, [2, 1, 32, 4], [4, 1, 1, 64]),
+                                     (AVX2, [1, 1, 128, 2], [8, 1, 1, 32])):
         search = strategy(gemm(256, 256, 256), target)
         seeds = search.seeded(search.state)
         assert len(seeds) == 3  # one per design space (no cache, cache at level 1, 2)

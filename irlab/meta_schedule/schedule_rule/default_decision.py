@@ -15,7 +15,9 @@ The defaults of this module (TOPI's x86 choices, from the target):
   vectors on AVX-512, 7 x 2 on a 7-wide row);
 - the outermost spatial tiles (the parallel loop): the vector axis's whole rest (so the
   weight / B panel of a tile is reused over the loops inside it), then the outer loops
-  until the parallel extent reaches ``4 x cores``; the next level takes the rest;
+  until the parallel extent reaches ``4 x cores``; the row loop's rest goes under the
+  outer reduction tile (L1 reuse of the vector operand's chunk), the other loops' to the
+  second level;
 - a reduction: its innermost tile the largest divisor within the rule's limit;
 - a categorical choice (the unroll depth): the middle candidate;
 - a compute location: the root (the block stays a stage of its own).
@@ -87,9 +89,15 @@ def register_tile(rows_extent, vectors_extent, max_rows, max_vectors, budget) ->
     return best
 
 
-def default_tiling(loops, levels, *, budget, max_vectors, row_limit, cores) -> list:
+def default_tiling(loops, levels, *, budget, max_vectors, row_limit, cores,
+                   rows_level=1) -> list:
     """The default factors (a list of ``levels`` ints per loop, outermost level first) of
-    the spatial ``loops`` (``SpatialLoop``s in loop order) of a multi-level tiling."""
+    the spatial ``loops`` (``SpatialLoop``s in loop order) of a multi-level tiling: the
+    register tile innermost, the parallel tiles outermost, the rest of the row loop at
+    ``rows_level`` (the spatial level under the outer reduction tile: there the vector
+    operand's chunk of the reduction, a B panel of a GEMM, is reused from L1 by every row
+    tile: GEMM 1024 at 1 thread went from 47 to 100 GFLOPS on AVX-512), the rest of the other
+    loops at level 1."""
     vector = next((lp for lp in loops if lp.is_vector), None)
     rows_loop = next((lp for lp in loops if lp.is_rows), None)
     rows, vectors = register_tile(rows_loop.extent if rows_loop else 1,
@@ -100,12 +108,13 @@ def default_tiling(loops, levels, *, budget, max_vectors, row_limit, cores) -> l
     outer = _parallel_tiles(loops, rests, PARALLEL_TILES_PER_CORE * max(1, cores))
     factors = []
     for lp, rest, par in zip(loops, rests, outer):
-        if levels == 1:
-            factors.append([lp.extent])
+        if levels <= 2:
+            factors.append([lp.extent] if levels == 1 else [rest, inner.get(id(lp), 1)])
             continue
-        middle = [rest // par] + [1] * (levels - 3) if levels > 2 else []
-        head = [par] if levels > 2 else [rest]
-        factors.append(head + middle + [inner.get(id(lp), 1)])
+        tile = [par] + [1] * (levels - 2) + [inner.get(id(lp), 1)]
+        level = rows_level if lp.is_rows and 0 < rows_level < levels - 1 else 1
+        tile[level] = rest // par
+        factors.append(tile)
     return factors
 
 

@@ -227,7 +227,8 @@ class MultiLevelTiling(ScheduleRule):
         factors = DD.default_tiling(
             loops, len(self.s_indices), budget=budget, row_limit=row_limit,
             max_vectors=min(4, max(1, inner_limit // lanes)),
-            cores=1 if target is None else int(target.num_cores))
+            cores=1 if target is None else int(target.num_cores),
+            rows_level=self.structure.index("R") if "R" in self.structure else 1)
         out = {}
         for i, tile in zip(spatial, factors):
             if i == vector and unit > 1:
