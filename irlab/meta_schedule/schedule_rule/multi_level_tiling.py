@@ -133,9 +133,7 @@ class MultiLevelTiling(ScheduleRule):
         most the accumulators a register tile may hold (TOPI's budget, half the vector
         registers), so that a sampled tile rarely spills (TOPI's conv tiles: 4 x 4 and
         7 x 2 vectors on AVX-512)."""
-        from irlab.topi.x86.register_tile import accumulator_budget
-
-        limit = max(1, accumulator_budget(self._target))
+        limit = self._accumulators()
         return min(limit, self.max_innermost_factor) if self.max_innermost_factor > 0 \
             else limit
 
@@ -241,6 +239,7 @@ class MultiLevelTiling(ScheduleRule):
         return out
 
     def _accumulators(self) -> int:
+        """The vector accumulators a register tile may hold on the target."""
         from irlab.topi.x86.register_tile import accumulator_budget
 
         return max(1, accumulator_budget(self._target))
