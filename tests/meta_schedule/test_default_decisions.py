@@ -15,7 +15,7 @@ from irlab import relay
 from irlab.ir.structural import assert_structural_equal
 from irlab.meta_schedule.postproc.rewrite_parallel_vectorize_unroll import unrolled_steps
 from irlab.meta_schedule.schedule_rule import default_decision as DD
-from irlab.meta_schedule.search_strategy.search_strategy import fresh_decisions, replay
+from irlab.meta_schedule.search_strategy.search_strategy import replay
 from irlab.tir import stmt as S
 from irlab.tir.schedule import Schedule, Trace
 from irlab.tir.schedule import primitives_getters as G
