@@ -7,6 +7,8 @@ NCHW im2col + GEMM, NHWC direct -- vs numpy im2col + matmul (OpenBLAS) and onnxr
     python benchmarks/bench_conv.py --quick      # three layers
     python benchmarks/bench_conv.py --tasks      # ResNet-18's tuning tasks: TOPI time, share
     python benchmarks/bench_conv.py --tune 4 --trials 96   # tune the 4 largest, vs TOPI
+    python benchmarks/bench_conv.py --tune 1 --task fused_nn_conv2d_add_nn_relu --trials 64
+                                                 # the stem (--no-seed: no seeded defaults)
 
 Each conv is lowered as LowerTE does (``lower_function`` of a one-op Relay function) with
 ``llvm -num-cores=<threads>``. GFLOPS = 2 * N*OC*OH*OW*IC*KH*KW / the best of ``--repeat``
@@ -202,11 +204,13 @@ def print_tasks(image_size, threads):
               f"{100 * task.weight * sec / total:>6.1f}%", flush=True)
 
 
-def tune_tasks(count, trials, threads, image_size, work_root, per_iter):
+def tune_tasks(count, trials, threads, image_size, work_root, per_iter, names=None,
+               seed_defaults=True):
     """Tune the ``count`` tasks with the largest share of ResNet-18 alone (``tune_tir``,
     ``trials`` each) and print tuned vs TOPI per task: both timed here in turns, best of
     three each (the machine is shared; at one thread in thread-CPU seconds), the tuned
-    kernel checked against TOPI's output."""
+    kernel checked against TOPI's output. ``names``: those tasks instead of the largest;
+    ``seed_defaults``: EvolutionarySearch measures the rules' default decisions first."""
     import os
     import tempfile
 
@@ -214,7 +218,8 @@ def tune_tasks(count, trials, threads, image_size, work_root, per_iter):
     from machine import describe, load
 
     print(describe())
-    rows = sorted(task_rows(image_size, threads), key=lambda r: -r[0].weight * r[1])[:count]
+    rows = sorted(task_rows(image_size, threads), key=lambda r: -r[0].weight * r[1])
+    rows = [r for r in rows if r[0].task_name in names] if names else rows[:count]
     target = f"llvm -num-cores={threads}"
     work_root = work_root or tempfile.mkdtemp(prefix="bench_conv_tune_")
     print(f"{'task':<34}{'trials':>7}{'tune s':>8}{'CPU s':>8}{'TOPI ms':>9}{'tuned ms':>9}"
@@ -223,8 +228,9 @@ def tune_tasks(count, trials, threads, image_size, work_root, per_iter):
         start, cpu = time.perf_counter(), _children_cpu()
         work_dir = os.path.join(work_root, task.task_name)
         if trials:
+            strategy = ms.search_strategy.EvolutionarySearch(seed_defaults=seed_defaults)
             db = ms.tune_tir(task.mod, target, work_dir, trials, num_trials_per_iter=per_iter,
-                             seed=0)
+                             seed=0, strategy=strategy)
         else:  # --trials 0: time what an earlier run recorded
             db = ms.database.JSONDatabase(work_dir=work_dir)
         wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
@@ -282,12 +288,16 @@ def main(argv=None):
                         help="with --tune: per task (0: time the records in --work-dir)")
     parser.add_argument("--per-iter", type=int, default=32, help="with --tune")
     parser.add_argument("--work-dir", default=None, help="with --tune: records go here")
+    parser.add_argument("--task", nargs="+", default=None,
+                        help="with --tune: these tasks (names as --tasks prints them)")
+    parser.add_argument("--no-seed", action="store_true",
+                        help="with --tune: no seeded default decisions in the first round")
     args = parser.parse_args(argv)
     if args.tasks:
         return print_tasks(args.image_size, args.threads)
     if args.tune:
         return tune_tasks(args.tune, args.trials, args.threads, args.image_size,
-                          args.work_dir, args.per_iter)
+                          args.work_dir, args.per_iter, args.task, not args.no_seed)
     global REPEAT
     REPEAT = args.repeat
     try:

@@ -25,8 +25,8 @@ def test_rewrite_parallel_vectorize_unroll():
     sch.annotate(root, "meta_schedule.vectorize", 16)
     sch.annotate(root, "meta_schedule.unroll_explicit", 8)
     i, j, k = sch.get_loops(sch.get_block("C"))
-    sch.reorder(i, k, j)  # j innermost: the vector loop
-    assert ms.postproc.RewriteParallelVectorizeUnroll().apply(sch)
+    sch.reorder(i, k, j)  # j innermost: the vector loop, one vector of 16 lanes (AVX-512)
+    assert ms.postproc.RewriteParallelVectorizeUnroll(lanes=16).apply(sch)
     text = sch.mod.script()
     assert "T.parallel(16)" in text and "T.vectorized(16)" in text and "T.unroll(8)" in text
     assert "meta_schedule" not in text  # the marks are consumed

@@ -5,6 +5,7 @@ reductions can run in parallel (TVM's ``ms.schedule_rule.AddRFactor``)."""
 from __future__ import annotations
 
 from irlab.meta_schedule import block_analysis as BA
+from irlab.meta_schedule.schedule_rule.default_decision import default_reduction
 from irlab.meta_schedule.schedule_rule.schedule_rule import (ScheduleRule,
                                                              target_cores_and_lanes)
 from irlab.tir.schedule import ScheduleError
@@ -53,12 +54,17 @@ class AddRFactor(ScheduleRule):
             return [sch]
         original = sch.copy()
         kinds = [BA.loop_iter_type(lp) for lp in BA.loops_of(sch, block)]
+        extent = 1  # of the fused reduction loop (0: not constant)
+        for loop, kind in zip(BA.loops_of(sch, block), kinds):
+            extent = extent * (BA.const_extent(loop) or 0) if kind == BA.REDUCE else extent
         loops = sch.get_loops(block)
         spatial = [lp for lp, k in zip(loops, kinds) if k == BA.DATA_PAR]
         reduce = [lp for lp, k in zip(loops, kinds) if k == BA.REDUCE]
         sch.reorder(*spatial, *reduce)
         fused = sch.fuse(*reduce) if len(reduce) > 1 else reduce[0]
-        factors = sch.sample_perfect_tile(fused, 2, self.max_innermost_factor)
+        default = default_reduction(extent, 2, self.max_innermost_factor) if extent else None
+        factors = sch.sample_perfect_tile(fused, 2, self.max_innermost_factor,
+                                          decision=default)
         results = []
         for loop in sch.split(fused, factors):
             attempt = sch.copy()

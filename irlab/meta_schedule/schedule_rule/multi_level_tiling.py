@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from irlab.meta_schedule import block_analysis as BA
+from irlab.meta_schedule.schedule_rule import default_decision as DD
 from irlab.meta_schedule.schedule_rule import vector_axis as VA
 from irlab.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
 from irlab.tir import expr as E
@@ -132,9 +133,7 @@ class MultiLevelTiling(ScheduleRule):
         most the accumulators a register tile may hold (TOPI's budget, half the vector
         registers), so that a sampled tile rarely spills (TOPI's conv tiles: 4 x 4 and
         7 x 2 vectors on AVX-512)."""
-        from irlab.topi.x86.register_tile import accumulator_budget
-
-        limit = max(1, accumulator_budget(self._target))
+        limit = self._accumulators()
         return min(limit, self.max_innermost_factor) if self.max_innermost_factor > 0 \
             else limit
 
@@ -166,6 +165,7 @@ class MultiLevelTiling(ScheduleRule):
         Loop number ``vector`` is split by ``lanes`` first, its tiles last in the innermost
         spatial level and the lanes innermost."""
         kinds = [BA.loop_iter_type(lp) for lp in BA.loops_of(sch, block)]
+        defaults = self._default_tiles(sch, block, kinds, vector, lanes)
         tiles = [[] for _ in self.structure]
         vector_tiles = []
         for number, (loop, kind) in enumerate(zip(sch.get_loops(block), kinds)):
@@ -183,7 +183,11 @@ class MultiLevelTiling(ScheduleRule):
             if len(indices) == 1:
                 splits = [loop]
             else:
-                factors = sch.sample_perfect_tile(loop, len(indices), innermost)
+                default = defaults.get(number)
+                if not DD.fits(default, len(indices), innermost):
+                    default = None
+                factors = sch.sample_perfect_tile(loop, len(indices), innermost,
+                                                  decision=default)
                 splits = sch.split(loop, factors)
             if number == vector:
                 vector_tiles.insert(0, splits[-1])
@@ -195,6 +199,50 @@ class MultiLevelTiling(ScheduleRule):
             tiles[self.s_indices[-1]].extend(vector_tiles)
         sch.reorder(*[loop for level in tiles for loop in level])
         return tiles
+
+    def _default_tiles(self, sch, block, kinds, vector, lanes) -> dict:
+        """The default decision of each loop's ``sample_perfect_tile`` (loop number ->
+        factors; see ``default_decision``): the register tile of the vector loop (``vector``
+        split by ``lanes`` first; else the last spatial loop when whole vectors divide it)
+        and the row loop, the parallel outer tiles, the reductions' inner tiles."""
+        target = self._target
+        extents = [BA.const_extent(lp) for lp in BA.loops_of(sch, block)]
+        spatial = [i for i, k in enumerate(kinds) if k == BA.DATA_PAR]
+        if not spatial or any(extents[i] is None for i in spatial):
+            return {}
+        dtype = str(BA.realize_of(sch, block).block.writes[0].buffer.dtype)
+        vector_lanes = int(target.vector_width(dtype)) if target is not None else 4
+        unit = 1  # the vector loop's innermost factor counts vectors (split by the lanes)
+        if vector is None:
+            lanes, unit = vector_lanes, vector_lanes
+            vector = spatial[-1] if extents[spatial[-1]] % lanes == 0 else None
+        inner_limit = self.max_innermost_factor if self.max_innermost_factor > 0 else 1 << 30
+        rows = next((i for i in reversed(spatial) if i != vector and extents[i] > 1), None)
+        loops = [DD.SpatialLoop(extents[i] // (lanes if i == vector else 1),
+                                is_vector=i == vector, is_rows=i == rows) for i in spatial]
+        budget = 8 if target is None else self._accumulators()
+        row_limit = self._row_limit() if unit == 1 and target is not None else inner_limit
+        factors = DD.default_tiling(
+            loops, len(self.s_indices), budget=budget, row_limit=row_limit,
+            max_vectors=min(4, max(1, inner_limit // lanes)),
+            cores=1 if target is None else int(target.num_cores),
+            rows_level=self.structure.index("R") if "R" in self.structure else 1)
+        out = {}
+        for i, tile in zip(spatial, factors):
+            if i == vector and unit > 1:
+                tile = tile[:-1] + [tile[-1] * unit]
+            out[i] = tile
+        for i, kind in enumerate(kinds):
+            if kind == BA.REDUCE and extents[i] is not None:
+                out[i] = DD.default_reduction(extents[i], len(self.r_indices),
+                                              self.max_innermost_factor)
+        return out
+
+    def _accumulators(self) -> int:
+        """The vector accumulators a register tile may hold on the target."""
+        from irlab.topi.x86.register_tile import accumulator_budget
+
+        return max(1, accumulator_budget(self._target))
 
     def _add_write_reuse(self, sch, block, tiles, layout=None) -> list:
         """TVM's AddWriteReuse: with "may", the schedule without a cache is kept too.

@@ -6,6 +6,7 @@ schedule is fixed (TVM's rule of the same name)."""
 from __future__ import annotations
 
 from irlab.meta_schedule import block_analysis as BA
+from irlab.meta_schedule.schedule_rule.default_decision import middle_index
 from irlab.meta_schedule.schedule_rule.schedule_rule import (ScheduleRule,
                                                              target_cores_and_lanes)
 from irlab.tir import stmt as S
@@ -17,7 +18,7 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
     parallelization), ``max_vectorize_extent`` the fused vector extent (-1: none; None:
     four vector registers of float32 on the target, 64 with AVX-512 as TVM's CPU default,
     32 with AVX2), and the unroll depth is sampled uniformly from ``unroll_max_steps`` when
-    the function has a reduction."""
+    the function has a reduction (the middle depth by default)."""
 
     def __init__(self, max_jobs_per_core=16, max_vectorize_extent=16, unroll_max_steps=None,
                  unroll_explicit=True):
@@ -48,7 +49,8 @@ class ParallelizeVectorizeUnroll(ScheduleRule):
         blocks = [n.block for n, _ in G.walk(realize) if isinstance(n, S.BlockRealize)]
         if self.unroll_max_steps and not all(BA.is_spatial(b) for b in blocks):
             n = len(self.unroll_max_steps)
-            step = sch.sample_categorical(self.unroll_max_steps, [1.0 / n] * n)
+            step = sch.sample_categorical(self.unroll_max_steps, [1.0 / n] * n,
+                                          decision=middle_index(self.unroll_max_steps))
             key = BA.UNROLL_EXPLICIT if self.unroll_explicit else BA.UNROLL_IMPLICIT
             sch.annotate(block, key, step)
         return [sch]

@@ -10,7 +10,12 @@ import copy
 class ScheduleRule:
     """Base of the rules. ``apply(sch, block)`` returns the schedules this rule makes of
     ``sch`` at ``block``: ``[sch]`` when it does not apply; it may change ``sch`` in place or
-    return copies (``sch.copy()``), one per alternative it explores."""
+    return copies (``sch.copy()``), one per alternative it explores.
+
+    A rule that samples passes its default as the ``decision=`` of the ``sample_*`` call
+    (``default_decision``: what a hand schedule would pick): the design space's trace then
+    records that point, which the search measures first (``EvolutionarySearch``'s
+    ``seed_defaults``) and re-samples for every other candidate."""
 
     def _initialize_with_tune_context(self, context) -> None:
         """Read what the rule needs from the task (target, cores)."""

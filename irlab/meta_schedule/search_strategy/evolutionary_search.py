@@ -12,6 +12,12 @@ Python replay of a sampled trace costs milliseconds, not microseconds):
    generator's ``mutator_probs`` (when it has none: one sampled decision drawn anew);
 3. the round's picks: ``1 - eps_greedy`` of them the best-scored, the rest random unmeasured
    samples (exploration), never a candidate measured before.
+
+With ``seed_defaults`` (irlab's; not in TVM) the first round also replays each design space
+with its recorded decisions -- the rules' defaults (``schedule_rule.default_decision``): a
+TOPI-like register tile, parallel outer tiles, the middle unroll depth -- and measures those
+seeded candidates first, so the search starts where a hand schedule is rather than from
+random points that the untrained cost model cannot rank.
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ class EvolutionarySearch(SearchStrategy):
 
     def __init__(self, *, population_size=64, init_measured_ratio=0.2,
                  init_min_unmeasured=16, max_fail_count=5, genetic_num_iters=2,
-                 genetic_mutate_prob=0.85, genetic_max_fail_count=10, eps_greedy=0.05):
+                 genetic_mutate_prob=0.85, genetic_max_fail_count=10, eps_greedy=0.05,
+                 seed_defaults=True):
         super().__init__()
         self.population_size = int(population_size)
         self.init_measured_ratio = float(init_measured_ratio)
@@ -39,16 +46,18 @@ class EvolutionarySearch(SearchStrategy):
         self.genetic_mutate_prob = float(genetic_mutate_prob)
         self.genetic_max_fail_count = int(genetic_max_fail_count)
         self.eps_greedy = float(eps_greedy)
+        self.seed_defaults = bool(seed_defaults)
 
     def clone(self):
         return EvolutionarySearch(**{k: getattr(self, k) for k in (
             "population_size", "init_measured_ratio", "init_min_unmeasured", "max_fail_count",
             "genetic_num_iters", "genetic_mutate_prob", "genetic_max_fail_count",
-            "eps_greedy")})
+            "eps_greedy", "seed_defaults")})
 
     def __repr__(self):
         return (f"EvolutionarySearch(population_size={self.population_size}, "
-                f"genetic_num_iters={self.genetic_num_iters}, eps_greedy={self.eps_greedy})")
+                f"genetic_num_iters={self.genetic_num_iters}, eps_greedy={self.eps_greedy}, "
+                f"seed_defaults={self.seed_defaults})")
 
     # -- one round ------------------------------------------------------------------------
     def generate_measure_candidates(self):
@@ -56,14 +65,29 @@ class EvolutionarySearch(SearchStrategy):
         if st.remaining <= 0:
             return None
         want = min(st.num_trials_per_iter, st.remaining)
+        seeds = self.seeded(st) if self.seed_defaults and not st.trials_done else []
         measured = self.from_database(st, int(self.population_size * self.init_measured_ratio))
         fresh = self.random_samples(st, max(self.population_size - len(measured),
                                             self.init_min_unmeasured))
-        if not measured and not fresh:
+        if not measured and not fresh and not seeds:
             return None
-        bests = self.evolve(st, measured + fresh, want)
-        picks = self.eps_greedy_pick(st, bests, fresh, want)
+        bests = self.evolve(st, seeds + measured + fresh, want)
+        picks = self.eps_greedy_pick(st, seeds + bests, fresh, want)
         return picks or None
+
+    def seeded(self, st):
+        """The design spaces replayed with their recorded (default) decisions, unmeasured;
+        the first ``num_trials_per_iter`` of them at most."""
+        out, keys = [], set()
+        for space in st.spaces:
+            cand = replay(st, space, self.rand.fork_seed())
+            if cand is None:
+                continue
+            key = trace_key(cand.sch.trace)
+            if key not in keys and key not in st.measured:
+                keys.add(key)
+                out.append(cand)
+        return out[:st.num_trials_per_iter]
 
     def from_database(self, st, count):
         if st.database is None or count <= 0:
