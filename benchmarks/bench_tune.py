@@ -202,7 +202,7 @@ def bench_network(name, model, trials, work_dir):
         topi_run, _ = irlab_runner(untuned_build(mod, params, threaded), inputs)
         ort_run, ort_out = ort_runner(model, inputs, threads)
         # timed in alternation (machine.interleaved): a drifting host skews all three alike
-        t = interleaved({"tuned": tuned_run, "topi": topi_run, "ort": ort_run}, 5, 0.2)
+        t = interleaved({"tuned": tuned_run, "topi": topi_run, "ort": ort_run}, 15, 0.2)
         ours, topi, theirs = (t[k].median for k in ("tuned", "topi", "ort"))
         expect = ort_out()
         err = float(np.abs(tuned_out() - expect).max() / max(np.abs(expect).max(), 1e-30))
