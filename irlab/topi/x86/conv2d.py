@@ -310,15 +310,17 @@ def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
     block = block_of(sch, conv)
     out_block = _epilogue(sch, outs, conv)
     n, oc, oh, ow, rc, ry, rx = sch.get_loops(block)
-    macs = loop_extent(sch, rc) * loop_extent(sch, ry) * loop_extent(sch, rx)
+    taps = loop_extent(sch, ry) * loop_extent(sch, rx)
+    macs = loop_extent(sch, rc) * taps
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     # a narrow tile of a short reduction: its write-back (a transpose of the accumulators)
     # is a large part of the work unless unrolled (the 7x7/2 stem, 3 input channels = 147
     # MACs per output, 4 x 64 tile: 1.76 vs 1.99 ms of CPU; Xeon Emerald Rapids, AVX-512).
-    # Behind a 3x3 conv's 576+ MACs it is a few percent at most, and unrolled it makes the
-    # kernel's code 10x larger (ResNet-18's cold build: 2x the LLVM time): not unrolled.
-    unroll = ow_bn <= NARROW_TILE_COLUMNS and macs < SHORT_REDUCTION_MACS
+    # Unrolled, a kernel's code is ~8x larger (+0.1 s of cold build each): behind a 3x3
+    # conv's 576+ MACs the gain is a few percent at most, and a 1x1 conv's (0.05 ms on
+    # ResNet-18's 64>128 one, the others' tiles are wider) does not pay for it either.
+    unroll = ow_bn <= NARROW_TILE_COLUMNS and macs < SHORT_REDUCTION_MACS and taps > 1
     _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
           [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target,
           unroll_write_back=unroll)
