@@ -64,7 +64,7 @@ def find_stage(outs, predicate):
 
 
 
-def _divisor(n, limit, prefer_multiple=1):
+def largest_divisor(n, limit, prefer_multiple=1):
     """The largest divisor of n that is <= limit, preferring multiples of prefer_multiple."""
     best = 1
     for d in range(min(n, limit), 0, -1):
@@ -282,7 +282,8 @@ def _nchw_packed(attrs, sch, outs, conv, target):
     sch.reorder(oo, i, h, w, oi)
     sch.vectorize(oi)
     outer = sch.fuse(oo, i)
-    if loop_extent(sch, outer) * oc_bn * loop_extent(sch, h) * loop_extent(sch, w) >= PARALLEL_MIN_ELEMENTS:
+    packed = loop_extent(sch, outer) * oc_bn * loop_extent(sch, h) * loop_extent(sch, w)
+    if packed >= PARALLEL_MIN_ELEMENTS:
         sch.parallel(outer)
 
 
@@ -299,7 +300,7 @@ def _nchw_prepacked(attrs, sch, outs, conv, target):
         ow_bn = tile[0]
     else:  # a block the schedule would not have chosen: as many columns as accumulators allow
         vectors = -(-oc_bn // vector_lanes(conv.dtype, target))
-        ow_bn = _divisor(int(conv.shape[3]), max(1, accumulator_budget(target) // vectors))
+        ow_bn = largest_divisor(int(conv.shape[3]), max(1, accumulator_budget(target) // vectors))
     _packed_tile(sch, outs, conv, target, ow_bn, oc_bn)
 
 
@@ -368,7 +369,7 @@ def _im2col(sch, outs, target, bm):
     o, q, rc, ry, rx = sch.get_loops(g)
     bn = int(col.shape[2])
     if loop_extent(sch, o) % bm:
-        bm = _divisor(loop_extent(sch, o), bm)
+        bm = largest_divisor(loop_extent(sch, o), bm)
     oo, oi = sch.split(o, [None, bm])
     qo, qi = sch.split(q, [None, bn])
     sch.reorder(qo, oo, rc, ry, rx, oi, qi)
@@ -425,7 +426,7 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
     if layout == "NCHW":
         n, c, oh, ow = (spatial[k] for k in "NCHW")
         n_ow = loop_extent(sch, ow)
-        ow_bn = _divisor(n_ow, lanes) if n_ow > lanes else n_ow  # one vector (see nchw_tile)
+        ow_bn = largest_divisor(n_ow, lanes) if n_ow > lanes else n_ow  # one vector (see nchw_tile)
         owo, owi = sch.split(ow, [None, ow_bn])
         # strided columns would be gathered: leave that loop to LLVM
         # (2.7 vs 8.4 GFLOPS, 128x56x56 3x3/2)
@@ -435,9 +436,9 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
     elif layout == "NHWC":
         n, oh, ow, c = (spatial[k] for k in "NHWC")
         budget = accumulator_budget(target)  # 4 columns x (budget / 4) channel vectors
-        c_bn = _divisor(loop_extent(sch, c), max(1, budget // 4) * lanes, lanes)
+        c_bn = largest_divisor(loop_extent(sch, c), max(1, budget // 4) * lanes, lanes)
         co, ci = sch.split(c, [None, c_bn])
-        ow_bn = _divisor(loop_extent(sch, ow), max(1, min(4, budget // -(-c_bn // lanes))))
+        ow_bn = largest_divisor(loop_extent(sch, ow), max(1, min(4, budget // -(-c_bn // lanes))))
         owo, owi = sch.split(ow, [None, ow_bn])
         _tile(sch, block, out_block, [n, oh, co, owo, rc, ry, rx, owi, ci], ci, owi,
               [n, oh, co], owo, rc, target=target)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import block_of, loop_extent
 from irlab.target.codegen_llvm import MAX_LOAD_STRIDE
-from irlab.topi.x86.conv2d import _divisor, _schedule_pad_block, _stages
+from irlab.topi.x86.conv2d import largest_divisor, _schedule_pad_block, _stages
 from irlab.topi.x86.register_tile import vector_lanes
 from irlab.topi.x86.injective import schedule_injective_block
 
@@ -98,7 +98,7 @@ def _strided_piece(attrs, tensor, target):
     if not 2 <= int(strides[1]) <= MAX_LOAD_STRIDE:
         return None
     width = int(tensor.shape[-1])
-    piece = _divisor(width, vector_lanes(tensor.dtype, target))
+    piece = largest_divisor(width, vector_lanes(tensor.dtype, target))
     return piece if piece > 1 else None
 
 
