@@ -35,10 +35,10 @@ from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, 
                                      _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
 from irlab.target import deep_expr
-
-MAX_LOAD_STRIDE = 4  # strided vector loads up to this stride read their span and shuffle it
 from irlab.target.function_info import bound_vars, function_info
 from irlab.target.llvm_calls import CallLowering
+
+MAX_LOAD_STRIDE = 4  # strided vector loads up to this stride read their span and shuffle it
 
 
 class CodegenLLVM:
