@@ -157,8 +157,11 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                           measure_callbacks=measure_callbacks, task_scheduler=task_scheduler,
                           module_equality=module_equality, monitor=monitor)
     if verify_top_k > 0:  # the best tuned kernels against TOPI's, timed in turns
+        # no tqdm bar under a monitor that shows progress itself (a notebook widget: the
+        # bar would be a second widget, one without a static picture)
         verify_best(tasks, database, builder, runner, top_k=verify_top_k,
-                    rounds=verify_rounds or VERIFY_ROUNDS)
+                    rounds=verify_rounds or VERIFY_ROUNDS,
+                    progress=not getattr(monitor, "shows_progress", False))
     else:  # TOPI's once more: a machine busy during one measurement does not decide
         measure_default_schedules(tasks, builder, runner, database, again=True)
     return database
