@@ -95,4 +95,30 @@ def test_a_slow_candidate_is_timed_by_single_calls(monkeypatch, tmp_path):
     monkeypatch.setattr(M, "check_against_reference", lambda *a, **k: 1e-6)
     secs = M.measure(path, args, EvaluatorConfig(number=2, repeat=2, min_repeat_ms=1),
                      reference_path=path, num_threads=1)
-    assert len(secs) == 2 and evaluated == [{"number": 2, "repeat": 2, "min_repeat_ms": 1.0}]
+    assert len(secs) == 2 and evaluated == [{"number": 2, "repeat": 2, "min_repeat_ms": 1.0,
+                                             "f_preproc": None}]
+
+
+def test_cache_flush_evicts_the_inputs_before_each_repeat(monkeypatch, tmp_path):
+    """EvaluatorConfig(enable_cpu_cache_flush=True) times each repeat after TVM's
+    ``cache_flush_cpu_non_first_arg``, on the fast path (the time evaluator) and the slow
+    one (single calls); the candidate still passes its check."""
+    from irlab.meta_schedule.runner import measure as M
+    from irlab.runtime import cache_flush
+
+    mod = gemm_mod(32)
+    path = tvm.build(mod, target="llvm").export_library(str(tmp_path / "gemm.irlab"))
+    args = ArgInfo.from_entry_func(mod)
+    config = EvaluatorConfig(number=1, repeat=3, min_repeat_ms=0, enable_cpu_cache_flush=True)
+    assert config.f_preproc == "cache_flush_cpu_non_first_arg"
+    assert EvaluatorConfig().f_preproc is None and "cache_flush" in repr(config)
+    flushed = []
+    real = cache_flush.flush_array
+    monkeypatch.setattr(cache_flush, "flush_array", lambda a: flushed.append(a) or real(a))
+    secs = M.measure(path, args, config, reference_path=path, num_threads=1)
+    assert len(secs) == 3 and min(secs) > 0
+    assert len(flushed) == 3 * (len(args) - 1)  # B and C (not A) before each repeat
+    flushed.clear()
+    monkeypatch.setattr(M, "check_against_reference", lambda *a, **k: 1.0)  # a slow one
+    secs = M.measure(path, args, config, reference_path=path, num_threads=1)
+    assert len(secs) == 3 and len(flushed) == 2 * (len(args) - 1)

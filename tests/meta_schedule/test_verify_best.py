@@ -79,7 +79,7 @@ def test_rounds_go_round_robin(monkeypatch):
         def __init__(self, value):
             self.results = (value,)
 
-    def fake_evaluator(func, number, repeat, min_repeat_ms):
+    def fake_evaluator(func, number, repeat, min_repeat_ms, f_preproc=None):
         return lambda *nds: (calls.append(func), Result(len(calls)))[1]
 
     monkeypatch.setattr(interleaved, "load_entry", lambda path: path)

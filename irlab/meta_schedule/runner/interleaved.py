@@ -22,7 +22,8 @@ def round_config(config, round_ms):
     """``config`` with each round lasting at least ``round_ms`` (None: as it is)."""
     from irlab.meta_schedule.runner.config import EvaluatorConfig
 
-    return config if round_ms is None else EvaluatorConfig(config.number, 1, round_ms)
+    return config if round_ms is None else EvaluatorConfig(
+        config.number, 1, round_ms, enable_cpu_cache_flush=config.enable_cpu_cache_flush)
 
 
 def interleave_in_pool(pool, jobs, config, rounds, timeout_sec) -> list:
@@ -96,7 +97,8 @@ def time_interleaved(paths, args_infos, config, rounds, num_threads=None) -> lis
         for path, args_info in zip(paths, args_infos):
             nds = [array(a) for a in random_arguments(args_info, seed=1)]
             evaluator = time_evaluator(load_entry(path), number=config.number, repeat=1,
-                                       min_repeat_ms=config.min_repeat_ms)
+                                       min_repeat_ms=config.min_repeat_ms,
+                                       f_preproc=config.f_preproc)
             evaluator(*nds)  # sizes ``number``; not counted
             timers.append((evaluator, nds))
         times = [[] for _ in timers]

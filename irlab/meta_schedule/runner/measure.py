@@ -129,14 +129,19 @@ def measure(path, args_info, config, reference_path=None, num_threads=None):
         nds = [array(a) for a in random_arguments(args_info, seed=1)]
         if checked_secs is not None and checked_secs * 1e3 > config.number * \
                 max(config.min_repeat_ms, 1.0):
-            return [checked_secs] + [_time_one_call(func, nds)
+            return [checked_secs] + [_time_one_call(func, nds, config)
                                      for _ in range(config.repeat - 1)]
         evaluator = time_evaluator(func, number=config.number, repeat=config.repeat,
-                                   min_repeat_ms=config.min_repeat_ms)
+                                   min_repeat_ms=config.min_repeat_ms,
+                                   f_preproc=config.f_preproc)
         return list(evaluator(*nds).results)
 
 
-def _time_one_call(func, nds) -> float:
+def _time_one_call(func, nds, config) -> float:
+    if config.enable_cpu_cache_flush:
+        from irlab.runtime.cache_flush import cache_flush_cpu_non_first_arg
+
+        cache_flush_cpu_non_first_arg(*nds)
     start = time.perf_counter()
     func(*nds)
     return time.perf_counter() - start
