@@ -45,6 +45,7 @@ for _key, _type in [
     ("relay.backend.use_auto_scheduler", "IntImm"), ("relay.backend.use_meta_schedule", "IntImm"),
     ("relay.fallback_device_type", "IntImm"), ("tir.disable_vectorize", "Bool"),
     ("tir.noalias", "Bool"), ("testing.immutable_module", "Bool"),
+    ("relay.x86.conv2d_NCHWc", "Bool"),
 ]:
     register_config(_key, _type)
 

@@ -21,13 +21,15 @@ be registered per target (``target=None`` is the generic CPU hook).
 
 from __future__ import annotations
 
+import re
+
 from irlab.errors import IrlabError
 from irlab.ir.op import Op
 from irlab.ir.type import TensorType, TupleType
 from irlab.relay.expr import Call, Constant, Tuple, TupleGetItem, TupleWrapper
 from irlab.relay.expr_functor import ExprMutator
 from irlab.relay.op import transform as _transform
-from irlab.relay.op.layout_rules import expand_primal, ndim_primal
+from irlab.relay.op.layout_rules import expand_primal, layout_axes, ndim_primal
 from irlab.relay.op.op import (TargetHooks, register_alter_op_layout,  # noqa: F401
                                register_convert_op_layout, register_legalize)
 from irlab.relay.transform import function_pass
@@ -162,6 +164,10 @@ class _LayoutRewriter(ExprMutator):
             src = expand_primal(src, dst)
             if src == dst:
                 return expr
+        if dst[:len(src)] == src and re.fullmatch(r"(1[a-z])+", dst[len(src):]):
+            # only unit sub-axes appended (NCHW -> NCHW1c): the same elements, a reshape
+            return _transform.expand_dims(expr, len(layout_axes(src)),
+                                          len(layout_axes(dst)) - len(layout_axes(src)))
         return _transform.layout_transform(expr, src, dst)
 
     def realize(self, value):

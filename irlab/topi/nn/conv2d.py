@@ -13,6 +13,7 @@ Groups read input channel ``g * (I / G) + rc`` for output channel ``oc`` of grou
 from __future__ import annotations
 
 from irlab import te
+from irlab.errors import IrlabError
 from irlab.tir import expr as E
 from irlab.tir import op as O
 from irlab.topi.utils import const_shape, dims
@@ -138,6 +139,49 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
                       attrs={"layout_free_placeholders": [kernel]})
 
 
+def conv2d_NCHWc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
+                 layout="NCHW16c", out_layout="NCHW16c", out_dtype=None):
+    """conv2d in the channel-blocked layouts of TVM's x86 ``conv2d_NCHWc``: data
+    ``NCHW{x}c`` ``(N, C // x, H, W, x)``, kernel ``OIHW{x}i{y}o`` ``(O // y, C // x, KH, KW, x,
+    y)``, output ``NCHW{y}c`` ``(N, O // y, OH, OW, y)`` (one group). A block of ``y`` output
+    channels is contiguous in the output and in the weight, so a schedule vectorizes it and
+    stores whole vectors; the input channels are reduced as ``(rco, ry, rx, rci)``.
+
+    Reading ``NCHW16c`` as ``(N, C // 16, H, W, 16)``: channel ``c`` of pixel ``(h, w)`` is
+    element ``[n, c // 16, h, w, c % 16]``."""
+    from irlab.tir.data_layout import parse_layout
+
+    out_dtype = out_dtype or data.dtype
+    sh, sw = (int(s) for s in strides)
+    dh, dw = (int(d) for d in dilation)
+    top, left, bottom, right = _pad4(padding)
+    for name, value, want in (("layout", layout, "NCHWc"), ("out_layout", out_layout, "NCHWc")):
+        if "".join(a for a, _ in parse_layout(value)) != want:
+            raise IrlabError(f"conv2d_NCHWc: {name} {value!r} is not NCHW{{x}}c")
+    batch, ic_chunks, height, width, ic_bn = const_shape(data)
+    oc_chunks, k_chunks, kh, kw, k_icb, oc_bn = const_shape(kernel)
+    if (k_chunks, k_icb) != (ic_chunks, ic_bn):
+        raise IrlabError(f"conv2d_NCHWc: kernel {const_shape(kernel)} does not match the "
+                         f"input channel blocks of data {const_shape(data)}")
+    out_h = (height + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
+    out_w = (width + left + right - ((kw - 1) * dw + 1)) // sw + 1
+    padded = pad_nd(data, [0, 0, top, left, 0], [0, 0, bottom, right, 0], 0.0, name="pad_temp")
+    rco = te.reduce_axis((0, ic_chunks), name="rco")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    rci = te.reduce_axis((0, ic_bn), name="rci")
+
+    def body(n, oco, y, x, oci):
+        a = padded[n, rco, y * sh + ry * dh, x * sw + rx * dw, rci]
+        b = kernel[oco, rco, ry, rx, rci, oci]
+        if a.dtype != out_dtype:
+            a, b = O.cast(a, out_dtype), O.cast(b, out_dtype)
+        return te.sum(a * b, axis=[rco, ry, rx, rci])
+
+    return te.compute((batch, oc_chunks, out_h, out_w, oc_bn), body, name="conv2d_NCHWc",
+                      tag="conv2d_NCHWc", attrs={"layout_free_placeholders": [kernel]})
+
+
 def conv2d_nchw_im2col(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
                        out_dtype=None, bn=64):
     """NCHW/OIHW conv2d (one group) as im2col + GEMM: the im2col matrix is built directly in
@@ -259,5 +303,5 @@ def conv2d_transpose(data, kernel, strides=(1, 1), padding=(0, 0), output_paddin
                       tag="conv2d_transpose")
 
 
-__all__ = ["conv2d", "conv2d_nchw", "conv2d_nchw_im2col", "conv2d_nhwc", "conv2d_transpose",
+__all__ = ["conv2d", "conv2d_NCHWc", "conv2d_nchw", "conv2d_nchw_im2col", "conv2d_nhwc", "conv2d_transpose",
            "pad_nd"]

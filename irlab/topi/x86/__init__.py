@@ -10,6 +10,7 @@ from irlab.topi.x86.dense import (schedule_dense, schedule_batch_matmul,  # noqa
 from irlab.topi.x86.softmax import schedule_softmax  # noqa: E402,F401
 from irlab.topi.x86.norm import schedule_layer_norm, schedule_instance_norm  # noqa: E402,F401
 from irlab.topi.x86.conv2d import (schedule_conv2d_depthwise, schedule_conv2d_nchw,  # noqa: E402
+                                   schedule_conv2d_NCHWc,
                                    schedule_conv2d_nchw_direct,
                                    schedule_conv2d_nchw_im2col,
                                    schedule_conv2d_nchw_packed,
@@ -19,7 +20,7 @@ from irlab.topi.x86.conv2d import (schedule_conv2d_depthwise, schedule_conv2d_nc
 from irlab.topi.x86.pooling import schedule_lrn, schedule_pool  # noqa: E402
 
 __all__ += ["schedule_conv2d_nchw", "schedule_conv2d_nchw_direct", "schedule_conv2d_nchw_packed",
-            "schedule_conv2d_nchw_prepacked",
+            "schedule_conv2d_nchw_prepacked", "schedule_conv2d_NCHWc",
             "schedule_conv2d_nchw_im2col",
             "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
             "schedule_conv2d_other", "schedule_conv2d_transpose", "schedule_pool",

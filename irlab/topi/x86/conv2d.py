@@ -327,6 +327,37 @@ def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
           unroll_write_back=unroll)
 
 
+def nchwc_tile(out_shape, target, dtype="float32"):
+    """``(ow_bn, oc_blocks)`` of the NCHWc schedule for an ``NCHW{y}c`` output of
+    ``out_shape``: ``ow_bn`` columns x ``oc_blocks`` channel blocks, the register tile the packed
+    NCHW schedule would take for these channels (``nhwc_tile``: 4 columns x 64 channels with
+    AVX-512 on 64+ channels, 7 x 32 on a 7-wide row)."""
+    batch, chunks, height, width, block = (int(d) for d in out_shape)
+    ow_bn, oc_bn = nhwc_tile(width, chunks * block, target, dtype)
+    return ow_bn, max(1, largest_divisor(chunks, max(1, oc_bn // block)))
+
+
+@_guard
+def schedule_conv2d_NCHWc(attrs, sch, outs, conv, target):
+    """conv2d_NCHWc (``NCHW{x}c`` data, ``OIHW{x}i{y}o`` kernel, ``NCHW{y}c`` output): a register
+    tile of ``ow_bn`` columns x ``oc_blocks`` blocks of y channels, each block's channels the
+    vector lanes. Loops ``(n, oc.o, oh) parallel, ow.o, ic.o, kh, kw, ic.i, ow.i unrolled,
+    oc.block unrolled, oc.lane vectorized``. The accumulators are already in the output's
+    order, so the write-back (with the epilogue) stores whole vectors: no transpose, unlike
+    the packed NCHW tile."""
+    schedule_pad(sch, outs, target)
+    block = block_of(sch, conv)
+    out_block = _epilogue(sch, outs, conv)
+    n, oco, oh, ow, oci, rco, ry, rx, rci = sch.get_loops(block)
+    ow_bn, blocks = nchwc_tile(conv.shape, target, conv.dtype)
+    ocoo, ocoi = sch.split(oco, [None, blocks])
+    owo, owi = sch.split(ow, [None, ow_bn])
+    _tile(sch, block, out_block, [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci], oci,
+          owi, [n, ocoo, oh], owo, rco, target=target)
+    if blocks > 1:
+        sch.unroll(ocoi)
+
+
 NARROW_TILE_COLUMNS = 4  # packed tiles this narrow unroll their write-back (_packed_tile) ...
 SHORT_REDUCTION_MACS = 512  # ... when each output sums fewer products than this
 IM2COL_ROWS = 4  # output channels of the im2col GEMM's register tile (broadcast scalars)
@@ -471,6 +502,7 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
 
 __all__ = ["schedule_conv2d_nchw", "schedule_conv2d_nchw_im2col", "schedule_conv2d_nchw_packed",
            "schedule_conv2d_nchw_prepacked", "schedule_conv2d_nchw_direct", "nchw_packed_tile",
+           "schedule_conv2d_NCHWc", "nchwc_tile",
            "nchw_tile", "nhwc_tile", "im2col_panel",
            "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
            "schedule_conv2d_other", "schedule_conv2d_transpose", "find_stage", "schedule_pad"]

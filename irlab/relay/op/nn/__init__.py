@@ -8,7 +8,7 @@ reference) and defines TVM's Python constructors (``relay.nn.conv2d(...)`` ...).
 from irlab.relay.op.nn.activation import (DropoutAttrs, LeakyReluAttrs, SoftmaxAttrs, dropout,
                                           dropout_raw, fast_softmax, leaky_relu, log_softmax,
                                           relu, softmax)
-from irlab.relay.op.nn.conv import Conv2DAttrs, conv2d
+from irlab.relay.op.nn.conv import Conv2DAttrs, contrib_conv2d_nchwc, conv2d
 from irlab.relay.op.nn.conv_transpose import Conv2DTransposeAttrs, conv2d_transpose
 from irlab.relay.op.nn.local_norm import InstanceNormAttrs, LRNAttrs, instance_norm, lrn
 from irlab.relay.op.nn.linear import (BatchMatmulAttrs, DenseAttrs, DensePackAttrs, MatmulAttrs,
@@ -25,7 +25,7 @@ from irlab.relay.op.nn.upsampling import UpSamplingAttrs, upsampling
 
 __all__ = [
     # conv
-    "Conv2DAttrs", "conv2d", "Conv2DTransposeAttrs", "conv2d_transpose",
+    "Conv2DAttrs", "conv2d", "contrib_conv2d_nchwc", "Conv2DTransposeAttrs", "conv2d_transpose",
     "LRNAttrs", "InstanceNormAttrs", "lrn", "instance_norm",
     # linear
     "DenseAttrs", "DensePackAttrs", "MatmulAttrs", "BatchMatmulAttrs", "dense",

@@ -5,6 +5,8 @@ kernel may also have its output channels split into blocks (``OIHW16o``: weight 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from irlab.errors import IrlabError
@@ -41,6 +43,22 @@ class Conv2DAttrs(Attrs):
     out_dtype: str = ""
 
 
+def _out_hw(ctx, size_hw, kernel, strides, dilation, padding) -> tuple:
+    """(OH, OW) of a convolution; a kernel larger than the padded input fails."""
+    top, left, bottom, right = padding4(padding, ctx)
+    out = []
+    for axis, size, k, d, s, pad in (("height", size_hw[0], kernel[0], dilation[0], strides[0],
+                                      top + bottom),
+                                     ("width", size_hw[1], kernel[1], dilation[1], strides[1],
+                                      left + right)):
+        span = (k - 1) * d + 1
+        if size + pad < span:
+            ctx.fail(f"the dilated kernel {axis} ({span} = ({k} - 1) * {d} + 1) is larger than "
+                     f"the padded input {axis} ({size + pad} = {size} + {pad})")
+        out.append((size + pad - span) // s + 1)
+    return tuple(out)
+
+
 def _conv2d_rel(ctx):
     attrs = ctx.attrs
     data = ctx.tensor(0, "data")
@@ -56,7 +74,7 @@ def _conv2d_rel(ctx):
     layout_axes(out_layout, "NCHW", "out_layout", ctx)  # validation only
     strides = check_pair(attrs.strides, "strides", ctx)
     dilation = check_pair(attrs.dilation, "dilation", ctx)
-    top, left, bottom, right = padding4(attrs.padding, ctx)
+    padding4(attrs.padding, ctx)  # validated here, used by _out_hw
     groups = attrs.groups
     ctx.expect(isinstance(groups, int) and groups >= 1, f"groups must be >= 1, got {groups}")
 
@@ -105,16 +123,7 @@ def _conv2d_rel(ctx):
                    f"kernel_size={tuple(attrs.kernel_size)} but the weight's kernel is "
                    f"{kernel} ({where_w})")
 
-    out_hw = []
-    for axis, size, k, d, s, pad in (("height", height, kernel[0], dilation[0], strides[0],
-                                      top + bottom),
-                                     ("width", width, kernel[1], dilation[1], strides[1],
-                                      left + right)):
-        span = (k - 1) * d + 1
-        if size + pad < span:
-            ctx.fail(f"the dilated kernel {axis} ({span} = ({k} - 1) * {d} + 1) is larger than "
-                     f"the padded input {axis} ({size + pad} = {size} + {pad})")
-        out_hw.append((size + pad - span) // s + 1)
+    out_hw = _out_hw(ctx, (height, width), kernel, strides, dilation, attrs.padding)
     nchw = {"N": batch, "C": out_ch, "H": out_hw[0], "W": out_hw[1]}
     shape = tuple(nchw[c] for c in out_layout)
     return TensorType(shape, attrs.out_dtype or data.dtype)
@@ -209,6 +218,100 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
 
 
 # ---------------------------------------------------------------------------------------------
+# nn.contrib_conv2d_NCHWc: conv2d in channel-blocked layouts (TVM's x86 layout)
+_NCHWC = re.compile(r"^NCHW(\d+)c$")
+_NCHWC_KERNEL = re.compile(r"^OIHW(\d+)i(\d+)o$")
+
+
+def nchwc_blocks(attrs) -> tuple:
+    """``(x, y)`` of a contrib_conv2d_NCHWc's layouts ``NCHW{x}c`` / ``OIHW{x}i{y}o`` /
+    ``NCHW{y}c``; raises IrlabError naming the layout that is not of that form."""
+    data = _NCHWC.match(attrs.data_layout)
+    out = _NCHWC.match(attrs.out_layout or attrs.data_layout)
+    kernel = _NCHWC_KERNEL.match(attrs.kernel_layout)
+    for match, what, value, form in ((data, "data_layout", attrs.data_layout, "NCHW16c"),
+                                     (out, "out_layout", attrs.out_layout, "NCHW16c"),
+                                     (kernel, "kernel_layout", attrs.kernel_layout,
+                                      "OIHW16i16o")):
+        if match is None:
+            raise IrlabError(f"contrib_conv2d_NCHWc: {what} {value!r} is not of the form {form}")
+    x, y = int(data.group(1)), int(out.group(1))
+    if (int(kernel.group(1)), int(kernel.group(2))) != (x, y):
+        raise IrlabError(f"contrib_conv2d_NCHWc: kernel_layout {attrs.kernel_layout} does not "
+                         f"match data_layout {attrs.data_layout} and out_layout "
+                         f"{attrs.out_layout or attrs.data_layout} (expected OIHW{x}i{y}o)")
+    return x, y
+
+
+def _conv2d_nchwc_rel(ctx):
+    attrs = ctx.attrs
+    try:
+        x, y = nchwc_blocks(attrs)
+    except IrlabError as err:
+        ctx.fail(str(err))
+    data = ctx.tensor(0, "data")
+    weight = ctx.tensor(1, "weight")
+    ctx.expect(attrs.groups == 1, f"contrib_conv2d_NCHWc has one group, got groups={attrs.groups}")
+    ctx.expect(data.ndim == 5 and data.shape[4] == x,
+               f"contrib_conv2d_NCHWc expects 5-D data (N, C/{x}, H, W, {x}) for data_layout "
+               f"{attrs.data_layout}, got shape {data.shape}")
+    ctx.expect(weight.ndim == 6 and weight.shape[4:] == (x, y),
+               f"contrib_conv2d_NCHWc expects a 6-D weight (O/{y}, C/{x}, KH, KW, {x}, {y}) for "
+               f"kernel_layout {attrs.kernel_layout}, got shape {weight.shape}")
+    ctx.expect(weight.shape[1] == data.shape[1],
+               f"input channels differ: data {data.shape} has {data.shape[1] * x} but weight "
+               f"{weight.shape} expects {weight.shape[1] * x}")
+    strides = check_pair(attrs.strides, "strides", ctx)
+    dilation = check_pair(attrs.dilation, "dilation", ctx)
+    kernel = (weight.shape[2], weight.shape[3])
+    out_h, out_w = _out_hw(ctx, data.shape[2:4], kernel, strides, dilation, attrs.padding)
+    return TensorType((data.shape[0], weight.shape[0], out_h, out_w, y),
+                      attrs.out_dtype or data.dtype)
+
+
+def _conv2d_nchwc_reference(inputs, attrs, out_type):
+    data, weight = inputs
+    x, y = nchwc_blocks(attrs)
+    n, c_chunks, h, w, _ = data.shape
+    o_chunks, _, kh, kw, _, _ = weight.shape
+    acc = acc_dtype(to_numpy_dtype(out_type.dtype))
+    nchw = data.transpose(0, 1, 4, 2, 3).reshape(n, c_chunks * x, h, w).astype(acc)
+    oihw = weight.transpose(0, 5, 1, 4, 2, 3).reshape(o_chunks * y, c_chunks * x, kh, kw)
+    pad = tuple(attrs.padding)
+    pad = pad * 4 if len(pad) == 1 else (pad + pad if len(pad) == 2 else pad)
+    out = conv2d_nchw(nchw, oihw.astype(acc), attrs.strides, pad, attrs.dilation, 1)
+    _, _, oh, ow = out.shape
+    return out_array(out.reshape(n, o_chunks, y, oh, ow).transpose(0, 1, 3, 4, 2), out_type)
+
+
+register_op("nn.contrib_conv2d_NCHWc", num_inputs=2,
+            arguments=[("data", "Tensor", "The input tensor, NCHW{x}c."),
+                       ("weight", "Tensor", "The weight tensor, OIHW{x}i{y}o.")],
+            attrs_type=Conv2DAttrs, type_rel=_conv2d_nchwc_rel,
+            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, reference=_conv2d_nchwc_reference,
+            support_level=10,
+            description="2-D convolution in channel-blocked layouts (NCHW{x}c data, "
+                        "OIHW{x}i{y}o weight, NCHW{y}c output), as AlterOpLayout makes "
+                        "conv2d on x86.",
+            ).set_attrs(FInferCorrectLayout=_conv2d_layout)
+
+
+def contrib_conv2d_nchwc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
+                         groups=1, channels=None, kernel_size=None, data_layout="NCHW16c",
+                         kernel_layout="OIHW16i16o", out_layout="", out_dtype=""):
+    """conv2d on ``NCHW{x}c`` data with an ``OIHW{x}i{y}o`` kernel, giving ``NCHW{y}c`` (TVM's
+    ``relay.nn.contrib_conv2d_nchwc``): what AlterOpLayout makes of an x86 conv2d."""
+    attrs = Conv2DAttrs(
+        strides=int_pair(strides, "strides"), padding=get_pad_tuple2d(padding),
+        dilation=int_pair(dilation, "dilation"), groups=int(groups),
+        channels=None if channels is None else int(channels),
+        kernel_size=int_pair(kernel_size, "kernel_size"), data_layout=str(data_layout),
+        kernel_layout=str(kernel_layout), out_layout=str(out_layout or ""),
+        out_dtype=dtype_or_empty(out_dtype))
+    return make_call("nn.contrib_conv2d_NCHWc", [data, kernel], attrs)
+
+
+# ---------------------------------------------------------------------------------------------
 # layout hooks (TVM's python/tvm/relay/op/nn/_nn.py and topi/x86/conv2d_alter_op.py)
 def is_depthwise_conv2d(data_shape, data_layout, weight_shape, kernel_layout, groups):
     """Each input channel convolved on its own: C_in == C_out == groups."""
@@ -253,9 +356,27 @@ def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
 
 @register_alter_op_layout("nn.conv2d", target="cpu")
 def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
-    """CPU targets (llvm, c): an NCHW/OIHW conv2d the packed schedule would run gets an
-    ``OIHW{n}o`` kernel (``use_prepacked_kernel`` picks n), so the weight is packed once --
-    by FoldConstant when it is a constant -- instead of on every call. Before::
+    """CPU targets (llvm, c). With ``relay.x86.conv2d_NCHWc`` on in the PassContext, an
+    NCHW/OIHW conv2d whose output channels fill vectors becomes
+    ``nn.contrib_conv2d_NCHWc`` (``use_nchwc`` picks the blocks; the rewriter converts the data
+    to ``NCHW{x}c`` and the kernel to ``OIHW{x}i{y}o``, FoldConstant packs a constant kernel
+    once, and the ops after it follow the blocked layout until one cannot). Before::
+
+        nn.conv2d(%x, meta[relay.Constant][0], padding=[1, 1, 1, 1]);
+
+    After AlterOpLayout (AVX-512)::
+
+        %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+        %1 = layout_transform(meta[relay.Constant][0], src_layout="OIHW",
+                              dst_layout="OIHW16i16o");
+        %2 = nn.contrib_conv2d_NCHWc(%0, %1, padding=[1, 1, 1, 1], data_layout="NCHW16c",
+                                     kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+        layout_transform(%2, src_layout="NCHW16c", dst_layout="NCHW")
+
+    Otherwise (the default) an NCHW/OIHW conv2d the packed schedule would run gets an
+    ``OIHW{n}o`` kernel (``use_prepacked_kernel`` picks n), so the
+    weight is packed once -- by FoldConstant when it is a constant -- instead of on every
+    call. Before::
 
         nn.conv2d(%x, meta[relay.Constant][0], padding=[1, 1, 1, 1])
 
@@ -264,10 +385,17 @@ def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
         %0 = layout_transform(meta[relay.Constant][0], src_layout="OIHW", dst_layout="OIHW64o");
         nn.conv2d(%x, %0, padding=[1, 1, 1, 1], kernel_layout="OIHW64o")
     """
-    from irlab.relay.op.strategy.conv import use_prepacked_kernel
+    from irlab.relay.op.strategy.conv import use_nchwc, use_prepacked_kernel
     from irlab.target import Target
 
     target = Target.current(allow_none=True)
+    blocks = None if target is None else use_nchwc(attrs, tinfos, out_type, target)
+    if blocks is not None:
+        x, y = blocks
+        new_attrs = dict(attrs)
+        new_attrs.update(data_layout=f"NCHW{x}c", kernel_layout=f"OIHW{x}i{y}o",
+                         out_layout=f"NCHW{y}c")
+        return contrib_conv2d_nchwc(*inputs, **new_attrs)
     block = None if target is None else use_prepacked_kernel(attrs, tinfos, out_type, target)
     if block is None:
         return None
@@ -353,7 +481,8 @@ class Conv2DParallelCombiner:
 
 Op.get("nn.conv2d").set_attr("FCombineParallel", Conv2DParallelCombiner)
 
-__all__ = ["Conv2DAttrs", "conv2d", "is_depthwise_conv2d", "Conv2DParallelCombiner"]
+__all__ = ["Conv2DAttrs", "conv2d", "contrib_conv2d_nchwc", "nchwc_blocks", "is_depthwise_conv2d",
+           "Conv2DParallelCombiner"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,6 +33,14 @@ def compute_conv2d(attrs, inputs, out_type):
                                   out_type.dtype)]
 
 
+def compute_conv2d_NCHWc(attrs, inputs, out_type):
+    from irlab import topi
+
+    return [topi.nn.conv2d.conv2d_NCHWc(inputs[0], inputs[1], attrs.strides, _pad(attrs),
+                                        attrs.dilation, attrs.data_layout,
+                                        attrs.out_layout or attrs.data_layout, out_type.dtype)]
+
+
 def compute_conv2d_nchw_im2col(attrs, inputs, out_type, bn=64):
     from irlab import topi
 
@@ -157,6 +165,44 @@ def conv2d_kind(attrs, inputs):
     return "other"
 
 
+# PassContext key turning the NCHWc conv2d on (off by default: on the Xeon Emerald Rapids it
+# was measured on, ResNet-18 ran as fast with it as with the packed NCHW schedule, 1.00-1.01x
+# interleaved at 1 and 2 threads; its kernels are no faster inside the network, see
+# benchmarks/bench_e2e.py --nchwc)
+NCHWC_CONFIG = "relay.x86.conv2d_NCHWc"
+
+
+def use_nchwc(attrs, tinfos, out_type, target):
+    """``(x, y)``, the input- and output-channel blocks AlterOpLayout gives an x86 conv2d
+    (``nn.contrib_conv2d_NCHWc`` on ``NCHW{x}c`` data, ``OIHW{x}i{y}o`` kernel, ``NCHW{y}c``
+    output, as TVM's x86 ``conv2d_NCHWc``), or None to keep it: NCHW/OIHW float32 with one
+    group whose output channels fill vectors. ``y`` is the vector lanes; ``x`` too when the
+    input channels are a multiple of them (the layout the conv before wrote), else 1: NCHW
+    data is already ``NCHW1c`` but for a unit axis, so an RGB image needs no copy (the layout
+    rewriter makes that transform an ``expand_dims``, a no-op in the graph executor), where
+    TVM's ``NCHW3c`` copies it (0.4 ms for ResNet-18's 224x224 input). Only under
+    ``PassContext(config={"relay.x86.conv2d_NCHWc": True})``; otherwise None (the packed NCHW
+    schedule with an ``OIHW{n}o`` kernel runs)."""
+    from irlab.topi.x86.register_tile import vector_lanes
+    from irlab.transform import PassContext
+
+    if not PassContext.current().config.get(NCHWC_CONFIG, False):
+        return None
+    data, weight = tinfos[0], tinfos[1]
+    if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.groups != 1:
+        return None
+    if (attrs.out_layout or "NCHW") != "NCHW":
+        return None
+    if {str(data.dtype), str(weight.dtype), str(out_type.dtype)} != {"float32"}:
+        return None
+    if conv2d_kind(attrs, [data, weight]) != "nchw":
+        return None
+    lanes = vector_lanes(out_type.dtype, target)
+    if int(out_type.shape[1]) % lanes:
+        return None
+    return (lanes if int(data.shape[1]) % lanes == 0 else 1), lanes
+
+
 def use_prepacked_kernel(attrs, tinfos, out_type, target):
     """The output-channel block ``n`` AlterOpLayout gives a conv2d's kernel (``OIHW{n}o``, packed
     once by FoldConstant), or None to keep it: NCHW/OIHW float32 with one group whose output
@@ -194,6 +240,22 @@ def _conv2d_strategy_cpu(attrs, inputs, out_type, target):
     else:
         strategy.add_implementation(compute_conv2d, _schedule(f"schedule_conv2d_{kind}"),
                                     f"conv2d_{kind}.x86", plevel=15)
+    return strategy
+
+
+@generic_func
+def conv2d_NCHWc_strategy(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d_NCHWc, _no_schedule, "conv2d_NCHWc.generic")
+    return strategy
+
+
+@conv2d_NCHWc_strategy.register("cpu")
+def _conv2d_NCHWc_strategy_cpu(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d_NCHWc, _no_schedule, "conv2d_NCHWc.generic")
+    strategy.add_implementation(compute_conv2d_NCHWc, _schedule("schedule_conv2d_NCHWc"),
+                                "conv2d_NCHWc.x86", plevel=15)
     return strategy
 
 
@@ -255,6 +317,7 @@ def register(op_name, fcompute, fstrategy, level=10):
 
 def register_conv():
     register("nn.conv2d", compute_conv2d, conv2d_strategy)
+    register("nn.contrib_conv2d_NCHWc", compute_conv2d_NCHWc, conv2d_NCHWc_strategy)
 
 
 def register_conv_transpose():
@@ -276,5 +339,6 @@ def register_local_norm():
     register("nn.instance_norm", compute_instance_norm, instance_norm_strategy)
 
 
-__all__ = ["conv2d_strategy", "conv2d_transpose_strategy", "pool_strategies", "lrn_strategy",
-           "instance_norm_strategy", "conv2d_kind", "use_prepacked_kernel"]
+__all__ = ["conv2d_strategy", "conv2d_NCHWc_strategy", "conv2d_transpose_strategy", "pool_strategies", "lrn_strategy",
+           "instance_norm_strategy", "conv2d_kind", "use_prepacked_kernel", "use_nchwc",
+           "NCHWC_CONFIG"]
