@@ -92,19 +92,22 @@ def test_instance_norm(axis, shape):
              [shape, (channels,), (channels,)], atol=1e-4)
 
 
-@pytest.mark.parametrize("layout, inlined", [("NCHW", True), ("NHWC", False)])
-def test_padding_inlined_into_scalar_windows(layout, inlined):
+@pytest.mark.parametrize("layout, stride, inlined", [("NCHW", 2, True), ("NHWC", 2, True),
+                                                     ("NCHW16c", 2, True), ("NCHW", 1, False)])
+def test_padding_inlined_into_scalar_windows(layout, stride, inlined):
     """NCHW stride 2 (ResNet's 3x3/2 max pool): the windows are scalar loops and the padding is
-    read through them, with no padded copy; NHWC's windows are vectorized over C and keep it.
-    (A schedule choice that does not depend on the ISA; the numbers are checked in test_pool.)"""
+    read through them, with no padded copy. So is it when the vector lanes are not a window
+    axis (NHWC's C, NCHW16c's c: one padding test per vector tap). NCHW stride 1 vectorizes
+    the windows along W and keeps the copy. (A schedule choice that does not depend on the
+    ISA; the numbers are checked in test_pool.)"""
     import numpy as np
 
     import irlab
     from irlab.contrib import graph_executor
 
-    shape = (1, 8, 12, 12) if layout == "NCHW" else (1, 12, 12, 16)
+    shape = {"NCHW": (1, 8, 12, 12), "NHWC": (1, 12, 12, 16), "NCHW16c": (1, 2, 12, 12, 16)}[layout]
     x = relay.var("x", shape=shape)
-    f = relay.Function([x], nn.max_pool2d(x, (3, 3), (2, 2), padding=1, layout=layout))
+    f = relay.Function([x], nn.max_pool2d(x, (3, 3), (stride, stride), padding=1, layout=layout))
     with irlab.transform.PassContext(opt_level=3):
         factory = relay.build(irlab.IRModule.from_expr(f), target="llvm")
     (pool,) = [lw for lw in factory.lowered if "pool" in lw.name]

@@ -303,5 +303,6 @@ def conv2d_transpose(data, kernel, strides=(1, 1), padding=(0, 0), output_paddin
                       tag="conv2d_transpose")
 
 
-__all__ = ["conv2d", "conv2d_NCHWc", "conv2d_nchw", "conv2d_nchw_im2col", "conv2d_nhwc", "conv2d_transpose",
+__all__ = ["conv2d", "conv2d_NCHWc", "conv2d_nchw", "conv2d_nchw_im2col", "conv2d_nhwc",
+           "conv2d_transpose",
            "pad_nd"]

@@ -339,6 +339,7 @@ def register_local_norm():
     register("nn.instance_norm", compute_instance_norm, instance_norm_strategy)
 
 
-__all__ = ["conv2d_strategy", "conv2d_NCHWc_strategy", "conv2d_transpose_strategy", "pool_strategies", "lrn_strategy",
+__all__ = ["conv2d_strategy", "conv2d_NCHWc_strategy", "conv2d_transpose_strategy",
+           "pool_strategies", "lrn_strategy",
            "instance_norm_strategy", "conv2d_kind", "use_prepacked_kernel", "use_nchwc",
            "NCHWC_CONFIG"]
