@@ -9,6 +9,7 @@ NCHW im2col + GEMM, NHWC direct -- vs numpy im2col + matmul (OpenBLAS) and onnxr
     python benchmarks/bench_conv.py --tune 4 --trials 96   # tune the 4 largest, vs TOPI
     python benchmarks/bench_conv.py --tune 1 --task fused_nn_conv2d_add_nn_relu --trials 64
                                                  # the stem (--no-seed: no seeded defaults)
+    python benchmarks/bench_conv.py --tasks --nchwc   # the tasks with NCHWc convs
 
 Each conv is lowered as LowerTE does (``lower_function`` of a one-op Relay function) with
 ``llvm -num-cores=<threads>``. GFLOPS = 2 * N*OC*OH*OW*IC*KH*KW / the best of ``--repeat``
@@ -292,12 +293,18 @@ def main(argv=None):
                         help="with --tune: these tasks (names as --tasks prints them)")
     parser.add_argument("--no-seed", action="store_true",
                         help="with --tune: no seeded default decisions in the first round")
+    parser.add_argument("--nchwc", action="store_true",
+                        help="with --tasks/--tune: ResNet-18's convs as NCHWc "
+                             "(PassContext config relay.x86.conv2d_NCHWc)")
     args = parser.parse_args(argv)
-    if args.tasks:
-        return print_tasks(args.image_size, args.threads)
-    if args.tune:
-        return tune_tasks(args.tune, args.trials, args.threads, args.image_size,
-                          args.work_dir, args.per_iter, args.task, not args.no_seed)
+    if args.tasks or args.tune:
+        from irlab.transform import PassContext
+
+        with PassContext(opt_level=3, config={"relay.x86.conv2d_NCHWc": args.nchwc}):
+            if args.tasks:
+                return print_tasks(args.image_size, args.threads)
+            return tune_tasks(args.tune, args.trials, args.threads, args.image_size,
+                              args.work_dir, args.per_iter, args.task, not args.no_seed)
     global REPEAT
     REPEAT = args.repeat
     try:

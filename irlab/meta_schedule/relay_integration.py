@@ -79,7 +79,10 @@ def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
         raise IrlabError(f"extract_tasks: only module_equality='structural' is supported, "
                          f"got {module_equality!r}")
     target = as_target(target)
-    with target, PassContext(opt_level=opt_level, config=pass_config or {}):
+    # the caller's PassContext config, then pass_config (e.g. ``with PassContext(config=
+    # {"relay.x86.conv2d_NCHWc": True}): tune_relay(...)`` tunes the NCHWc kernels)
+    config = {**PassContext.current().config, **(pass_config or {})}
+    with target, PassContext(opt_level=opt_level, config=config):
         fused, _ = optimize(mod, target, params)
     tasks, by_hash, names = [], {}, {}
     for func, count in _primitive_call_counts(fused["main"]):
@@ -180,6 +183,7 @@ def compile_relay(database, mod, target, params=None, *, backend="graph", opt_le
     if not isinstance(mod, IRModule):
         raise IrlabError(f"compile_relay: expected an IRModule, got {type(mod).__name__}")
     target = as_target(target)
-    config = {"relay.backend.use_meta_schedule": True, **(pass_config or {})}
+    config = {**PassContext.current().config, "relay.backend.use_meta_schedule": True,
+              **(pass_config or {})}
     with target, database, PassContext(opt_level=opt_level, config=config):
         return build(mod, target=target, params=params, executor=executor, runtime=runtime)

@@ -1,10 +1,12 @@
-"""The CPU design space of a conv2d as Relay hands it over at opt_level 3 (NCHW data, the
-weight packed ``OIHW{n}o`` by AlterOpLayout): the output channels are the vector axis (split
-by the lanes, innermost, the accumulators laid out channels-last), the padding stays a stage
-of its own, the bias + ReLU epilogue is computed at the tile; every point computes what
-TOPI's schedule of the same kernel computes."""
+"""The CPU design space of a conv2d as Relay hands it over at opt_level 3 with the NCHWc conv
+off (NCHW data, the weight packed ``OIHW{n}o`` by AlterOpLayout): the output channels are the
+vector axis (split by the lanes, innermost, the accumulators laid out channels-last), the
+padding stays a stage of its own, the bias + ReLU epilogue is computed at the tile; every
+point computes what TOPI's schedule of the same kernel computes -- for the NCHWc conv (the
+default) too."""
 
 import numpy as np
+import pytest
 
 import irlab
 from irlab import meta_schedule as ms
@@ -13,11 +15,13 @@ from irlab.meta_schedule.schedule_rule.auto_inline import guards_a_load
 from irlab.meta_schedule.schedule_rule.multi_level_tiling import is_write_cache
 from irlab.meta_schedule.schedule_rule.vector_axis import choose_vector_loop, move_last_map
 from irlab.meta_schedule import block_analysis as BA
+from irlab.relay.op.strategy.conv import NCHWC_CONFIG
 from irlab.target import Target
 from irlab.tir.schedule import Schedule, Trace
 
 from test_design_space import TARGET, gemm, replay
 
+PACKED = {NCHWC_CONFIG: False}  # the NCHW conv with an OIHW{n}o weight, not the NCHWc one
 CHANNELS = 32  # a multiple of the lanes of AVX2 (8) and AVX-512 (16)
 WIDTH = 7  # a multiple of neither (ResNet's last stage); the tie when the columns fill whole
 # vectors too is tested on its own (test_output_channels_win_the_tie_with_whole_vector_columns)
@@ -35,9 +39,11 @@ def conv_bias_relu():
     return irlab.IRModule.from_expr(relay.Function([x, w, b], y)), params
 
 
-def conv_task():
+def conv_task(config=None):
+    """The conv task of conv_bias_relu (``config``: the PassContext's; PACKED by default)."""
     mod, params = conv_bias_relu()
-    tasks = ms.relay_integration.extract_tasks(mod, TARGET, params)
+    tasks = ms.relay_integration.extract_tasks(mod, TARGET, params,
+                                               pass_config=PACKED if config is None else config)
     (task,) = [t for t in tasks if "conv2d" in t.task_name]
     return task
 
@@ -67,7 +73,7 @@ def test_output_channels_win_the_tie_with_whole_vector_columns():
     x = relay.var("x", shape=(1, 8, 56, 56))
     w = relay.const(np.ones((CHANNELS, 8, 3, 3), "float32"))
     mod = irlab.IRModule.from_expr(relay.Function([x], relay.nn.conv2d(x, w, padding=(1, 1))))
-    (task,) = ms.relay_integration.extract_tasks(mod, haswell)
+    (task,) = ms.relay_integration.extract_tasks(mod, haswell, pass_config=PACKED)
     sch = Schedule(task.mod)
     conv = sch.get_block("conv2d")
     loops = BA.loops_of(sch, conv)
@@ -107,12 +113,14 @@ def _blocks(mod):
     return [n.block for n, _ in G.walk(mod["main"].body) if isinstance(n, S.BlockRealize)]
 
 
-def test_conv_samples_compute_what_topi_computes():
+@pytest.mark.parametrize("config", [PACKED, {}], ids=["packed", "nchwc"])
+def test_conv_samples_compute_what_topi_computes(config):
     """Random points of every space (tiles and the padding's place sampled; no unrolling,
     which only costs LLVM time here) built and run: TOPI's values."""
     from irlab.meta_schedule.postproc import apply_postprocs
 
-    task = conv_task()
+    task = conv_task(config)
+    assert ("NCHWc" in task.task_name) == (not config)
     expected = outputs(task.default_schedule.mod)
     ctx = ms.TuneContext(task.mod, target=TARGET, space_generator="post-order-apply",
                          rand_state=0)

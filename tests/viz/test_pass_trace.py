@@ -64,7 +64,8 @@ def test_diff_between_any_two_steps_and_failure_kept():
 
 def test_target_in_scope_for_alter_op_layout():
     """With relay.build's target in scope, the recorded pipeline is relay.build's: the CPU
-    AlterOpLayout hook packs the conv weights, FoldConstant folds the transforms."""
+    AlterOpLayout hook makes the convs NCHWc ones with packed weights, FoldConstant folds the
+    weights' transforms (the data's stay: the pooled vector goes back to NCHW)."""
     mod, params = MODELS["resnet18"]()
 
     def texts(trace):
@@ -73,8 +74,9 @@ def test_target_in_scope_for_alter_op_layout():
         return trace.text(alter), trace.text(steps["FoldConstant"])
 
     after_alter, after_fold = texts(PassTrace(mod, params=params, target="llvm"))
-    assert 'kernel_layout="OIHW' in after_alter and "layout_transform" in after_alter
-    assert 'kernel_layout="OIHW' in after_fold and "layout_transform" not in after_fold
+    assert 'kernel_layout="OIHW' in after_alter and 'src_layout="OIHW"' in after_alter
+    assert "nn.contrib_conv2d_NCHWc" in after_alter
+    assert 'kernel_layout="OIHW' in after_fold and 'src_layout="OIHW"' not in after_fold
     after_alter, _ = texts(PassTrace(mod, params=params))  # no target: no CPU hook
     assert 'kernel_layout="OIHW' not in after_alter
 

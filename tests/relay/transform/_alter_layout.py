@@ -27,9 +27,10 @@ def calls(expr, name):
     return found
 
 
-def alter(mod, target="llvm"):
-    """AlterOpLayout at opt_level 3 with ``target`` in scope (None: no target)."""
-    with irlab.transform.PassContext(opt_level=3):
+def alter(mod, target="llvm", config=None):
+    """AlterOpLayout at opt_level 3 with ``target`` in scope (None: no target) and the
+    PassContext ``config``."""
+    with irlab.transform.PassContext(opt_level=3, config=config or {}):
         if target is None:
             return relay.transform.AlterOpLayout()(mod)
         with Target(target):
@@ -52,8 +53,8 @@ def primitive_functions(main):
     return found
 
 
-def build(mod, params, opt_level, target="llvm"):
-    with irlab.transform.PassContext(opt_level=opt_level):
+def build(mod, params, opt_level, target="llvm", config=None):
+    with irlab.transform.PassContext(opt_level=opt_level, config=config or {}):
         return relay.build(mod, target, params=params)
 
 

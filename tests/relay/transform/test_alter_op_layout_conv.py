@@ -1,6 +1,8 @@
-"""The CPU AlterOpLayout hook of nn.conv2d: convolutions the packed schedule runs get an
-``OIHW{n}o`` kernel (n from ``nchw_packed_tile``, shared with the schedule), FoldConstant then
-packs constant weights once, and the built kernels read them with no packing stage."""
+"""The CPU AlterOpLayout hook of nn.conv2d with the NCHWc conv off
+(``relay.x86.conv2d_NCHWc: False``; on, the default, is test_alter_op_layout_nchwc.py):
+convolutions the packed schedule runs get an ``OIHW{n}o`` kernel (n from ``nchw_packed_tile``,
+shared with the schedule), FoldConstant then packs constant weights once, and the built
+kernels read them with no packing stage."""
 
 import re
 
@@ -9,6 +11,7 @@ import pytest
 
 import irlab
 from irlab import relay
+from irlab.relay.op.strategy.conv import NCHWC_CONFIG
 from irlab.target import Target
 from irlab.topi.x86.conv2d import nchw_packed_tile
 from _alter_layout import (alter, build, calls, interpret, lowered_kernels,
@@ -17,6 +20,7 @@ from _alter_layout import (alter, build, calls, interpret, lowered_kernels,
 HOST = Target("llvm")  # these tests run the code they build: sized for the host
 LANES = HOST.vector_width("float32")
 PACK = re.compile(r"\bp\d+_global\b")  # the per-call packing buffer of the packed schedule
+PACKED = {NCHWC_CONFIG: False}  # the packed NCHW schedule, not the NCHWc conv
 
 
 def _conv_net(params_as_constants, rng, channels=(3, 2 * LANES, 4 * LANES), size=16):
@@ -49,7 +53,7 @@ def _expected_block(conv):
 def test_alter_gives_packed_kernels_and_keeps_numerics(target):
     rng = np.random.default_rng(0)
     mod, inputs = _conv_net(False, rng)
-    after = relay.transform.InferType()(alter(mod, target))
+    after = relay.transform.InferType()(alter(mod, target, PACKED))
     convs = calls(after["main"], "nn.conv2d")
     assert [c.attrs.kernel_layout for c in convs] == [
         f"OIHW{_expected_block(c)}o" for c in convs]
@@ -76,11 +80,13 @@ def test_no_target_keeps_conv():
     ((1, 8, 12, 12), (2 * LANES, 8, 3, 3), dict(padding=1, out_layout="NHWC")),
     ((1, 8, 12, 12), (2 * LANES, 8, 3, 3), dict(padding=1, out_dtype="float64")),
 ])
-def test_convs_the_packed_schedule_does_not_run_stay(dshape, wshape, kwargs):
+@pytest.mark.parametrize("config", [PACKED, {}], ids=["packed", "nchwc"])
+def test_convs_the_packed_schedule_does_not_run_stay(dshape, wshape, kwargs, config):
+    """Neither the packed NCHW schedule nor the NCHWc conv takes these."""
     x, w = relay.var("x", shape=dshape), relay.var("w", shape=wshape)
     mod = relay.transform.InferType()(irlab.IRModule.from_expr(
         relay.Function([x, w], relay.nn.conv2d(x, w, **kwargs))))
-    after = alter(mod)
+    after = alter(mod, config=config)
     assert irlab.ir.structural_equal(after, mod)
 
 
@@ -89,7 +95,7 @@ def test_build_with_params_folds_the_packing():
     mod, inputs = _conv_net(False, rng)
     params = {k: inputs.pop(k) for k in ("w1", "w2", "b2")}
     want = relay.create_executor("debug", mod=mod, params=params).evaluate()(**inputs).numpy()
-    lib = build(mod, params, 3)
+    lib = build(mod, params, 3, config=PACKED)
     main = lib.ir_mod["main"]
     assert not calls(main, "layout_transform")  # folded into the constants
     blocks = set()
@@ -109,7 +115,7 @@ def test_build_with_weights_as_inputs():
     rng = np.random.default_rng(2)
     mod, inputs = _conv_net(False, rng)
     want = interpret(mod, inputs)
-    lib = build(mod, None, 3)
+    lib = build(mod, None, 3, config=PACKED)
     main = lib.ir_mod["main"]
     transforms = [c for f in primitive_functions(main) for c in calls(f, "layout_transform")]
     assert len(transforms) == 2  # the packing runs as kernels of their own
@@ -120,7 +126,7 @@ def test_build_with_weights_as_inputs():
 def test_relay_optimize_uses_its_target():
     """relay.optimize(mod, target) runs AlterOpLayout under ``target`` (no ``with`` needed)."""
     mod, _ = _conv_net(True, np.random.default_rng(8))
-    with irlab.transform.PassContext(opt_level=3):
+    with irlab.transform.PassContext(opt_level=3, config=PACKED):
         out, _ = relay.optimize(mod, "llvm")
     convs = [c for f in primitive_functions(out["main"]) for c in calls(f, "nn.conv2d")]
     assert len(convs) == 2 and all(c.attrs.kernel_layout.endswith("o") for c in convs)
@@ -131,7 +137,7 @@ def test_c_target_build_packs_once():
     rng = np.random.default_rng(7)
     mod, inputs = _conv_net(True, rng)
     want = interpret(mod, inputs)
-    with irlab.transform.PassContext(opt_level=3):
+    with irlab.transform.PassContext(opt_level=3, config=PACKED):
         lib = relay.build(mod, "c")
     convs = [c for f in primitive_functions(lib.ir_mod["main"])
              for c in calls(f, "nn.conv2d")]
@@ -144,7 +150,7 @@ def test_opt_level_2_packs_per_call():
     rng = np.random.default_rng(3)
     mod, inputs = _conv_net(True, rng)
     want = interpret(mod, inputs)
-    lib = build(mod, None, 2)
+    lib = build(mod, None, 2, config=PACKED)
     kernels = lowered_kernels(lib, "conv2d")
     assert all(PACK.search(t) for t in kernels.values())
     np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-4)
@@ -226,11 +232,11 @@ def test_small_images_get_packed_kernels_too():
     mod = relay.transform.InferType()(irlab.IRModule.from_expr(
         relay.Function([x], relay.nn.relu(relay.nn.conv2d(x, relay.const(w), padding=1)))))
     inputs = {"x": rng.uniform(-1, 1, (1, 8, 4, 4)).astype("float32")}
-    after = relay.transform.InferType()(alter(mod))
+    after = relay.transform.InferType()(alter(mod, config=PACKED))
     (conv,) = calls(after["main"], "nn.conv2d")
     block = nchw_packed_tile(conv.checked_type.shape, HOST, packed_per_call=False)[1]
     assert conv.attrs.kernel_layout == f"OIHW{block}o"
-    lib = build(mod, None, 3)
+    lib = build(mod, None, 3, config=PACKED)
     kernels = lowered_kernels(lib, "conv2d")
     assert kernels and not any(re.search(r"\bcol\b", t) or PACK.search(t)
                                for t in kernels.values())  # no im2col matrix, no packing

@@ -1,7 +1,8 @@
-"""``nn.contrib_conv2d_NCHWc`` and the CPU AlterOpLayout path to it (under
-``PassContext(config={"relay.x86.conv2d_NCHWc": True})``): the op's type relation, reference
-and errors, the x86 schedule on AVX2 and AVX-512 code, and a ResNet-like network that keeps the
-blocked layout from its first conv to its global pool, numerically equal to the NCHW program."""
+"""``nn.contrib_conv2d_NCHWc`` and the CPU AlterOpLayout path to it (on by default at
+opt_level 3; ``PassContext(config={"relay.x86.conv2d_NCHWc": False})`` turns it off): the op's
+type relation, reference and errors, the x86 schedule on AVX2 and AVX-512 code, and a
+ResNet-like network that keeps the blocked layout from its first conv to its global pool,
+numerically equal to the NCHW program."""
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from _alter_layout import calls, interpret, primitive_functions, run
 
 HOST = Target("llvm")  # the tests that run code build it for the host
 LANES = HOST.vector_width("float32")
-ON = {NCHWC_CONFIG: True}
+ON = {NCHWC_CONFIG: True}  # the default, said explicitly
 
 
 def to_nchwc(x, block):
@@ -147,13 +148,15 @@ def test_network_keeps_the_blocked_layout_and_its_numerics():
     np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-4)
 
 
-def test_off_by_default():
+@pytest.mark.parametrize("config,nchwc", [({}, True), ({NCHWC_CONFIG: False}, False)],
+                         ids=["default", "off"])
+def test_on_by_default_off_by_config(config, nchwc):
     mod, _ = _resnet_like(np.random.default_rng(4))
-    with irlab.transform.PassContext(opt_level=3):
+    with irlab.transform.PassContext(opt_level=3, config=config):
         with HOST:
             after = relay.transform.AlterOpLayout()(mod)
-    assert not calls(after["main"], "nn.contrib_conv2d_NCHWc")
-    assert len(calls(after["main"], "nn.conv2d")) == 3
+    assert len(calls(after["main"], "nn.contrib_conv2d_NCHWc")) == (3 if nchwc else 0)
+    assert len(calls(after["main"], "nn.conv2d")) == (0 if nchwc else 3)
 
 
 def test_unit_axis_transform_is_a_reshape():

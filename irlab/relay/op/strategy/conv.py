@@ -186,7 +186,7 @@ def use_nchwc(attrs, tinfos, out_type, target):
     from irlab.topi.x86.register_tile import vector_lanes
     from irlab.transform import PassContext
 
-    if not PassContext.current().config.get(NCHWC_CONFIG, False):
+    if not PassContext.current().config.get(NCHWC_CONFIG, True):
         return None
     data, weight = tinfos[0], tinfos[1]
     if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.groups != 1:
