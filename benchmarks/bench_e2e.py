@@ -3,7 +3,11 @@ latency at 1 and 2 threads next to onnxruntime on the same model in the same run
 cold and warm build times (issue 8's targets: ResNet-18 within 2x of onnxruntime; build under
 3 s cold and 0.5 s warm).
 
-    python3 benchmarks/bench_e2e.py [--quick] [--repeat N]
+    python3 benchmarks/bench_e2e.py [--quick] [--repeat N] [--compare-nchw]
+
+``--compare-nchw`` also times ResNet-18 built with the NCHWc conv off (``relay.x86.conv2d_NCHWc``
+False: the packed NCHW schedule), interleaved with the other two, and prints its ratio to
+onnxruntime last on the line.
 
 The head names the machine (CPU, ISA, numpy's BLAS kernel, load). irlab and onnxruntime are
 timed interleaved (``machine.interleaved``: alternating repeats in one process at the same
@@ -39,11 +43,11 @@ def _clear_caches():
     jit._memory_cache.clear()
 
 
-def build(mod, params, threads):
+def build(mod, params, threads, config=None):
     import irlab as tvm
     from irlab import relay
 
-    with tvm.transform.PassContext(opt_level=3):
+    with tvm.transform.PassContext(opt_level=3, config=config or {}):
         return relay.build(mod, f"llvm -num-cores={threads}", params=params)
 
 
@@ -74,6 +78,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small ResNet (64x64), 3 repeats")
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--compare-nchw", action="store_true",
+                        help="ResNet-18 with the NCHWc conv off too (ratio to ort last)")
     args = parser.parse_args()
     from irlab.relay.frontend import from_onnx, onnx_models
 
@@ -104,7 +110,11 @@ def main():
             warm = time.perf_counter() - start
             our_run, our_out = irlab_runner(lib, inputs)
             their_run, their_out = ort_runner(model, inputs, threads)
-            t = interleaved({"irlab": our_run, "ort": their_run}, repeat, seconds=0.2)
+            runs = {"irlab": our_run, "ort": their_run}
+            if args.compare_nchw and "resnet" in name:
+                runs["nchw"] = irlab_runner(build(mod, params, threads,
+                                                  {"relay.x86.conv2d_NCHWc": False}), inputs)[0]
+            t = interleaved(runs, repeat, seconds=0.2)
             ours, theirs = t["irlab"], t["ort"]
             expect = their_out()
             err = float(np.abs(our_out() - expect).max() / max(np.abs(expect).max(), 1e-30))
@@ -115,7 +125,9 @@ def main():
                 others = f"{100 * ours.others_median / ours.median:.1f}%"
             print(f"{name:24} {threads:>3} {ours.median * 1e3:>9.3f} "
                   f"{theirs.median * 1e3:>8.3f} {ratio:>6.2f} {cpu_ratio:>9} {others:>7} "
-                  f"{cold:>7.2f} {warm:>7.2f}  {err:.1e}", flush=True)
+                  f"{cold:>7.2f} {warm:>7.2f}  {err:.1e}"
+                  + (f"  nchw {t['nchw'].median / theirs.median:.2f}" if "nchw" in t else ""),
+                  flush=True)
     print(load())
 
 
