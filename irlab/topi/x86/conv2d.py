@@ -22,6 +22,9 @@ epilogue is reverse-inlined into that write-back, so no full-size conv buffer re
   - im2col + GEMM (``schedule_conv2d_nchw_im2col``, a different compute chosen by the strategy
     below IM2COL_MAX_PIXELS output pixels): the im2col matrix built as GEMM panels, 4 x 64
     register tiles reading the OIHW weight as it is.
+* NCHWc (``schedule_conv2d_NCHWc``, the default for x86 convs at opt_level 3): tile =
+  ``ow_bn`` columns x ``oc_blocks`` channel blocks, each block's channels the vector lanes;
+  the output is written in whole vectors, no transpose (``nchwc_tile`` picks the tile).
 * NHWC/HWIO: tile = ``ow_bn`` columns x ``oc_bn`` channels, channels as vector lanes
   (contiguous in HWIO weights and in the output): the GEMM micro-kernel of bench_gemm.py.
 * depthwise: NCHW vectorizes the columns, NHWC the channels.

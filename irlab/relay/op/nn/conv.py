@@ -1,7 +1,9 @@
 """``nn.conv2d``: 2-D convolution with strides, asymmetric padding, dilation, groups (depthwise
 included) and any permutation layouts (NCHW/OIHW, NHWC/HWIO, NHWC/OHWI, NHWC/HWOI...); the
 kernel may also have its output channels split into blocks (``OIHW16o``: weight shape
-``(O // 16, I, KH, KW, 16)``, the layout AlterOpLayout gives the x86 packed schedule)."""
+``(O // 16, I, KH, KW, 16)``, the layout AlterOpLayout gives the x86 packed schedule).
+``nn.contrib_conv2d_NCHWc`` is conv2d in TVM's channel-blocked x86 layouts (``NCHW16c`` data,
+``OIHW16i16o`` weight), what AlterOpLayout makes of an x86 conv2d by default."""
 
 from __future__ import annotations
 
@@ -207,14 +209,21 @@ def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
            channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="OIHW",
            out_layout="", out_dtype=""):
     """2-D convolution. Ints become pairs and padding becomes (top, left, bottom, right)."""
-    attrs = Conv2DAttrs(
+    return make_call("nn.conv2d", [data, weight], _conv2d_attrs(
+        strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout,
+        out_layout, out_dtype))
+
+
+def _conv2d_attrs(strides, padding, dilation, groups, channels, kernel_size, data_layout,
+                  kernel_layout, out_layout, out_dtype) -> Conv2DAttrs:
+    """Conv2DAttrs from a constructor's arguments, normalized as TVM's Python does."""
+    return Conv2DAttrs(
         strides=int_pair(strides, "strides"), padding=get_pad_tuple2d(padding),
         dilation=int_pair(dilation, "dilation"), groups=int(groups),
         channels=None if channels is None else int(channels),
         kernel_size=int_pair(kernel_size, "kernel_size"), data_layout=str(data_layout),
         kernel_layout=str(kernel_layout), out_layout=str(out_layout or ""),
         out_dtype=dtype_or_empty(out_dtype))
-    return make_call("nn.conv2d", [data, weight], attrs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,14 +310,9 @@ def contrib_conv2d_nchwc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=
                          kernel_layout="OIHW16i16o", out_layout="", out_dtype=""):
     """conv2d on ``NCHW{x}c`` data with an ``OIHW{x}i{y}o`` kernel, giving ``NCHW{y}c`` (TVM's
     ``relay.nn.contrib_conv2d_nchwc``): what AlterOpLayout makes of an x86 conv2d."""
-    attrs = Conv2DAttrs(
-        strides=int_pair(strides, "strides"), padding=get_pad_tuple2d(padding),
-        dilation=int_pair(dilation, "dilation"), groups=int(groups),
-        channels=None if channels is None else int(channels),
-        kernel_size=int_pair(kernel_size, "kernel_size"), data_layout=str(data_layout),
-        kernel_layout=str(kernel_layout), out_layout=str(out_layout or ""),
-        out_dtype=dtype_or_empty(out_dtype))
-    return make_call("nn.contrib_conv2d_NCHWc", [data, kernel], attrs)
+    return make_call("nn.contrib_conv2d_NCHWc", [data, kernel], _conv2d_attrs(
+        strides, padding, dilation, groups, channels, kernel_size, data_layout, kernel_layout,
+        out_layout, out_dtype))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,8 +360,8 @@ def alter_op_layout_conv2d(attrs, inputs, tinfos, out_type):
 
 @register_alter_op_layout("nn.conv2d", target="cpu")
 def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
-    """CPU targets (llvm, c). With ``relay.x86.conv2d_NCHWc`` on in the PassContext, an
-    NCHW/OIHW conv2d whose output channels fill vectors becomes
+    """CPU targets (llvm, c). By default (``relay.x86.conv2d_NCHWc``, on unless the
+    PassContext turns it off) an NCHW/OIHW conv2d whose output channels fill vectors becomes
     ``nn.contrib_conv2d_NCHWc`` (``use_nchwc`` picks the blocks; the rewriter converts the data
     to ``NCHW{x}c`` and the kernel to ``OIHW{x}i{y}o``, FoldConstant packs a constant kernel
     once, and the ops after it follow the blocked layout until one cannot). Before::
@@ -373,10 +377,9 @@ def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
                                      kernel_layout="OIHW16i16o", out_layout="NCHW16c");
         layout_transform(%2, src_layout="NCHW16c", dst_layout="NCHW")
 
-    Otherwise (the default) an NCHW/OIHW conv2d the packed schedule would run gets an
-    ``OIHW{n}o`` kernel (``use_prepacked_kernel`` picks n), so the
-    weight is packed once -- by FoldConstant when it is a constant -- instead of on every
-    call. Before::
+    With it off, an NCHW/OIHW conv2d the packed schedule would run gets an ``OIHW{n}o``
+    kernel (``use_prepacked_kernel`` picks n), so the weight is packed once -- by FoldConstant
+    when it is a constant -- instead of on every call. Before::
 
         nn.conv2d(%x, meta[relay.Constant][0], padding=[1, 1, 1, 1])
 
@@ -481,8 +484,8 @@ class Conv2DParallelCombiner:
 
 Op.get("nn.conv2d").set_attr("FCombineParallel", Conv2DParallelCombiner)
 
-__all__ = ["Conv2DAttrs", "conv2d", "contrib_conv2d_nchwc", "nchwc_blocks", "is_depthwise_conv2d",
-           "Conv2DParallelCombiner"]
+__all__ = ["Conv2DAttrs", "conv2d", "contrib_conv2d_nchwc", "nchwc_blocks",
+           "is_depthwise_conv2d", "Conv2DParallelCombiner"]
 
 
 # ---------------------------------------------------------------------------------------------

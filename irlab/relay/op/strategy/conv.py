@@ -7,8 +7,9 @@ implementation inside the strategy (``conv2d_kind``): depthwise (``groups == in 
 out channels``), NCHW/OIHW (im2col + GEMM for small images and for strided convolutions with
 few output channels -- ``_use_im2col`` --, else the direct register-tiled schedule), NCHW with
 a pre-packed ``OIHW{n}o`` kernel (what AlterOpLayout makes of the packed schedule's convs at
-opt_level 3: ``use_prepacked_kernel``), NHWC (HWIO/OHWI), or a plain parallel fallback for
-grouped convolutions and other layouts.
+opt_level 3 with the NCHWc conv off: ``use_prepacked_kernel``), NHWC (HWIO/OHWI), or a plain
+parallel fallback for grouped convolutions and other layouts. ``nn.contrib_conv2d_NCHWc``
+(what AlterOpLayout makes of x86 convs by default: ``use_nchwc``) has one x86 schedule.
 Measurements behind the choices: ``benchmarks/bench_conv.py``.
 """
 
@@ -165,10 +166,9 @@ def conv2d_kind(attrs, inputs):
     return "other"
 
 
-# PassContext key turning the NCHWc conv2d on (off by default: on the Xeon Emerald Rapids it
-# was measured on, ResNet-18 ran as fast with it as with the packed NCHW schedule, 1.00-1.01x
-# interleaved at 1 and 2 threads; its kernels are no faster inside the network, see
-# benchmarks/bench_e2e.py --nchwc)
+# PassContext key of the NCHWc conv2d, on by default as in TVM: ResNet-18 ran in 0.95x the time
+# of the packed NCHW schedule at 1 and 2 threads (benchmarks/bench_e2e.py --compare-nchw,
+# interleaved; Xeon Emerald Rapids, AVX-512). False keeps NCHW + OIHW{n}o.
 NCHWC_CONFIG = "relay.x86.conv2d_NCHWc"
 
 
@@ -180,9 +180,9 @@ def use_nchwc(attrs, tinfos, out_type, target):
     input channels are a multiple of them (the layout the conv before wrote), else 1: NCHW
     data is already ``NCHW1c`` but for a unit axis, so an RGB image needs no copy (the layout
     rewriter makes that transform an ``expand_dims``, a no-op in the graph executor), where
-    TVM's ``NCHW3c`` copies it (0.4 ms for ResNet-18's 224x224 input). Only under
-    ``PassContext(config={"relay.x86.conv2d_NCHWc": True})``; otherwise None (the packed NCHW
-    schedule with an ``OIHW{n}o`` kernel runs)."""
+    TVM's ``NCHW3c`` copies it (0.4 ms for ResNet-18's 224x224 input). None as well under
+    ``PassContext(config={"relay.x86.conv2d_NCHWc": False})`` (the packed NCHW schedule with an
+    ``OIHW{n}o`` kernel runs then)."""
     from irlab.topi.x86.register_tile import vector_lanes
     from irlab.transform import PassContext
 
