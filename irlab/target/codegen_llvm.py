@@ -39,6 +39,10 @@ from irlab.target.function_info import bound_vars, function_info
 from irlab.target.llvm_calls import CallLowering
 
 MAX_LOAD_STRIDE = 4  # strided vector loads up to this stride read their span and shuffle it
+# A loop annotation (``sch.annotate(loop, UNROLL_COUNT_KEY, n)``) that LLVM's unroller reads:
+# ``n`` copies of the body per iteration, unrolled by LLVM, not by TIR's UnrollLoop (cheaper to
+# build: TIR's copies each go through lowering and code generation).
+UNROLL_COUNT_KEY = "llvm.loop.unroll.count"
 
 
 class CodegenLLVM:
@@ -52,6 +56,7 @@ class CodegenLLVM:
         self.target = target
         self.module = ir.Module(name=module_name)
         self.module.triple = target.triple
+        self.loop_ids = 0  # loops given an !llvm.loop ID (_FunctionBuilder._unroll_loop_id)
         self.infos: list[abi.FunctionInfo] = []
         self.define_hooks = define_hooks
         self._globals: dict = {}
@@ -771,9 +776,10 @@ class _FunctionBuilder(CallLowering):
         lo = self.expr(s.min)
         hi = self.b.add(lo, self.expr(s.extent), flags=("nsw",)) if parse_dtype(
             s.loop_var.dtype).code == "int" else self.b.add(lo, self.expr(s.extent))
-        self._loop(s.loop_var, lo, hi, s.body)
+        self._loop(s.loop_var, lo, hi, s.body,
+                   unroll_count=(s.annotations or {}).get(UNROLL_COUNT_KEY))
 
-    def _loop(self, var, lo, hi, body):
+    def _loop(self, var, lo, hi, body, unroll_count=None):
         signed = parse_dtype(var.dtype).code == "int"
         pre = self.b.block
         head = self.fn.append_basic_block(f"for.{var.name_hint}")
@@ -789,10 +795,24 @@ class _FunctionBuilder(CallLowering):
         self.vars[var] = i
         self.stmt(body)
         nxt = self.b.add(i, ir.Constant(lo.type, 1), flags=("nsw",) if signed else ())
-        self.b.branch(head)
+        latch = self.b.branch(head)
+        if unroll_count is not None:
+            latch.set_metadata("llvm.loop", self._unroll_loop_id(int(unroll_count)))
         i.add_incoming(nxt, self.b.block)
         self.b.position_at_end(done)
         del self.vars[var]
+
+    def _unroll_loop_id(self, count):
+        """A loop ID (``!llvm.loop``) asking LLVM's unroller for ``count`` copies of the body:
+        a node whose first operand is itself (as LLVM requires), made unique per loop."""
+        module = self.cg.module
+        self.cg.loop_ids += 1
+        hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.count"),
+                                    ir.Constant(I32, count)])
+        tag = module.add_metadata([ir.MetaDataString(module, f"irlab.loop.{self.cg.loop_ids}")])
+        loop_id = module.add_metadata([tag, hint])
+        loop_id.operands = (loop_id,) + loop_id.operands
+        return loop_id
 
     # -- parallel loops ------------------------------------------------------------------
     def _parallel(self, s):

@@ -34,6 +34,7 @@ epilogue is reverse-inlined into that write-back, so no full-size conv buffer re
 
 from __future__ import annotations
 
+from irlab.target.codegen_llvm import UNROLL_COUNT_KEY
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import block_of, loop_extent
 from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, schedule_injective_block
@@ -386,6 +387,15 @@ def schedule_conv2d_NCHWc(attrs, sch, outs, conv, target):
           owi, [n, ocoo, oh], owo, rco, target=target)
     if blocks > 1:
         sch.unroll(ocoi)
+    if loop_extent(sch, rci) % RCI_UNROLL == 0:
+        sch.annotate(rci, UNROLL_COUNT_KEY, RCI_UNROLL)
+
+
+# The input-channel loop of the NCHWc tile is unrolled this many times by LLVM (a loop hint,
+# UNROLL_COUNT_KEY: no cost in build time, unlike TIR's unroll, which made ResNet-18's cold
+# build 1.7 s slower): 0.92x the time of ResNet-18's 512-channel 3x3 conv, 0.97-1.0x the
+# others (interleaved, Xeon Emerald Rapids).
+RCI_UNROLL = 4
 
 
 NARROW_TILE_COLUMNS = 4  # packed tiles this narrow unroll their write-back (_packed_tile) ...
