@@ -37,6 +37,16 @@ def _flops(out_shape, weight_shape) -> float:
     return 2.0 * float(np.prod(out_shape)) * float(np.prod(weight_shape)) / out_shape[1]
 
 
+def _as_nchw(shape):
+    """An NCHW{n}c output shape (the x86 NCHWc convs' blocked layout) as its NCHW shape, so it
+    pairs with onnxruntime's node and its FLOPs count channels; other shapes as they are."""
+    shape = list(shape)
+    if len(shape) == 5:
+        n, chunks, h, w, block = shape
+        return [n, chunks * block, h, w]
+    return shape
+
+
 def irlab_kernels(model, inputs, threads):
     """[(name, seconds, output shape, FLOPs)] of irlab's kernels, in graph order."""
     import irlab as tvm
@@ -56,7 +66,7 @@ def irlab_kernels(model, inputs, threads):
     for nid, call in ex._state().steps:
         node = ex.nodes[nid]
         ins = [shapes[ex.row_ptr[e[0]] + e[1]] for e in node["inputs"]]
-        out = shapes[ex.row_ptr[nid]]
+        out = _as_nchw(shapes[ex.row_ptr[nid]])
         call()
         number, best = 3, float("inf")
         for _ in range(7):
