@@ -1,6 +1,7 @@
 """float32 conv2d on ResNet-18's layer shapes (batch 1): irlab's schedules
-(``irlab/topi/x86/conv2d.py``) -- NCHW as the strategy picks it, NCHW direct (packed weight),
-NCHW im2col + GEMM, NHWC direct -- vs numpy im2col + matmul (OpenBLAS) and onnxruntime.
+(``irlab/topi/x86/conv2d.py``) -- NCHWc (what relay.build runs on x86), NCHW as the strategy
+picks it, NCHW direct (packed weight), NCHW im2col + GEMM, NHWC direct -- vs numpy im2col +
+matmul (OpenBLAS) and onnxruntime.
 
     python benchmarks/bench_conv.py              # all layers, 1 thread
     python benchmarks/bench_conv.py --threads 2
@@ -9,7 +10,7 @@ NCHW im2col + GEMM, NHWC direct -- vs numpy im2col + matmul (OpenBLAS) and onnxr
     python benchmarks/bench_conv.py --tune 4 --trials 96   # tune the 4 largest, vs TOPI
     python benchmarks/bench_conv.py --tune 1 --task fused_nn_conv2d_add_nn_relu --trials 64
                                                  # the stem (--no-seed: no seeded defaults)
-    python benchmarks/bench_conv.py --tasks --nchwc   # the tasks with NCHWc convs
+    python benchmarks/bench_conv.py --tasks --nchw    # the tasks with packed NCHW convs
 
 Each conv is lowered as LowerTE does (``lower_function`` of a one-op Relay function) with
 ``llvm -num-cores=<threads>``. GFLOPS = 2 * N*OC*OH*OW*IC*KH*KW / the best of ``--repeat``
@@ -80,22 +81,31 @@ def irlab_conv(ic, oc, size, k, s, p, layout, threads, nchw="auto"):
 def _irlab_conv(ic, oc, size, k, s, p, layout, threads):
     import irlab
     from irlab import relay
-    from irlab.ir.op import Op
     from irlab.relay.backend.te_compiler import lower_function
     from irlab.target import Target
 
     rng = np.random.default_rng(0)
-    if layout == "NCHW":
+    target = f"llvm -num-cores={threads}"
+    if layout == "NCHWc":  # the blocks AlterOpLayout picks (use_nchwc)
+        y = Target(target).vector_width("float32")
+        x_ = y if ic % y == 0 else 1
+        dshape, wshape = (1, ic // x_, size, size, x_), (oc // y, ic // x_, k, k, x_, y)
+    elif layout == "NCHW":
         dshape, wshape, klayout = (1, ic, size, size), (oc, ic, k, k), "OIHW"
     else:
         dshape, wshape, klayout = (1, size, size, ic), (k, k, ic, oc), "HWIO"
     x = relay.var("x", shape=dshape)
     w = relay.var("w", shape=wshape)
-    call = relay.nn.conv2d(x, w, strides=s, padding=p, data_layout=layout,
-                           kernel_layout=klayout)
+    if layout == "NCHWc":
+        call = relay.nn.contrib_conv2d_nchwc(x, w, strides=s, padding=p,
+                                             data_layout=f"NCHW{x_}c",
+                                             kernel_layout=f"OIHW{x_}i{y}o",
+                                             out_layout=f"NCHW{y}c")
+    else:
+        call = relay.nn.conv2d(x, w, strides=s, padding=p, data_layout=layout,
+                               kernel_layout=klayout)
     mod = relay.transform.InferType()(irlab.IRModule.from_expr(relay.Function([x, w], call)))
     func = mod["main"]
-    target = f"llvm -num-cores={threads}"
     lowered = lower_function(func, Target(target))
     built = irlab.build(lowered.prim_func, target=target)
     a = rng.standard_normal(dshape, dtype=np.float32)
@@ -105,7 +115,7 @@ def _irlab_conv(ic, oc, size, k, s, p, layout, threads):
         tuple(int(d) for d in ty.shape), "float32")]
     f = built[lowered.name]
     f(*args)
-    want = Op.get("nn.conv2d").reference([a, b], func.body.attrs, ty)
+    want = func.body.op.reference([a, b], func.body.attrs, ty)
     err = float(np.max(np.abs(args[-1].numpy() - want)) / (np.max(np.abs(want)) + 1e-9))
     return _best_time(lambda: f(*args)), err, lowered.anchor[0].name
 
@@ -160,12 +170,16 @@ def _kernel_seconds(mod, target, threads):
 
 
 def layout_of(task) -> str:
-    """The layouts a task's kernel sees: data and weight (``OIHW{n}o`` once AlterOpLayout
-    packed the weight), from the PrimFunc's buffer shapes."""
+    """The layouts a task's kernel sees: data and weight (``NCHW{x}c/OIHW{x}i{y}o`` for the
+    NCHWc conv, ``OIHW{n}o`` once AlterOpLayout packed an NCHW conv's weight), from the
+    PrimFunc's buffer shapes."""
     if "conv2d" not in task.task_name:
         return "-"
     func = task.mod["main"]
     shapes = [tuple(int(d) for d in func.buffer_map[p].shape) for p in func.params]
+    if len(shapes) >= 2 and len(shapes[0]) == 5 and len(shapes[1]) == 6:
+        x, y = shapes[1][4:]
+        return f"NCHW{x}c/OIHW{x}i{y}o"
     if len(shapes) < 2 or len(shapes[1]) not in (4, 5) or len(shapes[0]) != 4:
         return "-"
     weight = "OIHW" if len(shapes[1]) == 4 else f"OIHW{shapes[1][-1]}o"
@@ -197,10 +211,10 @@ def print_tasks(image_size, threads):
     total = sum(t.weight * sec for t, sec, _ in rows)
     print(f"ResNet-18 {image_size}: {len(rows)} tasks, TOPI kernels at {threads} thread(s), "
           f"sum of weight x time {total * 1e3:.2f} ms ({load()})")
-    print(f"{'task':<34}{'layout':>14}{'weight':>7}{'TOPI ms':>9}{'MFLOP':>8}{'GFLOPS':>8}"
+    print(f"{'task':<34}{'layout':>22}{'weight':>7}{'TOPI ms':>9}{'MFLOP':>8}{'GFLOPS':>8}"
           f"{'share':>7}")
     for task, sec, flops in sorted(rows, key=lambda r: -r[0].weight * r[1]):
-        print(f"{task.task_name:<34}{layout_of(task):>14}{task.weight:>7}{sec * 1e3:>9.3f}"
+        print(f"{task.task_name:<34}{layout_of(task):>22}{task.weight:>7}{sec * 1e3:>9.3f}"
               f"{flops / 1e6:>8.1f}{flops / sec / 1e9:>8.1f}"
               f"{100 * task.weight * sec / total:>6.1f}%", flush=True)
 
@@ -279,7 +293,7 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=5,
                         help="repeats per measurement (the best is kept)")
     parser.add_argument("--columns", nargs="+",
-                        default=["NCHW", "NCHW-direct", "NCHW-im2col", "NHWC"])
+                        default=["NCHWc", "NCHW", "NCHW-direct", "NCHW-im2col", "NHWC"])
     parser.add_argument("--tasks", action="store_true",
                         help="ResNet-18's tuning tasks (extract_tasks): TOPI time and share")
     parser.add_argument("--image-size", type=int, default=224, help="with --tasks/--tune")
@@ -293,14 +307,14 @@ def main(argv=None):
                         help="with --tune: these tasks (names as --tasks prints them)")
     parser.add_argument("--no-seed", action="store_true",
                         help="with --tune: no seeded default decisions in the first round")
-    parser.add_argument("--nchwc", action="store_true",
-                        help="with --tasks/--tune: ResNet-18's convs as NCHWc "
-                             "(PassContext config relay.x86.conv2d_NCHWc)")
+    parser.add_argument("--nchw", action="store_true",
+                        help="with --tasks/--tune: ResNet-18's convs as packed NCHW instead "
+                             "of the default NCHWc (PassContext relay.x86.conv2d_NCHWc False)")
     args = parser.parse_args(argv)
     if args.tasks or args.tune:
         from irlab.transform import PassContext
 
-        with PassContext(opt_level=3, config={"relay.x86.conv2d_NCHWc": args.nchwc}):
+        with PassContext(opt_level=3, config={"relay.x86.conv2d_NCHWc": not args.nchw}):
             if args.tasks:
                 return print_tasks(args.image_size, args.threads)
             return tune_tasks(args.tune, args.trials, args.threads, args.image_size,
