@@ -1,6 +1,7 @@
 """Loop hints for LLVM: a loop annotated ``UNROLL_COUNT_KEY`` gets an ``!llvm.loop`` ID asking
 LLVM's unroller for that many copies (each loop its own self-referencing ID, as LLVM requires);
-the program computes what it did without the hint, on AVX2 and AVX-512 code."""
+the program computes what it did without the hint (AVX2 code, run on any host here; AVX-512
+code is compiled and inspected)."""
 
 import re
 
@@ -26,8 +27,10 @@ def _two_reductions(hint):
     return sch.mod
 
 
-@pytest.mark.parametrize("target", ["llvm", "llvm -mcpu=znver3"])
-def test_unroll_hint_reaches_llvm_and_keeps_numerics(target):
+@pytest.mark.parametrize("target,runs", [("llvm -mcpu=haswell", True),
+                                         ("llvm -mcpu=znver3", True),
+                                         ("llvm -mcpu=skylake-avx512", False)])
+def test_unroll_hint_reaches_llvm_and_keeps_numerics(target, runs):
     lib = irlab.build(_two_reductions(4), target=target)
     ll = lib.get_source("ll-raw")  # as generated (LLVM's unroller consumes the hints)
     hints = re.findall(r'!"llvm\.loop\.unroll\.count", i32 (\d+)', ll)
@@ -37,6 +40,8 @@ def test_unroll_hint_reaches_llvm_and_keeps_numerics(target):
     for loop_id in loop_ids:  # each its own first operand
         assert re.search(rf"^{loop_id} = !{{ {loop_id}, ", ll, re.M)
     assert "llvm.loop.unroll.count" not in lib.get_source("ll")  # LLVM unrolled them
+    if not runs:
+        return
     a = np.random.default_rng(0).standard_normal((8, 24)).astype("float32")
     b, c = np.zeros(8, "float32"), np.zeros(8, "float32")
     lib["f"](a, b, c)
@@ -45,5 +50,5 @@ def test_unroll_hint_reaches_llvm_and_keeps_numerics(target):
 
 
 def test_no_hint_no_loop_id():
-    ll = irlab.build(_two_reductions(None), target="llvm").get_source("ll-raw")
+    ll = irlab.build(_two_reductions(None), target="llvm -mcpu=haswell").get_source("ll-raw")
     assert "llvm.loop.unroll.count" not in ll

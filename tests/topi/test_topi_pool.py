@@ -94,7 +94,7 @@ def test_instance_norm(axis, shape):
 
 @pytest.mark.parametrize("layout, stride, inlined", [("NCHW", 2, True), ("NHWC", 2, True),
                                                      ("NCHW16c", 2, True), ("NCHW", 1, False)])
-def test_padding_inlined_into_scalar_windows(layout, stride, inlined):
+def test_pool_padding_inlined_or_kept(layout, stride, inlined):
     """NCHW stride 2 (ResNet's 3x3/2 max pool): the windows are scalar loops and the padding is
     read through them, with no padded copy. So is it when the vector lanes are not a window
     axis (NHWC's C, NCHW16c's c: one padding test per vector tap). NCHW stride 1 vectorizes

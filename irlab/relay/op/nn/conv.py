@@ -46,8 +46,9 @@ class Conv2DAttrs(Attrs):
 
 
 def _out_hw(ctx, size_hw, kernel, strides, dilation, padding) -> tuple:
-    """(OH, OW) of a convolution; a kernel larger than the padded input fails."""
-    top, left, bottom, right = padding4(padding, ctx)
+    """(OH, OW) of a convolution with ``padding`` (top, left, bottom, right, as ``padding4``
+    returns it); a kernel larger than the padded input fails."""
+    top, left, bottom, right = padding
     out = []
     for axis, size, k, d, s, pad in (("height", size_hw[0], kernel[0], dilation[0], strides[0],
                                       top + bottom),
@@ -76,7 +77,7 @@ def _conv2d_rel(ctx):
     layout_axes(out_layout, "NCHW", "out_layout", ctx)  # validation only
     strides = check_pair(attrs.strides, "strides", ctx)
     dilation = check_pair(attrs.dilation, "dilation", ctx)
-    padding4(attrs.padding, ctx)  # validated here, used by _out_hw
+    padding = padding4(attrs.padding, ctx)
     groups = attrs.groups
     ctx.expect(isinstance(groups, int) and groups >= 1, f"groups must be >= 1, got {groups}")
 
@@ -125,7 +126,7 @@ def _conv2d_rel(ctx):
                    f"kernel_size={tuple(attrs.kernel_size)} but the weight's kernel is "
                    f"{kernel} ({where_w})")
 
-    out_hw = _out_hw(ctx, (height, width), kernel, strides, dilation, attrs.padding)
+    out_hw = _out_hw(ctx, (height, width), kernel, strides, dilation, padding)
     nchw = {"N": batch, "C": out_ch, "H": out_hw[0], "W": out_hw[1]}
     shape = tuple(nchw[c] for c in out_layout)
     return TensorType(shape, attrs.out_dtype or data.dtype)
@@ -273,7 +274,8 @@ def _conv2d_nchwc_rel(ctx):
     strides = check_pair(attrs.strides, "strides", ctx)
     dilation = check_pair(attrs.dilation, "dilation", ctx)
     kernel = (weight.shape[2], weight.shape[3])
-    out_h, out_w = _out_hw(ctx, data.shape[2:4], kernel, strides, dilation, attrs.padding)
+    out_h, out_w = _out_hw(ctx, data.shape[2:4], kernel, strides, dilation,
+                           padding4(attrs.padding, ctx))
     return TensorType((data.shape[0], weight.shape[0], out_h, out_w, y),
                       attrs.out_dtype or data.dtype)
 

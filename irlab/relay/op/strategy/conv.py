@@ -166,9 +166,10 @@ def conv2d_kind(attrs, inputs):
     return "other"
 
 
-# PassContext key of the NCHWc conv2d, on by default as in TVM: ResNet-18 ran in 0.95x the time
-# of the packed NCHW schedule at 1 and 2 threads (benchmarks/bench_e2e.py --compare-nchw,
-# interleaved; Xeon Emerald Rapids, AVX-512). False keeps NCHW + OIHW{n}o.
+# PassContext key of the NCHWc conv2d, on by default as in TVM: ResNet-18 ran in 0.85-0.99x
+# (median 0.92x) the time of the packed NCHW schedule at 1 and 2 threads in five runs of
+# benchmarks/bench_e2e.py --compare-nchw (interleaved; Xeon Emerald Rapids, AVX-512).
+# False keeps NCHW + OIHW{n}o.
 NCHWC_CONFIG = "relay.x86.conv2d_NCHWc"
 
 
