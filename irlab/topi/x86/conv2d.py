@@ -170,7 +170,7 @@ def _tile(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loo
         except ScheduleError:  # e.g. an epilogue reading the conv at other indices
             separate_epilogue = True
     sch.reverse_compute_at(cl, tile_loop)
-    sch.decompose_reduction(conv_block, reduce_first)
+    init = sch.decompose_reduction(conv_block, reduce_first)
     if vec_loop is not None:
         sch.vectorize(vec_loop)
     if unroll_loop is not None:
@@ -187,7 +187,15 @@ def _tile(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loo
         sch.unroll(wb_loops[-2])
     if separate_epilogue:
         schedule_injective_block(sch, out_block, target, "float32")
-    return cl
+    return cl, init
+
+
+def _loops_under(sch, block, loop):
+    """The loops of ``block`` nested inside ``loop``, outermost first."""
+    var = sch.get(loop).loop_var
+    loops = sch.get_loops(block)
+    at = next(k for k, rv in enumerate(loops) if sch.get(rv).loop_var is var)
+    return loops[at + 1:]
 
 
 def _fallback(sch, outs, conv, target):
@@ -383,10 +391,18 @@ def schedule_conv2d_NCHWc(attrs, sch, outs, conv, target):
     ow_bn, blocks = nchwc_tile(conv.shape, target, conv.dtype, reduction)
     ocoo, ocoi = sch.split(oco, [None, blocks])
     owo, owi = sch.split(ow, [None, ow_bn])
-    _tile(sch, block, out_block, [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci], oci,
-          owi, [n, ocoo, oh], owo, rco, target=target)
+    _, init = _tile(sch, block, out_block, [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci],
+                    oci, owi, [n, ocoo, oh], owo, rco, target=target)
     if blocks > 1:
         sch.unroll(ocoi)
+    # the accumulators' zeroing as whole vectors at constant offsets, not three loops of
+    # scalar stores for LLVM to vectorize and unroll: ResNet-18's LLVM pipeline 0.87 vs 1.09 s
+    # of CPU (Xeon Emerald Rapids; the write-back unrolled too saved 0.2 s more of LLVM but
+    # cost as much in Python's lowering and codegen, which the build waits on)
+    *outer, lanes = _loops_under(sch, init, owo)
+    sch.vectorize(lanes)
+    for loop in outer:
+        sch.unroll(loop)
     if loop_extent(sch, rci) % RCI_UNROLL == 0:
         sch.annotate(rci, UNROLL_COUNT_KEY, RCI_UNROLL)
 

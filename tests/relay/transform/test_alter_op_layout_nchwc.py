@@ -12,6 +12,7 @@ from irlab import relay, te, tir
 from irlab.errors import IrlabError
 from irlab.relay.op.strategy.conv import NCHWC_CONFIG
 from irlab.target import Target
+from irlab.tir.stmt import ForKind
 from irlab.topi.nn.conv2d import conv2d_NCHWc
 from irlab.topi.x86.conv2d import nchwc_tile, schedule_conv2d_NCHWc
 from _alter_layout import calls, interpret, primitive_functions, run
@@ -102,6 +103,10 @@ def test_schedule_stores_whole_vectors(target, lanes):
     text = sch.mod.script()
     assert f"T.vectorized({lanes})" in text and "T.parallel" in text
     ow_bn, blocks = nchwc_tile(out.shape, tgt)
+    # the accumulators are zeroed as whole vectors by unrolled statements, not scalar loops
+    init = sch.get_loops(sch.get_block("conv2d_NCHWc_init"))
+    kinds = [sch.get(loop).kind for loop in init[-3:]]
+    assert kinds == [ForKind.UNROLLED, ForKind.UNROLLED, ForKind.VECTORIZED]
     assert 14 % ow_bn == 0 and 4 % blocks == 0 and ow_bn * blocks <= tgt.num_vector_registers
     asm = irlab.build(sch.mod, target=tgt).get_source("asm")
     register = "zmm" if lanes == 16 else "ymm"
