@@ -17,7 +17,7 @@ wall time the build spent waiting for LLVM after Python had finished.
 The head names the machine (``machine.describe()``). Prints figures; asserts nothing. The
 disk cache is turned off (``IRLAB_CACHE=0``) unless ``--disk-cache``.
 
-Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--disk-cache]
+Run: python benchmarks/bench_build.py [--models resnet18,mlp] [--repeat 1] [--disk-cache] [--nchw]
      (IRLAB_COMPILE_THREADS=0 compiles in one part, in the calling thread)
 """
 
@@ -143,6 +143,9 @@ def main():
     parser.add_argument("--models", default="resnet18,mlp")
     parser.add_argument("--repeat", type=int, default=1, help="warm builds after the cold one")
     parser.add_argument("--disk-cache", action="store_true")
+    parser.add_argument("--nchw", action="store_true",
+                        help="build with the packed NCHW convs instead of the default NCHWc "
+                             "(PassContext config relay.x86.conv2d_NCHWc=False)")
     args = parser.parse_args()
     if not args.disk_cache:
         os.environ["IRLAB_CACHE"] = "0"
@@ -167,7 +170,8 @@ def main():
         for run in range(1 + args.repeat):
             clock.reset()
             w, c, m = time.perf_counter(), time.process_time(), time.thread_time()
-            with tvm.transform.PassContext(opt_level=3):
+            config = {"relay.x86.conv2d_NCHWc": False} if args.nchw else {}
+            with tvm.transform.PassContext(opt_level=3, config=config):
                 relay.build(mod, "llvm", params=params)
             _report("cold" if run == 0 else "warm", time.perf_counter() - w,
                     time.process_time() - c, time.thread_time() - m, clock.cpu)
