@@ -118,3 +118,31 @@ def test_pool_padding_inlined_or_kept(layout, stride, inlined):
     m.run()
     ref = relay.create_executor("debug", mod=irlab.IRModule.from_expr(f)).evaluate()(a)
     np.testing.assert_array_equal(m.get_output(0).numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize("kwargs,shape,edge", [
+    (dict(pool_size=(3, 3), strides=(2, 2), padding=1), (1, 4, 9, 9), True),
+    (dict(pool_size=(3, 3), strides=(2, 2), padding=1, ceil_mode=True), (1, 2, 8, 8), True),
+    (dict(pool_size=(2, 2), strides=(2, 2), padding=1, ceil_mode=True), (1, 2, 7, 7), False),
+    # the last window of each axis lies in the padding alone: its maximum is the padding value
+    # (the lowest finite float, as TVM's min_value)
+    (dict(pool_size=(3, 3), strides=(3, 3), padding=2, ceil_mode=True), (1, 2, 6, 6), False),
+    # taps 2 apart: the border cell a clamped read gives may fall between two taps
+    (dict(pool_size=(3, 3), strides=(1, 1), padding=1, dilation=(2, 1)), (1, 2, 8, 8), False),
+])
+def test_max_pool_pads_with_the_border_cell_when_every_window_meets_the_input(kwargs, shape,
+                                                                              edge):
+    """Max pooling reads the nearest border cell instead of -inf (a clamped load, no test)
+    exactly when every window holds an input cell and its taps are contiguous: the same
+    maxima, checked against the op's numpy reference."""
+    from irlab import te
+    from irlab.topi.nn.pooling import pool2d
+
+    check_op(lambda x: nn.max_pool2d(x, **kwargs), [shape])
+    data = te.placeholder(shape, "float32", name="data")
+    pad = kwargs["padding"]
+    out = pool2d(data, "max", kwargs["pool_size"], kwargs["strides"],
+                 kwargs.get("dilation", (1, 1)), (pad, pad),
+                 ceil_mode=kwargs.get("ceil_mode", False))
+    (padded,) = out.op.input_tensors
+    assert ("Select" not in type(padded.op.body[0]).__name__) == edge

@@ -63,9 +63,11 @@ def _shape_of(tensor, layout):
     return {a: d * blocks.get(a, 1) for (a, f), d in zip(axes, shape) if f is None}
 
 
-def pad_nd(data, before, after, value=0.0, name="pad_temp"):
+def pad_nd(data, before, after, value=0.0, name="pad_temp", edge=False):
     """``data`` padded by ``before`` / ``after`` cells per axis with ``value`` (negative
-    ``before`` crops). Axes without padding are read as they are."""
+    ``before`` crops), or with ``edge=True`` by repeating the nearest border cell (the clamped
+    read alone, no test: what a max pool may read instead of -inf, see ``pool2d``). Axes
+    without padding are read as they are."""
     shape = dims(data)
     out_shape = tuple(s + b + a for s, b, a in zip(shape, before, after))
     if all(b == 0 and a == 0 for b, a in zip(before, after)):
@@ -86,7 +88,7 @@ def pad_nd(data, before, after, value=0.0, name="pad_temp"):
                 conds.append(i - b < s)
                 j = O.min(j, s - 1)
             src.append(j)
-        if not conds:
+        if not conds or edge:
             return data(*src)
         # a Select of a clamped (always in bounds) load: vectorizable, unlike if_then_else
         return E.Select(O.all(*conds), data(*src), fill)

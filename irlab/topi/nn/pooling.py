@@ -2,8 +2,10 @@
 ``global_pool``, ``adaptive_pool``, ``lrn``).
 
 Pooling works over the H and W axes of any layout (NCHW, NHWC, NCHW16c...); the other axes pass
-through. Max pooling pads with max's identity (``pad_temp``: -inf for floats, the lowest value
-for integers), average pooling with zeros and divides by the number of counted taps (a closed form of the window's position, so the
+through. Max pooling pads with the lowest finite value (``pad_temp``; TVM's ``min_value``, and
+the op's reference: a window wholly in the padding gives it, not -inf), or with the nearest
+border cell, the same maxima, when every window holds an input cell and its taps are
+contiguous; average pooling with zeros and divides by the number of counted taps (a closed form of the window's position, so the
 divisor costs no reduction): with ``count_include_pad`` the taps inside the explicitly padded
 input, without it the taps inside the input; ceil_mode's extra cells never count.
 """
@@ -52,6 +54,17 @@ def _tap_count(pos, k, d, lo, hi):
     return O.max(end - first, 0)
 
 
+def _windows_meet_input(size, out, k, s, d, before):
+    """Whether every window of a max pool along one axis (``k`` contiguous taps, ``d`` = 1)
+    holds a cell of the input. Then padding with the nearest border cell instead of -inf
+    gives the same maxima -- that cell is in the same window -- and the padded read is a
+    clamped load with no test (ResNet's 3x3/2 max pool in NCHW16c: 36 comparisons and 9
+    selects per output vector fewer)."""
+    if d != 1:
+        return False  # a clamped cell could fall between two taps
+    return before <= k - 1 and (out - 1) * s - before <= size - 1
+
+
 def pool2d(data, kind, pool_size, strides=(1, 1), dilation=(1, 1), padding=(0, 0),
            layout="NCHW", ceil_mode=False, count_include_pad=False, out_shape=None):
     """Max (``kind="max"``) or average (``"avg"``) pooling over H and W of ``layout``."""
@@ -79,7 +92,10 @@ def pool2d(data, kind, pool_size, strides=(1, 1), dilation=(1, 1), padding=(0, 0
     out_shape = list(shape)
     out_shape[ha], out_shape[wa] = out_h, out_w
     if kind == "max":
-        padded = pad_nd(data, before, after, O.max_identity(data.dtype).value, name="pad_temp")
+        edge = _windows_meet_input(height, out_h, kh, sh, dh, top) and \
+            _windows_meet_input(width, out_w, kw, sw, dw, left)
+        padded = pad_nd(data, before, after, O.min_value(data.dtype).value,
+                        name="pad_temp", edge=edge)
 
         def body(*idx):
             src = list(idx)
