@@ -115,14 +115,22 @@ def _schedule_pad_block(sch, block, target, inner_unpadded=False):
     is the last two axes, its inner axis vectorized -- contiguous loads, one padding test per
     vector. Fusing all but the innermost would compute the clamped indices (a division and a
     modulo per fused axis) for every 16 elements: 0.2 ms of ResNet-18's 64x56x56 3x3 conv
-    (1.65 ms) went to its NCHW16c padding that way."""
+    (1.65 ms) went to its NCHW16c padding that way. An ``NCHW{x}c`` tensor is split between
+    the threads by rows (``n, h`` fused, the channel blocks inside), as the convolution after
+    it splits its output rows: each thread then reads mostly the rows it padded itself, from
+    its own cache (by channel blocks, half of every row band was in the other core's L2)."""
     loops = sch.get_loops(block)
     total = 1
     for loop in loops:
         total *= loop_extent(sch, loop)
     if len(loops) < 2 or total < PARALLEL_MIN_ELEMENTS * 4:
         return
-    if inner_unpadded and len(loops) >= 3:
+    if inner_unpadded and len(loops) == 5:  # NCHW{x}c: bands of rows, as the conv reads them
+        n, c, h, w, lanes = loops
+        sch.reorder(n, h, c, w, lanes)
+        outer = sch.fuse(n, h)
+        sch.vectorize(lanes)
+    elif inner_unpadded and len(loops) >= 3:
         outer = sch.fuse(*loops[:-2]) if len(loops) > 3 else loops[0]
         sch.vectorize(loops[-1])
     else:

@@ -183,3 +183,23 @@ def test_unit_axis_transform_is_a_reshape(target, lanes, runs):
     assert [(t.attrs.src_layout, t.attrs.dst_layout)
             for t in calls(after["main"], "layout_transform")] == [
         ("OIHW", f"OIHW1i{lanes}o"), (f"NCHW{lanes}c", "NCHW")]
+
+
+def test_padding_is_split_between_threads_by_rows():
+    """An NCHW16c padding runs in parallel over (n, h), the channel blocks inside: the bands
+    of rows the conv after it splits between its threads, so each reads what it padded."""
+    from irlab.topi.nn.conv2d import pad_nd
+    from irlab.topi.x86.conv2d import schedule_pad
+
+    data = te.placeholder((1, 4, 56, 56, 16), name="data")
+    padded = pad_nd(data, [0, 0, 1, 1, 0], [0, 0, 1, 1, 0])
+    sch = tir.Schedule(te.create_prim_func([data, padded]))
+    schedule_pad(sch, [padded], Target("llvm -mcpu=skylake-avx512 -num-cores=2"))
+    loops = [sch.get(loop) for loop in sch.get_loops(sch.get_block("pad_temp"))]
+    assert [int(loop.extent) for loop in loops] == [58, 4, 58, 16]
+    assert loops[0].kind == ForKind.PARALLEL and loops[-1].kind == ForKind.VECTORIZED
+    a = np.random.default_rng(0).standard_normal((1, 4, 56, 56, 16)).astype("float32")
+    lib = irlab.build(sch.mod, target="llvm -mcpu=haswell")
+    out = irlab.nd.empty((1, 4, 58, 58, 16), "float32")
+    lib(irlab.nd.array(a), out)
+    np.testing.assert_array_equal(out.numpy(), np.pad(a, [(0, 0), (0, 0), (1, 1), (1, 1), (0, 0)]))
