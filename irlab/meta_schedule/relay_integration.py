@@ -124,7 +124,7 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
                cost_model="xgb", measure_callbacks="default", task_scheduler="gradient",
                space="post-order-apply", strategy="evolutionary", seed=None,
                module_equality="structural", num_tuning_cores="physical", monitor=None,
-               verify_top_k=3, verify_rounds=None):
+               verify_top_k=3, verify_rounds=None, verify_single_thread=True):
     """Tune every fused kernel of ``mod``; trials go to tasks by the gradient-based
     scheduler (weighted by call counts). Returns the database. ``monitor``: a
     ``TuningObserver`` (e.g. ``irlab.widgets.TuningMonitor()``) that follows the run.
@@ -133,8 +133,10 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
     schedule, interleaved (``verify_best``; ``verify_rounds`` rounds, default
     ``VERIFY_ROUNDS``); the build takes a tuned kernel only when it beat TOPI's there by
     more than ``VERIFY_MARGIN``. A resumed run verifies again; the latest verification
-    counts. ``verify_top_k=0``: no verification (TOPI's baseline is timed once more, and the
-    fastest record wins)."""
+    counts. ``verify_single_thread``: a kernel that wins on the target's cores is verified on
+    one thread too, for builds with ``-num-cores=1`` (``verify_best``'s ``single_thread``).
+    ``verify_top_k=0``: no verification (TOPI's baseline is timed once more, and the fastest
+    record wins)."""
     import os
 
     from irlab.meta_schedule.default_schedule import measure_default_schedules
@@ -164,7 +166,8 @@ def tune_relay(mod, params, target, work_dir, max_trials_global, *, max_trials_p
         # bar would be a second widget, one without a static picture)
         verify_best(tasks, database, builder, runner, top_k=verify_top_k,
                     rounds=verify_rounds or VERIFY_ROUNDS,
-                    progress=not getattr(monitor, "shows_progress", False))
+                    progress=not getattr(monitor, "shows_progress", False),
+                    single_thread=verify_single_thread)
     else:  # TOPI's once more: a machine busy during one measurement does not decide
         measure_default_schedules(tasks, builder, runner, database, again=True)
     return database

@@ -203,11 +203,12 @@ class ScriptedRunner(ms.runner.Runner):
     the tuned ones ``ratios[session]`` times that."""
 
     def __init__(self, ratios):
-        self.ratios, self.sessions = list(ratios), 0
+        self.ratios, self.sessions, self.threads = list(ratios), 0, []
 
     def run_interleaved(self, runner_inputs, rounds=10, round_ms=None):
         ratio = self.ratios[self.sessions]
         self.sessions += 1
+        self.threads.append({i.num_threads for i in runner_inputs})
         return [ms.runner.RunnerResult([1e-3 * (1.0 if i == 0 else ratio)] * rounds)
                 for i in range(len(runner_inputs))]
 
@@ -230,8 +231,41 @@ def test_a_win_is_confirmed_by_a_second_session(ratios, sessions, tuned_wins):
     _record(db, last, hand_tuned(last), [1e-6], None)
     runner = ScriptedRunner(ratios)
     chosen = ms.relay_integration.verify_best([last], db, NoBuilder(), runner, rounds=4,
-                                              progress=False)
+                                              progress=False, single_thread=False)
     assert runner.sessions == sessions
     group = latest_verification(_records_of(db, last))
     assert [len(r.run_secs) for r in group] == [4 * sessions] * 2
     assert (chosen[last.task_name] is group[1]) == tuned_wins
+
+
+@pytest.mark.parametrize("ratios, one_thread_wins", [
+    ((0.8, 0.8, 1.2), False),           # wins on 2 threads, loses on 1 (one session there)
+    ((0.8, 0.8, 0.8, 0.8), True),       # wins on both, each confirmed by a second session
+])
+def test_a_win_on_two_threads_is_built_for_one_thread_only_if_it_wins_there(ratios,
+                                                                          one_thread_wins):
+    """A kernel tuned on two threads can be slower on one: the winner is timed again on one
+    thread and committed as that thread count's group; each build reads its own."""
+    mod, params = mlp()
+    tasks = ms.relay_integration.extract_tasks(mod, TARGET, params)
+    last = _last_layer(tasks)
+    db = ms.database.MemoryDatabase()
+    _record(db, last, hand_tuned(last), [1e-6], None)
+    runner = ScriptedRunner(ratios)
+    chosen = ms.relay_integration.verify_best([last], db, NoBuilder(), runner, rounds=4,
+                                              progress=False)
+    assert runner.threads == [{2}, {2}] + [{1}] * (len(ratios) - 2)
+    two = db.query_tuning_record(last.mod, TARGET)
+    one = db.query_tuning_record(last.mod, "llvm -num-cores=1")
+    assert chosen[last.task_name] is two and two.origin == "verified"
+    assert one.origin == ("verified" if one_thread_wins else "verified-default")
+    assert str(one.target).endswith("-num-cores=1")
+    # a thread count with no group of its own reads the latest one
+    assert db.query_tuning_record(last.mod, "llvm -num-cores=4").origin == one.origin
+    # the builds: the tuned kernel on two threads, on one only where it won there
+    x = np.random.default_rng(7).uniform(-1, 1, (4, 32)).astype("float32")
+    want = interpret(mod, params, x)
+    for target, tuned in ((TARGET, True), ("llvm -num-cores=1", one_thread_wins)):
+        lib = ms.relay_integration.compile_relay(db, mod, target, params)
+        assert sorted(bool(lf.tuned) for lf in lib.lowered) == sorted([False, tuned])
+        np.testing.assert_allclose(run_graph(lib, {"x": x}), want, rtol=1e-5, atol=1e-5)

@@ -97,13 +97,22 @@ class Database:
     def query_tuning_record(self, mod, target=None, workload_name=None):
         """The best record of ``mod`` (for ``target`` when given), or None: the choice of
         its latest verification when it was verified (``database/verified.py``: a tuned
-        record only when it beat TOPI's by more than the margin), else the fastest."""
+        record only when it beat TOPI's by more than the margin; the latest verification on
+        ``target``'s thread count when there is one, see ``verify_best``), else the
+        fastest."""
         workload = self._find(mod)[0]
         if workload is None:
             return None
         records = [r for r in self._records[id(workload)] if target is None
                    or r.target is None or _same_target(r.target, target)]
-        group = latest_verification(records)
+        group = []
+        if target is not None:
+            from irlab.target import as_target
+
+            cores = as_target(target).num_cores
+            group = latest_verification([r for r in records if r.target is not None
+                                         and as_target(r.target).num_cores == cores])
+        group = group or latest_verification(records)
         chosen = choose_verified(group) if group else None
         if chosen is not None:
             return chosen

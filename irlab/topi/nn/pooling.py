@@ -5,9 +5,10 @@ Pooling works over the H and W axes of any layout (NCHW, NHWC, NCHW16c...); the 
 through. Max pooling pads with the lowest finite value (``pad_temp``; TVM's ``min_value``, and
 the op's reference: a window wholly in the padding gives it, not -inf), or with the nearest
 border cell, the same maxima, when every window holds an input cell and its taps are
-contiguous; average pooling with zeros and divides by the number of counted taps (a closed form of the window's position, so the
-divisor costs no reduction): with ``count_include_pad`` the taps inside the explicitly padded
-input, without it the taps inside the input; ceil_mode's extra cells never count.
+contiguous. Average pooling pads with zeros and divides by the number of counted taps (a
+closed form of the window's position, so the divisor costs no reduction): with
+``count_include_pad`` the taps inside the explicitly padded input, without it the taps inside
+the input; ceil_mode's extra cells never count.
 """
 
 from __future__ import annotations
