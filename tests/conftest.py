@@ -4,3 +4,23 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+import locale  # noqa: E402
+import warnings  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _locale_restored(request):
+    """A test (or a library it runs) that changes the process's C locale gets it back
+    afterwards, with a warning naming the test: under an ASCII locale, ``read_text()`` on a
+    UTF-8 source failed in whichever later test the xdist worker happened to run next."""
+    before = locale.setlocale(locale.LC_ALL, None)
+    yield
+    after = locale.setlocale(locale.LC_ALL, None)
+    if after != before:
+        locale.setlocale(locale.LC_ALL, before)
+        warnings.warn(f"{request.node.nodeid} changed the C locale to {after!r}; restored",
+                      stacklevel=1)

@@ -134,7 +134,7 @@ def _name_tables(tree):
 def test_passes_keep_no_op_name_tables(folder):
     offenders = [f"{path.relative_to(ROOT)}:{line}"
                  for path in sorted((ROOT / folder).glob("*.py"))
-                 for line in _name_tables(ast.parse(path.read_text()))]
+                 for line in _name_tables(ast.parse(path.read_text(encoding="utf-8")))]
     assert not offenders, "op-name tables in passes:\n" + "\n".join(offenders)
 
 
