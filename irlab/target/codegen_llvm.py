@@ -45,6 +45,12 @@ MAX_LOAD_STRIDE = 4  # strided vector loads up to this stride read their span an
 UNROLL_COUNT_KEY = "llvm.loop.unroll.count"
 
 
+# llvmlite fills its table for escaping string constants on first use, unguarded: a thread
+# reading the half-filled table of another one raised KeyError (two modules generated at once,
+# e.g. irlab.build from several threads). One string constant printed at import fills it.
+str(ir.Constant(ir.ArrayType(I8, 1), bytearray(1)))
+
+
 class CodegenLLVM:
     """Collects PrimFuncs into one LLVM module.
 

@@ -139,8 +139,14 @@ def _parse(ir_text: str, context):
     return mod
 
 
+# Printing a module is not safe in several threads at once: two threads printing together
+# left the process's C locale at "C" (LC_CTYPE was C.UTF-8), so that Python's open() then read
+# ASCII. Printing is a few ms per part, so it runs one at a time.
+_print_lock = threading.Lock()
+
+
 def _text(mod) -> str:
-    with ffi.OutputString() as out:
+    with _print_lock, ffi.OutputString() as out:
         _unlocked("LLVMPY_PrintModuleToString")(mod, out)
         return str(out)
 

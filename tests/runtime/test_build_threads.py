@@ -2,6 +2,7 @@
 caches, the ``with Target`` scope, the C compiler's files and the LLVM compile pool stay
 consistent, and every thread gets correct results."""
 
+import locale
 import os
 import sys
 import threading
@@ -152,7 +153,10 @@ def test_tir_build_from_threads(target, tmp_path, monkeypatch, switch_often):
         lib["f"](x, out)
         np.testing.assert_array_equal(out, x * 2 + 1)
 
+    before = locale.setlocale(locale.LC_ALL, None)
     assert run_threads(work, 6) == []
+    # modules printed in two threads at once left LC_CTYPE at "C" (open() then read ASCII)
+    assert locale.setlocale(locale.LC_ALL, None) == before
     assert not [name for root, _, names in os.walk(tmp_path) for name in names
                 if name.endswith(".tmp")]
 
