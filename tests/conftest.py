@@ -1,15 +1,13 @@
 """Shared pytest setup: the repository root is importable without installing."""
 
+import locale
 import os
 import sys
+import warnings
+
+import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-import locale  # noqa: E402
-import warnings  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -156,3 +156,17 @@ if __name__ == "__main__":
         print(f"{a} -> {b} ({len(where)}): {', '.join(where[:4])}")
     print("cycles among the rest:", cycles([e for e in import_graph() if e not in KNOWN_UPWARD]))
     print("cycles in all:", cycles(list(import_graph())))
+
+
+def test_import_irlab_does_not_load_llvm():
+    """``import irlab`` works without llvmlite (the IR, the passes and the explorer need no
+    LLVM; building for "llvm" does): schedules read the codegen's facts from
+    ``irlab.target.llvm_contract``, not from ``codegen_llvm``."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['llvmlite'] = None; import irlab; "
+            "assert 'irlab.target.codegen_llvm' not in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

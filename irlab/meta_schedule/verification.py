@@ -49,7 +49,7 @@ logger = logging.getLogger("irlab.meta_schedule")
 VERIFY_ROUNDS = 40
 VERIFY_ROUND_MS = 20.0
 
-__all__ = ["verify_best", "best_tuned_records", "with_cores", "VERIFY_MARGIN", "VERIFY_ROUNDS",
+__all__ = ["verify_best", "best_tuned_records", "VERIFY_MARGIN", "VERIFY_ROUNDS",
            "VERIFY_ROUND_MS"]
 
 
@@ -137,10 +137,14 @@ def _time_and_commit(plan, results, database, runner, rounds, round_ms, single_t
     first."""
     target = plan.task.target
     group = _verify_at(plan, results, database, runner, rounds, round_ms, target)
-    if single_thread and target.num_cores > 1 and group[0].is_valid \
-            and choose_verified(group) not in (None, group[0]):
+    if single_thread and target.num_cores > 1 and _tuned_wins(group):
         _verify_at(plan, results, database, runner, rounds, round_ms, with_cores(target, 1))
     return group
+
+
+def _tuned_wins(group) -> bool:
+    """Whether the margin rule picks a tuned record of ``group`` over TOPI's (which ran)."""
+    return group[0].is_valid and choose_verified(group) not in (None, group[0])
 
 
 def with_cores(target, cores):
@@ -175,7 +179,7 @@ def _verify_at(plan, results, database, runner, rounds, round_ms, target):
 
     ran = session()
     group = _group(plan, ran, args_info, target)
-    if group[0].is_valid and choose_verified(group) not in (None, group[0]):
+    if _tuned_wins(group):
         ran = _joined(ran, session())
         group = _group(plan, ran, args_info, target)
     for index, record in enumerate(group):

@@ -37,12 +37,7 @@ from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, 
 from irlab.target import deep_expr
 from irlab.target.function_info import bound_vars, function_info
 from irlab.target.llvm_calls import CallLowering
-
-MAX_LOAD_STRIDE = 4  # strided vector loads up to this stride read their span and shuffle it
-# A loop annotation (``sch.annotate(loop, UNROLL_COUNT_KEY, n)``) that LLVM's unroller reads:
-# ``n`` copies of the body per iteration, unrolled by LLVM, not by TIR's UnrollLoop (cheaper to
-# build: TIR's copies each go through lowering and code generation).
-UNROLL_COUNT_KEY = "llvm.loop.unroll.count"
+from irlab.target.llvm_contract import MAX_LOAD_STRIDE, UNROLL_COUNT_KEY
 
 
 # llvmlite fills its table for escaping string constants on first use, unguarded: a thread
@@ -837,7 +832,7 @@ class _FunctionBuilder(CallLowering):
         a node whose first operand is itself (as LLVM requires), made unique per loop."""
         module = self.cg.module
         self.cg.loop_ids += 1
-        hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.count"),
+        hint = module.add_metadata([ir.MetaDataString(module, UNROLL_COUNT_KEY),
                                     ir.Constant(I32, count)])
         tag = module.add_metadata([ir.MetaDataString(module, f"irlab.loop.{self.cg.loop_ids}")])
         loop_id = module.add_metadata([tag, hint])

@@ -10,7 +10,7 @@ import pytest
 
 import irlab
 from irlab import te, tir
-from irlab.target.codegen_llvm import UNROLL_COUNT_KEY
+from irlab.target.llvm_contract import UNROLL_COUNT_KEY
 
 
 def _two_reductions(hint):

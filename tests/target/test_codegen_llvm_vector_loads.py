@@ -8,7 +8,7 @@ import pytest
 
 import irlab
 from irlab import te, tir
-from irlab.target.codegen_llvm import MAX_LOAD_STRIDE
+from irlab.target.llvm_contract import MAX_LOAD_STRIDE
 
 TARGETS = ["llvm", "llvm -mcpu=znver3"]  # the host's ISA, and AVX2 code (runs on any host here)
 

@@ -34,7 +34,7 @@ epilogue is reverse-inlined into that write-back, so no full-size conv buffer re
 
 from __future__ import annotations
 
-from irlab.target.codegen_llvm import UNROLL_COUNT_KEY
+from irlab.target.llvm_contract import UNROLL_COUNT_KEY
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import block_of, loop_extent
 from irlab.topi.x86.injective import PARALLEL_MIN_ELEMENTS, schedule_injective_block

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import block_of, loop_extent
-from irlab.target.codegen_llvm import MAX_LOAD_STRIDE
+from irlab.target.llvm_contract import MAX_LOAD_STRIDE
 from irlab.topi.x86.conv2d import largest_divisor, _schedule_pad_block, _stages
 from irlab.topi.x86.register_tile import vector_lanes
 from irlab.topi.x86.injective import schedule_injective_block
