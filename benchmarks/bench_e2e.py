@@ -3,11 +3,13 @@ latency at 1 and 2 threads next to onnxruntime on the same model in the same run
 cold and warm build times (issue 8's targets: ResNet-18 within 2x of onnxruntime; build under
 3 s cold and 0.5 s warm).
 
-    python3 benchmarks/bench_e2e.py [--quick] [--repeat N] [--compare-nchw]
+    python3 benchmarks/bench_e2e.py [--quick] [--repeat N] [--compare-nchw] [--compare-winograd]
 
 ``--compare-nchw`` also times ResNet-18 built with the NCHWc conv off (``relay.x86.conv2d_NCHWc``
 False: the packed NCHW schedule), interleaved with the other two, and prints its ratio to
-onnxruntime last on the line.
+onnxruntime last on the line. ``--compare-winograd`` does the same for the build with the
+Winograd 3x3 convs on (``relay.x86.conv2d_winograd``: what ``compile_relay`` / MetaSchedule
+builds, off in a plain relay.build), with its cold build time and its error to onnxruntime.
 
 The head names the machine (CPU, ISA, numpy's BLAS kernel, load). irlab and onnxruntime are
 timed interleaved (``machine.interleaved``: alternating repeats in one process at the same
@@ -80,6 +82,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--compare-nchw", action="store_true",
                         help="ResNet-18 with the NCHWc conv off too (ratio to ort last)")
+    parser.add_argument("--compare-winograd", action="store_true",
+                        help="ResNet-18 with the Winograd convs on too (ratio to ort last)")
     args = parser.parse_args()
     from irlab.relay.frontend import from_onnx, onnx_models
 
@@ -114,10 +118,22 @@ def main():
             if args.compare_nchw and "resnet" in name:
                 runs["nchw"] = irlab_runner(build(mod, params, threads,
                                                   {"relay.x86.conv2d_NCHWc": False}), inputs)[0]
+            wino_note = ""
+            if args.compare_winograd and "resnet" in name:
+                _clear_caches()
+                start = time.perf_counter()
+                wino_lib = build(mod, params, threads, {"relay.x86.conv2d_winograd": True})
+                wino_cold = time.perf_counter() - start
+                runs["wino"], wino_out = irlab_runner(wino_lib, inputs)
             t = interleaved(runs, repeat, seconds=0.2)
             ours, theirs = t["irlab"], t["ort"]
             expect = their_out()
             err = float(np.abs(our_out() - expect).max() / max(np.abs(expect).max(), 1e-30))
+            if "wino" in t:
+                wino_err = float(np.abs(wino_out() - expect).max()
+                                 / max(np.abs(expect).max(), 1e-30))
+                wino_note = (f"  winograd {t['wino'].median / theirs.median:.2f} (cold "
+                             f"{wino_cold:.2f} s, err {wino_err:.1e})")
             ratio = ours.median / theirs.median
             cpu_ratio, others = "-", "-"
             if threads == 1:
@@ -126,8 +142,8 @@ def main():
             print(f"{name:24} {threads:>3} {ours.median * 1e3:>9.3f} "
                   f"{theirs.median * 1e3:>8.3f} {ratio:>6.2f} {cpu_ratio:>9} {others:>7} "
                   f"{cold:>7.2f} {warm:>7.2f}  {err:.1e}"
-                  + (f"  nchw {t['nchw'].median / theirs.median:.2f}" if "nchw" in t else ""),
-                  flush=True)
+                  + (f"  nchw {t['nchw'].median / theirs.median:.2f}" if "nchw" in t else "")
+                  + wino_note, flush=True)
     print(load())
 
 

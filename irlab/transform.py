@@ -46,6 +46,7 @@ for _key, _type in [
     ("relay.fallback_device_type", "IntImm"), ("tir.disable_vectorize", "Bool"),
     ("tir.noalias", "Bool"), ("testing.immutable_module", "Bool"),
     ("relay.x86.conv2d_NCHWc", "Bool"),
+    ("relay.x86.conv2d_winograd", "Bool"),
 ]:
     register_config(_key, _type)
 

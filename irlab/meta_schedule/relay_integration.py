@@ -81,7 +81,10 @@ def extract_tasks(mod, target, params=None, *, opt_level=3, pass_config=None,
     target = as_target(target)
     # the caller's PassContext config, then pass_config (e.g. ``with PassContext(config=
     # {"relay.x86.conv2d_NCHWc": True}): tune_relay(...)`` tunes the NCHWc kernels)
-    config = {**PassContext.current().config, **(pass_config or {})}
+    # use_meta_schedule as compile_relay builds (and TVM's extract_tasks): the kernels tuned
+    # are the ones it will build (Winograd's among them: WINOGRAD_CONFIG)
+    config = {**PassContext.current().config, "relay.backend.use_meta_schedule": True,
+              **(pass_config or {})}
     with target, PassContext(opt_level=opt_level, config=config):
         fused, _ = optimize(mod, target, params)
     tasks, by_hash, names = [], {}, {}

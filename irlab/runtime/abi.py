@@ -58,6 +58,8 @@ DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_BOOL = 0, 1, 2, 4, 6
 PARALLEL_HOOK = "__irlab_parallel_for"
 PACKED_HOOK = "__irlab_call_packed"
 METADATA_SYMBOL = "__irlab_metadata"
+# ``void <prefix><function>()`` frees the temporary blocks a function caches between calls
+WORKSPACE_RELEASE_PREFIX = "__irlab_release_"
 ABI_VERSION = 1
 
 
@@ -134,4 +136,4 @@ def parse_metadata(text: str) -> tuple[str, list[FunctionInfo]]:
 
 __all__ = ["FunctionInfo", "ParamInfo", "metadata_json",
            "parse_metadata", "ERR_CALLBACK", "ERR_ALLOC", "PARALLEL_HOOK", "PACKED_HOOK",
-           "METADATA_SYMBOL"]
+           "METADATA_SYMBOL", "WORKSPACE_RELEASE_PREFIX"]

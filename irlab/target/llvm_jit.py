@@ -11,10 +11,12 @@ MCJIT engine (one target machine per engine: llvmlite crashes when engines share
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import tempfile
 import threading
+import weakref
 import zipfile
 from ctypes import c_char_p, string_at
 
@@ -212,6 +214,13 @@ def compile_ir(ir_text: str, target) -> tuple[bytes, str, bool]:
     return obj, text, False
 
 
+def _release_workspaces(engine, addresses):
+    """Call each ``__irlab_release_<function>`` of a library being freed (``engine`` is
+    held until then, so its code is still there)."""
+    for address in addresses:
+        ctypes.CFUNCTYPE(None)(address)()
+
+
 class LLVMModule(Module):
     """Machine code for the host, loaded into an MCJIT engine.
 
@@ -247,6 +256,11 @@ class LLVMModule(Module):
         for name in self.infos:
             if not self._engine.get_function_address(name):
                 raise IrlabError(f"compiled object lacks the function {name}")
+        releases = [engine.get_function_address(abi.WORKSPACE_RELEASE_PREFIX + name)
+                    for name in self.infos]
+        releases = [address for address in releases if address]
+        if releases:  # the blocks the functions cache between calls go with the library
+            weakref.finalize(self, _release_workspaces, engine, releases)
 
     @classmethod
     def from_object(cls, obj, infos, target, sources):

@@ -111,12 +111,24 @@ def bound_over_loops(expr, inner, analyzer):
 def _bound_division(expr, inner, analyzer):
     """[lo, hi] of ``a // c`` or ``a % c`` (``c`` a positive constant) from those of ``a``:
     floor division is monotone; a remainder keeps its order while ``a // c`` stays put and
-    else spans [0, c - 1]; ``x + k``/``x - k`` (``k`` a constant) shift those of ``x``.
-    None for any other expression."""
+    else spans [0, c - 1]; ``x + k``/``x - k`` (``k`` a constant) shift those of ``x``; a sum
+    or difference of such terms (a Winograd tile's ``(y // m) * tiles_w + x // m``) and a
+    term times a constant are bounded term by term. None for any other expression."""
     if isinstance(expr, (E.Add, E.Sub)) and isinstance(expr.b, E.IntImm):
         lo, hi = bound_over_loops(expr.a, inner, analyzer)
         op = E.Add if isinstance(expr, E.Add) else E.Sub
         return analyzer.simplify(op(lo, expr.b)), analyzer.simplify(op(hi, expr.b))
+    if isinstance(expr, (E.Add, E.Sub)):  # interval sum: exact when the terms vary apart
+        (alo, ahi), (blo, bhi) = (bound_over_loops(expr.a, inner, analyzer),
+                                  bound_over_loops(expr.b, inner, analyzer))
+        if isinstance(expr, E.Add):
+            return analyzer.simplify(alo + blo), analyzer.simplify(ahi + bhi)
+        return analyzer.simplify(alo - bhi), analyzer.simplify(ahi - blo)
+    if isinstance(expr, E.Mul) and isinstance(expr.b, E.IntImm):
+        lo, hi = bound_over_loops(expr.a, inner, analyzer)
+        if expr.b.value < 0:
+            lo, hi = hi, lo
+        return analyzer.simplify(lo * expr.b), analyzer.simplify(hi * expr.b)
     if not isinstance(expr, (E.FloorDiv, E.FloorMod)) or not isinstance(expr.b, E.IntImm) \
             or expr.b.value <= 0:
         return None

@@ -33,3 +33,28 @@ def and_all(conds):
     for c in conds:
         out = c if out is None else E.And(out, c)
     return out
+
+
+_COMPARE = {E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b, E.LT: lambda a, b: a < b,
+            E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b, E.GE: lambda a, b: a >= b}
+
+
+def known_condition(cond):
+    """The value of a condition made of comparisons of integer constants with ``and`` /
+    ``or`` / ``not`` (or a constant, or a vector of one), else None."""
+    if isinstance(cond, E.Broadcast):
+        cond = cond.value
+    if isinstance(cond, E.IntImm):
+        return bool(cond.value)
+    if isinstance(cond, E.Not):
+        inner = known_condition(cond.a)
+        return None if inner is None else not inner
+    if isinstance(cond, (E.And, E.Or)):  # (E.Or is a subclass of E.And)
+        a, b = known_condition(cond.a), known_condition(cond.b)
+        if isinstance(cond, E.Or):
+            return True if True in (a, b) else (False if a is b is False else None)
+        return False if False in (a, b) else (True if a is b is True else None)
+    compare = _COMPARE.get(type(cond))
+    if compare is not None and isinstance(cond.a, E.IntImm) and isinstance(cond.b, E.IntImm):
+        return compare(cond.a.value, cond.b.value)
+    return None

@@ -16,16 +16,30 @@ After::
 
 from __future__ import annotations
 
+import math
+
 from irlab.arith import Analyzer
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir.buffer import Range
 from irlab.tir.functor import StmtExprMutator
-from irlab.tir.transform.common import no_op
+from irlab.tir.transform.common import known_condition, no_op
 
 
 def _const_bool(e):
     return bool(e.value) if isinstance(e, E.IntImm) else None
+
+
+def _float_const(e):
+    """The value of a float constant or of a vector of one, else None."""
+    if isinstance(e, E.Broadcast):
+        e = e.value
+    return e.value if isinstance(e, E.FloatImm) else None
+
+
+def _negative_zero(e):
+    value = _float_const(e)
+    return value == 0 and math.copysign(1.0, value) < 0
 
 
 class _Simplifier(StmtExprMutator):
@@ -52,6 +66,37 @@ class _Simplifier(StmtExprMutator):
         if all(a is b for a, b in zip(indices, e.indices)):
             return e
         return E.BufferLoad(e.buffer, indices)
+
+    def visit_select(self, e):
+        # a vector select (scalar ones go to the Analyzer whole): a constant condition picks
+        # its branch before the other is visited -- a Winograd transform's coefficients are
+        # Select chains over the unrolled tile positions, of which one branch stays
+        cond = self._simplify(e.condition)
+        known = known_condition(cond)
+        if known is not None:
+            return self._simplify(e.true_value if known else e.false_value)
+        true_value, false_value = self._simplify(e.true_value), self._simplify(e.false_value)
+        if cond is e.condition and true_value is e.true_value and false_value is e.false_value:
+            return e
+        return E.Select(cond, true_value, false_value)
+
+    # vectors (scalars go to the Analyzer): the exact identities x + -0.0 = x and x * 1 = x,
+    # which a Winograd transform's dropped terms and unit coefficients leave
+    def visit_add(self, e):
+        a, b = self._simplify(e.a), self._simplify(e.b)
+        if _negative_zero(b):
+            return a
+        if _negative_zero(a):
+            return b
+        return e if a is e.a and b is e.b else E.Add(a, b)
+
+    def visit_mul(self, e):
+        a, b = self._simplify(e.a), self._simplify(e.b)
+        if _float_const(b) == 1:
+            return a
+        if _float_const(a) == 1:
+            return b
+        return e if a is e.a and b is e.b else E.Mul(a, b)
 
     def visit_for(self, s):
         lo, ext = self._simplify(s.min), self._simplify(s.extent)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
-from irlab.tir.functor import StmtExprMutator, StmtMutator, post_order_visit, substitute
-from irlab.tir.transform.common import const_int, no_op
+from irlab.tir.functor import StmtExprMutator, StmtMutator, post_order_visit
+from irlab.tir.transform.common import const_int, known_condition, no_op
 
 
 @dataclass
@@ -114,8 +114,7 @@ def unroll(loop: S.For) -> S.Stmt:
         if i:
             mapping.update({v: type(v)(v.name_hint, v.dtype, v.type_annotation)
                             for v in bound})
-        copies.append(_Renamer(mapping).visit(loop.body) if i else substitute(loop.body,
-                                                                              mapping))
+        copies.append(_Renamer(mapping).visit(loop.body))
     return S.SeqStmt.flatten(*copies)
 
 
@@ -157,6 +156,20 @@ class _Renamer(StmtExprMutator):
     def visit_var(self, v):
         new = self.mapping.get(v)
         return v if new is None else new
+
+    def visit_select(self, e):
+        # a select on the loop variable (``i == 2``) keeps one branch in each copy, and only
+        # that branch is copied: a Winograd transform picks its coefficients by unrolled tile
+        # positions through Select chains, which would otherwise be copied whole into every
+        # statement and simplified away later (4x the TIR lowering time of such a kernel)
+        cond = self.visit_expr(e.condition)
+        known = known_condition(cond)
+        if known is not None:
+            return self.visit_expr(e.true_value if known else e.false_value)
+        true_value, false_value = self.visit_expr(e.true_value), self.visit_expr(e.false_value)
+        if cond is e.condition and true_value is e.true_value and false_value is e.false_value:
+            return e
+        return E.Select(cond, true_value, false_value)
 
     visit_size_var = visit_var
 

@@ -17,10 +17,12 @@ from irlab.topi.x86.conv2d import (schedule_conv2d_depthwise, schedule_conv2d_nc
                                    schedule_conv2d_nchw_prepacked,
                                    schedule_conv2d_nhwc, schedule_conv2d_other,
                                    schedule_conv2d_transpose)
+from irlab.topi.x86.conv2d_winograd import schedule_conv2d_NCHWc_winograd  # noqa: E402,F401
 from irlab.topi.x86.pooling import schedule_lrn, schedule_pool  # noqa: E402
 
 __all__ += ["schedule_conv2d_nchw", "schedule_conv2d_nchw_direct", "schedule_conv2d_nchw_packed",
             "schedule_conv2d_nchw_prepacked", "schedule_conv2d_NCHWc",
+            "schedule_conv2d_NCHWc_winograd",
             "schedule_conv2d_nchw_im2col",
             "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
             "schedule_conv2d_other", "schedule_conv2d_transpose", "schedule_pool",

@@ -401,18 +401,26 @@ def schedule_conv2d_NCHWc(attrs, sch, outs, conv, target):
     owo, owi = sch.split(ow, [None, ow_bn])
     _, init = _tile(sch, block, out_block, [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci],
                     oci, owi, [n, ocoo, oh], owo, rco, target=target)
-    if blocks > 1:
-        sch.unroll(ocoi)
-    # the accumulators' zeroing as whole vectors at constant offsets, not three loops of
-    # scalar stores for LLVM to vectorize and unroll: ResNet-18's LLVM pipeline 0.87 vs 1.09 s
-    # of CPU (Xeon Emerald Rapids; the write-back unrolled too saved 0.2 s more of LLVM but
-    # cost as much in Python's lowering and codegen, which the build waits on)
-    *outer, lanes = _loops_under(sch, init, owo)
+    finish_block_tile(sch, init, owo, ocoi if blocks > 1 else None, rci)
+
+
+def finish_block_tile(sch, init, tile_loop, blocks_loop, lane_reduction):
+    """The end of a register tile whose accumulators are blocks of vectors (``_tile`` made
+    it at ``tile_loop``): the blocks unrolled, the accumulators zeroed by unrolled whole-vector
+    stores, and the reduction over one block's lanes unrolled RCI_UNROLL times by LLVM.
+
+    Zeroing as whole vectors at constant offsets, not three loops of scalar stores for LLVM to
+    vectorize and unroll: ResNet-18's LLVM pipeline 0.87 vs 1.09 s of CPU (Xeon Emerald
+    Rapids; the write-back unrolled too saved 0.2 s more of LLVM but cost as much in Python's
+    lowering and codegen, which the build waits on)."""
+    if blocks_loop is not None:
+        sch.unroll(blocks_loop)
+    *outer, lanes = _loops_under(sch, init, tile_loop)
     sch.vectorize(lanes)
     for loop in outer:
         sch.unroll(loop)
-    if loop_extent(sch, rci) % RCI_UNROLL == 0:
-        sch.annotate(rci, UNROLL_COUNT_KEY, RCI_UNROLL)
+    if loop_extent(sch, lane_reduction) % RCI_UNROLL == 0:
+        sch.annotate(lane_reduction, UNROLL_COUNT_KEY, RCI_UNROLL)
 
 
 # The input-channel loop of the NCHWc tile is unrolled this many times by LLVM (a loop hint,
@@ -566,7 +574,7 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
 
 __all__ = ["schedule_conv2d_nchw", "schedule_conv2d_nchw_im2col", "schedule_conv2d_nchw_packed",
            "schedule_conv2d_nchw_prepacked", "schedule_conv2d_nchw_direct", "nchw_packed_tile",
-           "schedule_conv2d_NCHWc", "nchwc_tile",
+           "schedule_conv2d_NCHWc", "nchwc_tile", "finish_block_tile",
            "nchw_tile", "nhwc_tile", "im2col_panel",
            "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
            "schedule_conv2d_other", "schedule_conv2d_transpose", "find_stage", "schedule_pad"]

@@ -10,7 +10,7 @@ import pytest
 import irlab
 from irlab import relay, te, tir
 from irlab.errors import IrlabError
-from irlab.relay.op.strategy.conv import NCHWC_CONFIG
+from irlab.relay.op.strategy.conv import NCHWC_CONFIG, WINOGRAD_CONFIG
 from irlab.target import Target
 from irlab.tir.stmt import ForKind
 from irlab.topi.nn.conv2d import conv2d_NCHWc
@@ -21,7 +21,9 @@ from _alter_layout import calls, interpret, primitive_functions, run
 # code (16 lanes) is compiled and inspected.
 AVX2, AVX512 = "llvm -mcpu=haswell", "llvm -mcpu=skylake-avx512"
 TARGETS = [(AVX2, 8, True), (AVX512, 16, False)]  # (target, lanes, run the code)
-ON = {NCHWC_CONFIG: True}  # the default, said explicitly
+# the default, said explicitly (as the Winograd rewrite's default, off without MetaSchedule:
+# tests/relay/transform/test_winograd.py)
+ON = {NCHWC_CONFIG: True, WINOGRAD_CONFIG: False}
 
 
 def to_nchwc(x, block):

@@ -324,6 +324,41 @@ def test_unroll_loop_explicit():
 
 
 @T.prim_func
+def unroll_select_chain(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.unroll(3):
+        B[i] = T.Select(i == 0, A[0] * T.float32(4),
+                        T.Select(i == 1 or i == 2, A[i] + A[5], A[7]))
+
+
+def test_unrolled_copies_keep_only_the_branch_their_select_picks():
+    """A Select on the unrolled variable (as a Winograd transform's coefficients) is resolved
+    while copying, so each copy holds one branch and no Select is left to simplify."""
+    after = _apply(tt.UnrollLoop(), unroll_select_chain)
+    assert "Select" not in _kinds(after.body)
+    stores = [n for n in _nodes(after.body) if isinstance(n, S.BufferStore)]
+    assert len(stores) == 3
+    _same_results(unroll_select_chain, after)
+
+
+@T.prim_func
+def vector_identities(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for j in T.vectorized(4):
+        B[j] = A[j] * T.float32(1) + T.float32(-0.0)
+    for j in T.vectorized(4):
+        B[j + 4] = T.Select(1 == 1, A[j + 4] + T.float32(0), A[j])
+
+
+def test_simplify_vector_identities_and_constant_selects():
+    """Exact identities only: x * 1 and x + -0.0 are x, x + 0.0 is not (-0.0 + 0.0 = +0.0);
+    a vector select whose condition is constant keeps its branch."""
+    after = _apply([tt.VectorizeLoop(), tt.Simplify()], vector_identities)
+    first, second = [n for n in _nodes(after.body) if isinstance(n, S.BufferStore)]
+    assert isinstance(first.value, tir.BufferLoad)
+    assert isinstance(second.value, tir.Add) and "Select" not in _kinds(second.value)
+    _same_results(vector_identities, after)
+
+
+@T.prim_func
 def serial_small(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     for i in range(2):
         for j in range(4):

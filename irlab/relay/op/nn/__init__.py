@@ -22,6 +22,9 @@ from irlab.relay.op.nn.pooling import (AdaptivePool2DAttrs, AvgPool2DAttrs, Glob
                                        avg_pool2d, global_avg_pool2d, global_max_pool2d,
                                        max_pool2d)
 from irlab.relay.op.nn.upsampling import UpSamplingAttrs, upsampling
+from irlab.relay.op.nn.winograd import (Conv2DWinogradAttrs, ConvWinogradWeightTransformAttrs,
+                                        contrib_conv2d_winograd_weight_transform,
+                                        contrib_conv2d_winograd_without_weight_transform)
 
 __all__ = [
     # conv
@@ -44,4 +47,8 @@ __all__ = [
     "BiasAddAttrs", "PadAttrs", "bias_add", "batch_flatten", "pad",
     # upsampling
     "UpSamplingAttrs", "upsampling",
+    # winograd
+    "Conv2DWinogradAttrs", "ConvWinogradWeightTransformAttrs",
+    "contrib_conv2d_winograd_weight_transform",
+    "contrib_conv2d_winograd_without_weight_transform",
 ]

@@ -390,13 +390,18 @@ def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
         %0 = layout_transform(meta[relay.Constant][0], src_layout="OIHW", dst_layout="OIHW64o");
         nn.conv2d(%x, %0, padding=[1, 1, 1, 1], kernel_layout="OIHW64o")
     """
-    from irlab.relay.op.strategy.conv import use_nchwc, use_prepacked_kernel
+    from irlab.relay.op.strategy.conv import use_nchwc, use_prepacked_kernel, use_winograd
+    from irlab.relay.expr import Constant
     from irlab.target import Target
 
     target = Target.current(allow_none=True)
     blocks = None if target is None else use_nchwc(attrs, tinfos, out_type, target)
     if blocks is not None:
         x, y = blocks
+        tile_size = use_winograd(attrs, tinfos, out_type, blocks,
+                                 isinstance(inputs[1], Constant))
+        if tile_size is not None:
+            return _winograd_nchwc(attrs, inputs, tinfos, tile_size, x, y)
         new_attrs = dict(attrs)
         new_attrs.update(data_layout=f"NCHW{x}c", kernel_layout=f"OIHW{x}i{y}o",
                          out_layout=f"NCHW{y}c")
@@ -407,6 +412,24 @@ def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
     new_attrs = dict(attrs)
     new_attrs["kernel_layout"] = f"OIHW{block}o"
     return conv2d(*inputs, **new_attrs)
+
+
+def _winograd_nchwc(attrs, inputs, tinfos, tile_size, x, y):
+    """conv2d as Winograd F(tile_size, 3) on NCHW{x}c data: the kernel transformed
+    (``contrib_conv2d_winograd_weight_transform``) and blocked as ``HWOI{x}i{y}o`` by ops that
+    FoldConstant evaluates once."""
+    from irlab.relay.op.nn.winograd import (contrib_conv2d_winograd_weight_transform,
+                                            contrib_conv2d_winograd_without_weight_transform)
+
+    alpha = tile_size + 2
+    out_ch, in_ch = (int(d) for d in tinfos[1].shape[:2])
+    kernel = contrib_conv2d_winograd_weight_transform(inputs[1], tile_size)
+    kernel = _transform.reshape(kernel, (alpha, alpha, out_ch // y, y, in_ch // x, x))
+    kernel = _transform.transpose(kernel, (0, 1, 2, 4, 5, 3))
+    return contrib_conv2d_winograd_without_weight_transform(
+        inputs[0], kernel, tile_size, padding=attrs.padding, channels=attrs.channels,
+        kernel_size=attrs.kernel_size, data_layout=f"NCHW{x}c",
+        kernel_layout=f"HWOI{x}i{y}o", out_layout=f"NCHW{y}c", out_dtype=attrs.out_dtype)
 
 
 # ---------------------------------------------------------------------------------------------

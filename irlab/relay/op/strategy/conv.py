@@ -42,6 +42,19 @@ def compute_conv2d_NCHWc(attrs, inputs, out_type):
                                         attrs.out_layout or attrs.data_layout, out_type.dtype)]
 
 
+def compute_conv2d_winograd_weight_transform(attrs, inputs, out_type):
+    from irlab.topi.nn.winograd import conv2d_winograd_weight_transform
+
+    return [conv2d_winograd_weight_transform(inputs[0], attrs.tile_size)]
+
+
+def compute_conv2d_winograd_nchwc(attrs, inputs, out_type):
+    from irlab.topi.nn.winograd import conv2d_NCHWc_winograd
+
+    return [conv2d_NCHWc_winograd(inputs[0], inputs[1], attrs.tile_size, _pad(attrs),
+                                  out_type.dtype)]
+
+
 def compute_conv2d_nchw_im2col(attrs, inputs, out_type, bn=64):
     from irlab import topi
 
@@ -204,6 +217,50 @@ def use_nchwc(attrs, tinfos, out_type, target):
     return (lanes if int(data.shape[1]) % lanes == 0 else 1), lanes
 
 
+# PassContext key of the Winograd conv2d: 3x3 stride-1 convs that AlterOpLayout blocks
+# (use_nchwc) become Winograd F(m, 3), the kernel transformed once by FoldConstant. Unset, it
+# follows "relay.backend.use_meta_schedule", as TVM's x86 strategy offers Winograd only to
+# its auto-schedulers: ResNet-18 runs in 0.70x the time of the direct NCHWc convs' build
+# (and of onnxruntime), but its cold relay.build takes ~4.3 s instead of ~2 s (12 Winograd
+# kernels of 3 stages each to schedule and lower in Python; Xeon Emerald Rapids,
+# benchmarks/bench_e2e.py and bench_build.py). True / False force it on / off.
+WINOGRAD_CONFIG = "relay.x86.conv2d_winograd"
+WINOGRAD_MIN_CHANNELS = 32  # input and output channels (below, the GEMMs are too short)
+
+
+def use_winograd(attrs, tinfos, out_type, blocks, constant_kernel):
+    """The tile size m of Winograd F(m, 3) AlterOpLayout gives an x86 conv2d that ``use_nchwc``
+    blocks as ``blocks``, or None to keep the direct ``nn.contrib_conv2d_NCHWc``: a 3x3,
+    stride-1, dilation-1 conv with a constant kernel (transformed once by FoldConstant; TVM's
+    x86 build has no Winograd), input channels in whole blocks, >= WINOGRAD_MIN_CHANNELS
+    channels. m = 4 (4x fewer products) on outputs of 16+ rows and columns, else 2 (2.25x
+    fewer; the 4 x 4 tiles of m = 4 waste more of a small output). Measured on ResNet-18's
+    layers, 1 thread, against the NCHWc conv (Xeon Emerald Rapids, AVX-512): 64x56x56 0.49x
+    the time (m = 4), 128x28x28 0.40x (m = 4; 0.63x with m = 2), 256x14x14 0.60x (m = 2;
+    0.63x with m = 4), 512x7x7 0.86x (m = 2; 0.97x with m = 4). On when
+    ``WINOGRAD_CONFIG`` says so, or (unset) under ``relay.backend.use_meta_schedule``:
+    ``compile_relay`` / ``tune_relay``, or ``PassContext(config={"relay.x86.conv2d_winograd":
+    True})``."""
+    from irlab.transform import PassContext
+
+    config = PassContext.current().config
+    enabled = config.get(WINOGRAD_CONFIG)
+    if enabled is None:
+        enabled = bool(config.get("relay.backend.use_meta_schedule", False))
+    if not enabled or not constant_kernel:
+        return None
+    x, y = blocks
+    data, weight = tinfos[0], tinfos[1]
+    if x != y or tuple(int(d) for d in weight.shape[2:]) != (3, 3):
+        return None
+    if tuple(attrs.strides) != (1, 1) or tuple(attrs.dilation) != (1, 1):
+        return None
+    if min(int(data.shape[1]), int(weight.shape[0])) < WINOGRAD_MIN_CHANNELS:
+        return None
+    out_h, out_w = int(out_type.shape[2]), int(out_type.shape[3])
+    return 4 if min(out_h, out_w) >= 16 else 2
+
+
 def use_prepacked_kernel(attrs, tinfos, out_type, target):
     """The output-channel block ``n`` AlterOpLayout gives a conv2d's kernel (``OIHW{n}o``, packed
     once by FoldConstant), or None to keep it: NCHW/OIHW float32 with one group whose output
@@ -257,6 +314,35 @@ def _conv2d_NCHWc_strategy_cpu(attrs, inputs, out_type, target):
     strategy.add_implementation(compute_conv2d_NCHWc, _no_schedule, "conv2d_NCHWc.generic")
     strategy.add_implementation(compute_conv2d_NCHWc, _schedule("schedule_conv2d_NCHWc"),
                                 "conv2d_NCHWc.x86", plevel=15)
+    return strategy
+
+
+@generic_func
+def conv2d_winograd_weight_transform_strategy(attrs, inputs, out_type, target):
+    """The loops as written, on every target: FoldConstant computes a constant kernel's
+    transform with the op's reference; compiled, it runs only for a kernel given at run time."""
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d_winograd_weight_transform, _no_schedule,
+                                "conv2d_winograd_weight_transform.generic")
+    return strategy
+
+
+@generic_func
+def conv2d_winograd_nchwc_strategy(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d_winograd_nchwc, _no_schedule,
+                                "conv2d_NCHWc_winograd.generic")
+    return strategy
+
+
+@conv2d_winograd_nchwc_strategy.register("cpu")
+def _conv2d_winograd_nchwc_strategy_cpu(attrs, inputs, out_type, target):
+    strategy = OpStrategy()
+    strategy.add_implementation(compute_conv2d_winograd_nchwc, _no_schedule,
+                                "conv2d_NCHWc_winograd.generic")
+    strategy.add_implementation(compute_conv2d_winograd_nchwc,
+                                _schedule("schedule_conv2d_NCHWc_winograd"),
+                                "conv2d_NCHWc_winograd.x86", plevel=15)
     return strategy
 
 
@@ -319,6 +405,13 @@ def register(op_name, fcompute, fstrategy, level=10):
 def register_conv():
     register("nn.conv2d", compute_conv2d, conv2d_strategy)
     register("nn.contrib_conv2d_NCHWc", compute_conv2d_NCHWc, conv2d_NCHWc_strategy)
+
+
+def register_winograd():
+    register("nn.contrib_conv2d_winograd_weight_transform",
+             compute_conv2d_winograd_weight_transform, conv2d_winograd_weight_transform_strategy)
+    register("nn.contrib_conv2d_winograd_without_weight_transform",
+             compute_conv2d_winograd_nchwc, conv2d_winograd_nchwc_strategy)
 
 
 def register_conv_transpose():
