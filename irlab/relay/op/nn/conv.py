@@ -379,6 +379,18 @@ def alter_op_layout_conv2d_cpu(attrs, inputs, tinfos, out_type):
                                      kernel_layout="OIHW16i16o", out_layout="NCHW16c");
         layout_transform(%2, src_layout="NCHW16c", dst_layout="NCHW")
 
+    A 3x3 stride-1 conv with a constant kernel and 32+ channels becomes Winograd F(m, 3)
+    instead when ``use_winograd`` says so (under MetaSchedule, or by config): its kernel goes
+    through ``contrib_conv2d_winograd_weight_transform`` and a blocking reshape + transpose,
+    which FoldConstant evaluates once, into
+    ``nn.contrib_conv2d_winograd_without_weight_transform`` on the same ``NCHW{x}c`` data::
+
+        %0 = nn.contrib_conv2d_winograd_weight_transform(meta[relay.Constant][0], tile_size=4);
+        %1 = transpose(reshape(%0, newshape=[6, 6, 4, 16, 4, 16]), axes=[0, 1, 2, 4, 5, 3]);
+        nn.contrib_conv2d_winograd_without_weight_transform(%x16c, %1, tile_size=4,
+            padding=[1, 1, 1, 1], data_layout="NCHW16c", kernel_layout="HWOI16i16o",
+            out_layout="NCHW16c")
+
     With it off, an NCHW/OIHW conv2d the packed schedule would run gets an ``OIHW{n}o``
     kernel (``use_prepacked_kernel`` picks n), so the weight is packed once -- by FoldConstant
     when it is a constant -- instead of on every call. Before::

@@ -9,7 +9,9 @@ few output channels -- ``_use_im2col`` --, else the direct register-tiled schedu
 a pre-packed ``OIHW{n}o`` kernel (what AlterOpLayout makes of the packed schedule's convs at
 opt_level 3 with the NCHWc conv off: ``use_prepacked_kernel``), NHWC (HWIO/OHWI), or a plain
 parallel fallback for grouped convolutions and other layouts. ``nn.contrib_conv2d_NCHWc``
-(what AlterOpLayout makes of x86 convs by default: ``use_nchwc``) has one x86 schedule.
+(what AlterOpLayout makes of x86 convs by default: ``use_nchwc``) has one x86 schedule, as
+has ``nn.contrib_conv2d_winograd_without_weight_transform`` (what it makes of 3x3 stride-1
+ones under MetaSchedule: ``use_winograd``).
 Measurements behind the choices: ``benchmarks/bench_conv.py``.
 """
 
