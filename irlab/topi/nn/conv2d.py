@@ -19,7 +19,7 @@ from irlab.tir import op as O
 from irlab.topi.utils import const_shape, dims
 
 
-def _pad4(padding):
+def pad4(padding):
     pad = tuple(int(p) for p in padding)
     if len(pad) == 1:
         return pad * 4
@@ -103,7 +103,7 @@ def conv2d(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups
     out_dtype = out_dtype or data.dtype
     sh, sw = (int(s) for s in strides)
     dh, dw = (int(d) for d in dilation)
-    top, left, bottom, right = _pad4(padding)
+    top, left, bottom, right = pad4(padding)
     ds = _shape_of(data, data_layout)
     ks = _shape_of(kernel, kernel_layout)
     batch, height, width = ds["N"], ds["H"], ds["W"]
@@ -156,7 +156,7 @@ def conv2d_NCHWc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
     out_dtype = out_dtype or data.dtype
     sh, sw = (int(s) for s in strides)
     dh, dw = (int(d) for d in dilation)
-    top, left, bottom, right = _pad4(padding)
+    top, left, bottom, right = pad4(padding)
     for name, value, want in (("layout", layout, "NCHWc"), ("out_layout", out_layout, "NCHWc")):
         if "".join(a for a, _ in parse_layout(value)) != want:
             raise IrlabError(f"conv2d_NCHWc: {name} {value!r} is not NCHW{{x}}c")
@@ -194,7 +194,7 @@ def conv2d_nchw_im2col(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1
     out_dtype = out_dtype or data.dtype
     sh, sw = (int(v) for v in strides)
     dh, dw = (int(v) for v in dilation)
-    top, left, bottom, right = _pad4(padding)
+    top, left, bottom, right = pad4(padding)
     batch, in_ch, height, width = const_shape(data)
     out_ch, group_in, kh, kw = const_shape(kernel)
     out_h = (height + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
@@ -253,7 +253,7 @@ def conv2d_transpose(data, kernel, strides=(1, 1), padding=(0, 0), output_paddin
     sh, sw = (int(s) for s in strides)
     dh, dw = (int(d) for d in dilation)
     oph, opw = (int(p) for p in output_padding)
-    top, left, bottom, right = _pad4(padding)
+    top, left, bottom, right = pad4(padding)
     ds = _shape_of(data, data_layout)
     ks = _shape_of(kernel, kernel_layout)
     batch, in_ch, height, width = ds["N"], ds["C"], ds["H"], ds["W"]
@@ -307,4 +307,4 @@ def conv2d_transpose(data, kernel, strides=(1, 1), padding=(0, 0), output_paddin
 
 __all__ = ["conv2d", "conv2d_NCHWc", "conv2d_nchw", "conv2d_nchw_im2col", "conv2d_nhwc",
            "conv2d_transpose",
-           "pad_nd"]
+           "pad_nd", "pad4"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from irlab import te
 from irlab.runtime.dtype import parse_dtype
 from irlab.tir import op as O
-from irlab.topi.nn.conv2d import _pad4, pad_nd
+from irlab.topi.nn.conv2d import pad4, pad_nd
 from irlab.topi.utils import dims
 
 
@@ -73,7 +73,7 @@ def pool2d(data, kind, pool_size, strides=(1, 1), dilation=(1, 1), padding=(0, 0
     ha, wa = _spatial(layout)
     (kh, kw), (sh, sw), (dh, dw) = (tuple(int(v) for v in t) for t in (pool_size, strides,
                                                                           dilation))
-    top, left, bottom, right = _pad4(padding)
+    top, left, bottom, right = pad4(padding)
     height, width = shape[ha], shape[wa]
     span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
     if out_shape is None:

@@ -124,10 +124,10 @@ def conv2d_NCHWc_winograd(data, kernel, tile_size, padding=(1, 1, 1, 1), out_dty
     """3x3 stride-1 conv2d by Winograd F(tile_size, 3) on ``NCHW{x}c`` data with a transformed
     kernel ``(m + 2, m + 2, O / y, I / x, x, y)`` (``conv2d_winograd_weight_transform``, blocked),
     giving ``NCHW{y}c`` output; stages as in the module docstring."""
-    from irlab.topi.nn.conv2d import _pad4
+    from irlab.topi.nn.conv2d import pad4
 
     m, alpha = tile_size, tile_size + 2
-    top, left, bottom, right = _pad4(padding)
+    top, left, bottom, right = pad4(padding)
     batch, ic_chunks, height, width, ic_bn = const_shape(data)
     shape = const_shape(kernel)
     if len(shape) != 6 or shape[:2] != (alpha, alpha) or shape[3:5] != (ic_chunks, ic_bn):

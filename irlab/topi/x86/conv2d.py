@@ -46,7 +46,7 @@ from irlab.topi.x86.register_tile import accumulator_budget, best_tile, vector_l
 PARALLEL_MIN_MACS = 1 << 20
 
 
-def _work(sch, block):
+def block_work(sch, block):
     total = 1
     for loop in sch.get_loops(block):
         total *= loop_extent(sch, loop)
@@ -159,14 +159,14 @@ def _epilogue(sch, outs, conv):
     return block_of(sch, out)
 
 
-def _tile(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loops, tile_loop,
+def tile_accumulators(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loops, tile_loop,
           reduce_first, local_layout=None, target=None, unroll_write_back=False):
     """reorder + register-tile accumulator + write-back (+ epilogue) at ``tile_loop``.
     ``local_layout``: an index map for the accumulator buffer, so that the vector lanes are
     its last (contiguous) axis. ``unroll_write_back``: unroll the write-back's outer loop, so
     LLVM keeps the accumulators in registers and turns the lanes the write-back gathers from
     them into shuffles (else they go through memory, lane by lane)."""
-    work = _work(sch, conv_block)
+    work = block_work(sch, conv_block)
     sch.reorder(*order)
     cl = sch.cache_write(conv_block, 0, "local")
     if local_layout is not None:
@@ -198,7 +198,7 @@ def _tile(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loo
     return cl, init
 
 
-def _loops_under(sch, block, loop):
+def loops_under(sch, block, loop):
     """The loops of ``block`` nested inside ``loop``, outermost first."""
     var = sch.get(loop).loop_var
     loops = sch.get_loops(block)
@@ -292,7 +292,7 @@ def _nchw_direct(attrs, sch, outs, conv, target):
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     vec = owi if int(attrs.strides[1]) == 1 else None  # strided columns: gathers
-    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], vec, oci,
+    tile_accumulators(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], vec, oci,
           [n, oco, oh], owo, rc, target=target)
 
 
@@ -355,7 +355,7 @@ def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
     # conv's 576+ MACs the gain is a few percent at most, and a 1x1 conv's (0.05 ms on
     # ResNet-18's 64>128 one, the others' tiles are wider) does not pay for it either.
     unroll = ow_bn <= NARROW_TILE_COLUMNS and macs < SHORT_REDUCTION_MACS and taps > 1
-    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
+    tile_accumulators(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
           [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target,
           unroll_write_back=unroll)
 
@@ -399,13 +399,13 @@ def schedule_conv2d_NCHWc(attrs, sch, outs, conv, target):
     ow_bn, blocks = nchwc_tile(conv.shape, target, conv.dtype, reduction)
     ocoo, ocoi = sch.split(oco, [None, blocks])
     owo, owi = sch.split(ow, [None, ow_bn])
-    _, init = _tile(sch, block, out_block, [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci],
+    _, init = tile_accumulators(sch, block, out_block, [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci],
                     oci, owi, [n, ocoo, oh], owo, rco, target=target)
     finish_block_tile(sch, init, owo, ocoi if blocks > 1 else None, rci)
 
 
 def finish_block_tile(sch, init, tile_loop, blocks_loop, lane_reduction):
-    """The end of a register tile whose accumulators are blocks of vectors (``_tile`` made
+    """The end of a register tile whose accumulators are blocks of vectors (``tile_accumulators`` made
     it at ``tile_loop``): the blocks unrolled, the accumulators zeroed by unrolled whole-vector
     stores, and the reduction over one block's lanes unrolled RCI_UNROLL times by LLVM.
 
@@ -415,7 +415,7 @@ def finish_block_tile(sch, init, tile_loop, blocks_loop, lane_reduction):
     lowering and codegen, which the build waits on)."""
     if blocks_loop is not None:
         sch.unroll(blocks_loop)
-    *outer, lanes = _loops_under(sch, init, tile_loop)
+    *outer, lanes = loops_under(sch, init, tile_loop)
     sch.vectorize(lanes)
     for loop in outer:
         sch.unroll(loop)
@@ -468,7 +468,7 @@ def _im2col(sch, outs, target, bm):
     reshape = find_stage(outs, lambda op: op.tag == "conv2d_im2col_out")
     schedule_pad(sch, outs, target)
     g = block_of(sch, gemm)
-    work = _work(sch, g)
+    work = block_work(sch, g)
     o, q, rc, ry, rx = sch.get_loops(g)
     bn = int(col.shape[2])
     if loop_extent(sch, o) % bm:
@@ -511,7 +511,7 @@ def schedule_conv2d_nhwc(attrs, sch, outs, conv, target):
     ow_bn, oc_bn = nhwc_tile(loop_extent(sch, ow), loop_extent(sch, oc), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
-    _tile(sch, block, out_block, [n, oh, oco, owo, ry, rx, rc, owi, oci], oci, owi,
+    tile_accumulators(sch, block, out_block, [n, oh, oco, owo, ry, rx, rc, owi, oci], oci, owi,
           [n, oh, oco], owo, ry, target=target)
 
 
@@ -534,7 +534,7 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
         # strided columns would be gathered: leave that loop to LLVM
         # (2.7 vs 8.4 GFLOPS, 128x56x56 3x3/2)
         vec = owi if int(attrs.strides[1]) == 1 else None
-        _tile(sch, block, out_block, [n, c, oh, owo, rc, ry, rx, owi], vec, None,
+        tile_accumulators(sch, block, out_block, [n, c, oh, owo, rc, ry, rx, owi], vec, None,
               [n, c, oh], owo, rc, target=target)
     elif layout == "NHWC":
         n, oh, ow, c = (spatial[k] for k in "NHWC")
@@ -543,7 +543,7 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
         co, ci = sch.split(c, [None, c_bn])
         ow_bn = largest_divisor(loop_extent(sch, ow), max(1, min(4, budget // -(-c_bn // lanes))))
         owo, owi = sch.split(ow, [None, ow_bn])
-        _tile(sch, block, out_block, [n, oh, co, owo, rc, ry, rx, owi, ci], ci, owi,
+        tile_accumulators(sch, block, out_block, [n, oh, co, owo, rc, ry, rx, owi, ci], ci, owi,
               [n, oh, co], owo, rc, target=target)
     else:
         raise ScheduleError(f"depthwise layout {layout}")
@@ -568,13 +568,14 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
     oc_bn, ow_bn = nchw_tile(loop_extent(sch, oc), loop_extent(sch, ow), target, conv.dtype)
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
-    _tile(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], owi, oci,
+    tile_accumulators(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], owi, oci,
           [n, oco, oh], owo, rc, target=target)
 
 
 __all__ = ["schedule_conv2d_nchw", "schedule_conv2d_nchw_im2col", "schedule_conv2d_nchw_packed",
            "schedule_conv2d_nchw_prepacked", "schedule_conv2d_nchw_direct", "nchw_packed_tile",
-           "schedule_conv2d_NCHWc", "nchwc_tile", "finish_block_tile",
+           "schedule_conv2d_NCHWc", "nchwc_tile", "finish_block_tile", "tile_accumulators",
+           "loops_under", "block_work",
            "nchw_tile", "nhwc_tile", "im2col_panel",
            "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
            "schedule_conv2d_other", "schedule_conv2d_transpose", "find_stage", "schedule_pad"]

@@ -17,8 +17,8 @@ from __future__ import annotations
 from irlab.target.llvm_contract import UNROLL_COUNT_KEY
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import block_of, loop_extent
-from irlab.topi.x86.conv2d import (PARALLEL_MIN_MACS, _loops_under, _tile, _work,
-                                   find_stage, finish_block_tile)
+from irlab.topi.x86.conv2d import (PARALLEL_MIN_MACS, block_work, find_stage,
+                                   finish_block_tile, loops_under, tile_accumulators)
 from irlab.topi.x86.register_tile import best_tile, vector_lanes
 
 
@@ -55,7 +55,7 @@ def schedule_conv2d_NCHWc_winograd(attrs, sch, outs, target):
 def _schedule(sch, outs, target):
     gemm_t = _stage(outs, "winograd_gemm")
     gemm = block_of(sch, gemm_t)
-    parallel = _work(sch, gemm) >= PARALLEL_MIN_MACS
+    parallel = block_work(sch, gemm) >= PARALLEL_MIN_MACS
     schedule_winograd_input(sch, block_of(sch, _stage(outs, "winograd_input_tile")),
                             block_of(sch, _stage(outs, "winograd_input_rows")),
                             block_of(sch, _stage(outs, "winograd_input")), parallel)
@@ -88,7 +88,7 @@ def schedule_winograd_input(sch, tile, rows, v, parallel):
     sch.compute_at(rows, outer)
     sch.compute_at(tile, outer)
     for block in (tile, rows, v):
-        first, second, lanes = _loops_under(sch, block, outer)
+        first, second, lanes = loops_under(sch, block, outer)
         _unroll_by_llvm(sch, first)
         _unroll_by_llvm(sch, second)
         sch.vectorize(lanes)
@@ -101,7 +101,7 @@ def schedule_winograd_gemm(sch, gemm, gemm_t, target):
     p_bn, k_blocks = winograd_gemm_tile(tiles, chunks, block, target, gemm_t.dtype)
     po, pi = sch.split(p, [None, p_bn])
     ko, kin = sch.split(k, [None, k_blocks])
-    _, init = _tile(sch, gemm, None, [eps, nu, ko, po, rc, ri, pi, kin, ki], ki, pi,
+    _, init = tile_accumulators(sch, gemm, None, [eps, nu, ko, po, rc, ri, pi, kin, ki], ki, pi,
                     [eps, nu, ko], po, rc, target=target)
     finish_block_tile(sch, init, po, kin if k_blocks > 1 else None, ri)
 
@@ -120,7 +120,7 @@ def schedule_winograd_output(sch, rows, out, m, parallel):
     _unroll_by_llvm(sch, j)
     sch.vectorize(ki)
     sch.compute_at(rows, tx)
-    first, second, lanes = _loops_under(sch, rows, tx)
+    first, second, lanes = loops_under(sch, rows, tx)
     _unroll_by_llvm(sch, first)
     _unroll_by_llvm(sch, second)
     sch.vectorize(lanes)

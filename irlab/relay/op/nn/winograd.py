@@ -125,9 +125,10 @@ def winograd_blocks(attrs) -> tuple:
                              f"Winograd on channel-blocked layouts)")
     x, y = int(data.group(1)), int(out.group(1))
     if (int(kernel.group(1)), int(kernel.group(2))) != (x, y):
+        out_layout = attrs.out_layout or attrs.data_layout
         raise IrlabError(f"{op}: kernel_layout {attrs.kernel_layout} does not match data_layout "
-                         f"{attrs.data_layout} and out_layout {attrs.out_layout or attrs.data_layout}"
-                         f" (expected HWOI{x}i{y}o)")
+                         f"{attrs.data_layout} and out_layout {out_layout} (expected "
+                         f"HWOI{x}i{y}o)")
     return x, y
 
 
