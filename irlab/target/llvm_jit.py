@@ -16,7 +16,6 @@ import hashlib
 import os
 import tempfile
 import threading
-import weakref
 import zipfile
 from ctypes import c_char_p, string_at
 
@@ -214,11 +213,7 @@ def compile_ir(ir_text: str, target) -> tuple[bytes, str, bool]:
     return obj, text, False
 
 
-def _release_workspaces(engine, addresses):
-    """Call each ``__irlab_release_<function>`` of a library being freed (``engine`` is
-    held until then, so its code is still there)."""
-    for address in addresses:
-        ctypes.CFUNCTYPE(None)(address)()
+_VOID_FUNCTION = ctypes.CFUNCTYPE(None)
 
 
 class LLVMModule(Module):
@@ -258,9 +253,18 @@ class LLVMModule(Module):
                 raise IrlabError(f"compiled object lacks the function {name}")
         releases = [engine.get_function_address(abi.WORKSPACE_RELEASE_PREFIX + name)
                     for name in self.infos]
-        releases = [address for address in releases if address]
-        if releases:  # the blocks the functions cache between calls go with the library
-            weakref.finalize(self, _release_workspaces, engine, releases)
+        # the blocks the functions cache between calls go with the library (__del__)
+        self._workspace_releases = [address for address in releases if address]
+
+    def __del__(self):
+        # each __irlab_release_<function> frees the blocks that function caches between
+        # calls; the engine (an attribute, freed after this) still holds their code. (A
+        # weakref.finalize holding the engine instead freed it after the garbage collection
+        # that found the library, leaving llvmlite's objects as new garbage.)
+        releases = getattr(self, "_workspace_releases", ())
+        if releases and _VOID_FUNCTION is not None:  # (None at interpreter shutdown)
+            for address in releases:
+                _VOID_FUNCTION(address)()
 
     @classmethod
     def from_object(cls, obj, infos, target, sources):

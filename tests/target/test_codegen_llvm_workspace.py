@@ -33,7 +33,7 @@ def test_the_temporary_is_a_cached_block_released_with_the_library():
         lib(irlab.nd.array(x), out)
         np.testing.assert_allclose(out.numpy(), x * 2 + 1, rtol=1e-6)
     del lib, out
-    gc.collect()  # the finalizer frees the cached block, then the code
+    gc.collect()  # LLVMModule.__del__ frees the cached block, then the code goes
 
 
 def test_a_symbolic_temporary_grows_and_is_reused():
