@@ -222,10 +222,11 @@ def use_nchwc(attrs, tinfos, out_type, target):
 # PassContext key of the Winograd conv2d: 3x3 stride-1 convs that AlterOpLayout blocks
 # (use_nchwc) become Winograd F(m, 3), the kernel transformed once by FoldConstant. Unset, it
 # follows "relay.backend.use_meta_schedule", as TVM's x86 strategy offers Winograd only to
-# its auto-schedulers: ResNet-18 runs in 0.70x the time of the direct NCHWc convs' build
-# (and of onnxruntime), but its cold relay.build takes ~4.3 s instead of ~2 s (12 Winograd
-# kernels of 3 stages each to schedule and lower in Python; Xeon Emerald Rapids,
-# benchmarks/bench_e2e.py and bench_build.py). True / False force it on / off.
+# its auto-schedulers: ResNet-18 then runs in 0.65 / 0.78x onnxruntime's time at 1 / 2
+# threads against 1.16 / 1.09x with the direct convs (one interleaved bench_e2e run), but its
+# cold relay.build takes 2.9-4.5 s instead of ~2 s (12 Winograd kernels of five stages each
+# to schedule and lower in Python; Xeon Emerald Rapids, bench_e2e.py --compare-winograd and
+# bench_build.py). True / False force it on / off.
 WINOGRAD_CONFIG = "relay.x86.conv2d_winograd"
 WINOGRAD_MIN_CHANNELS = 32  # input and output channels (below, the GEMMs are too short)
 
