@@ -58,3 +58,17 @@ def known_condition(cond):
     if compare is not None and isinstance(cond.a, E.IntImm) and isinstance(cond.b, E.IntImm):
         return compare(cond.a.value, cond.b.value)
     return None
+
+
+def fold_select(e, visit):
+    """``e`` (a Select) rebuilt with ``visit`` applied to its parts, except that a condition
+    ``known_condition`` can decide keeps only its branch, the other never visited (a pass
+    copying or simplifying a Select chain pays for the branch taken alone)."""
+    cond = visit(e.condition)
+    known = known_condition(cond)
+    if known is not None:
+        return visit(e.true_value if known else e.false_value)
+    true_value, false_value = visit(e.true_value), visit(e.false_value)
+    if cond is e.condition and true_value is e.true_value and false_value is e.false_value:
+        return e
+    return E.Select(cond, true_value, false_value)

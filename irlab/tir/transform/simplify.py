@@ -23,7 +23,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.tir import expr as E
 from irlab.tir.buffer import Range
 from irlab.tir.functor import StmtExprMutator
-from irlab.tir.transform.common import known_condition, no_op
+from irlab.tir.transform.common import fold_select, no_op
 
 
 def _const_bool(e):
@@ -71,14 +71,7 @@ class _Simplifier(StmtExprMutator):
         # a vector select (scalar ones go to the Analyzer whole): a constant condition picks
         # its branch before the other is visited -- a Winograd transform's coefficients are
         # Select chains over the unrolled tile positions, of which one branch stays
-        cond = self._simplify(e.condition)
-        known = known_condition(cond)
-        if known is not None:
-            return self._simplify(e.true_value if known else e.false_value)
-        true_value, false_value = self._simplify(e.true_value), self._simplify(e.false_value)
-        if cond is e.condition and true_value is e.true_value and false_value is e.false_value:
-            return e
-        return E.Select(cond, true_value, false_value)
+        return fold_select(e, self._simplify)
 
     # vectors (scalars go to the Analyzer): the exact identities x + -0.0 = x and x * 1 = x,
     # which a Winograd transform's dropped terms and unit coefficients leave

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from irlab.tir import expr as E
 from irlab.tir import stmt as S
 from irlab.tir.functor import StmtExprMutator, StmtMutator, post_order_visit
-from irlab.tir.transform.common import const_int, known_condition, no_op
+from irlab.tir.transform.common import const_int, fold_select, no_op
 
 
 @dataclass
@@ -157,21 +157,14 @@ class _Renamer(StmtExprMutator):
         new = self.mapping.get(v)
         return v if new is None else new
 
+    visit_size_var = visit_var
+
     def visit_select(self, e):
         # a select on the loop variable (``i == 2``) keeps one branch in each copy, and only
         # that branch is copied: a Winograd transform picks its coefficients by unrolled tile
         # positions through Select chains, which would otherwise be copied whole into every
         # statement and simplified away later (4x the TIR lowering time of such a kernel)
-        cond = self.visit_expr(e.condition)
-        known = known_condition(cond)
-        if known is not None:
-            return self.visit_expr(e.true_value if known else e.false_value)
-        true_value, false_value = self.visit_expr(e.true_value), self.visit_expr(e.false_value)
-        if cond is e.condition and true_value is e.true_value and false_value is e.false_value:
-            return e
-        return E.Select(cond, true_value, false_value)
-
-    visit_size_var = visit_var
+        return fold_select(e, self.visit_expr)
 
     def _rebind(self, node, field):
         new = self._mutate_stmt_children(node) if isinstance(node, S.Stmt) else node

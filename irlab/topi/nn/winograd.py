@@ -24,7 +24,7 @@ tile position; once a schedule unrolls the positions, each term is a constant.
 
 Rounding: the transforms scale values by up to 8 (m = 4) before the GEMM sums them, so a
 result can differ from the direct convolution by more than float32 rounding of the direct
-sum: ~1e-6 relative for m = 2, ~1e-5 for m = 4 (``tests/topi/test_topi_winograd.py``).
+sum: ~1e-6 relative for m = 2, ~1e-5 for m = 4 (``tests/relay/transform/test_winograd.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from irlab import te
 from irlab.errors import IrlabError
 from irlab.tir import expr as E
 from irlab.tir import op as O
+from irlab.topi.nn.conv2d import pad4
 from irlab.topi.utils import const_shape
 
 # The transform matrices of F(m, 3) for m = 2 and 4 (interpolation points 0, 1, -1 and
@@ -77,7 +78,8 @@ def _weighted(index, matrix, terms, dtype):
     """``sum_j matrix[index][j] * terms[j]`` for a loop variable ``index``: each term appears
     once, its coefficient picked by ``index`` (a Select chain of constants) and the term
     dropped (-0.0, which adds nothing exactly) where the coefficient is 0. Once the loop is
-    unrolled, UnrollLoop folds the chains: a sum of the nonzero terms, +-1 as additions."""
+    unrolled (by LLVM, as the x86 schedule asks, or by TIR's UnrollLoop) the chains fold: a
+    sum of the nonzero terms, +-1 as additions."""
     total = None
     for j, term in enumerate(terms):
         column = [row[j] for row in matrix]
@@ -124,8 +126,6 @@ def conv2d_NCHWc_winograd(data, kernel, tile_size, padding=(1, 1, 1, 1), out_dty
     """3x3 stride-1 conv2d by Winograd F(tile_size, 3) on ``NCHW{x}c`` data with a transformed
     kernel ``(m + 2, m + 2, O / y, I / x, x, y)`` (``conv2d_winograd_weight_transform``, blocked),
     giving ``NCHW{y}c`` output; stages as in the module docstring."""
-    from irlab.topi.nn.conv2d import pad4
-
     m, alpha = tile_size, tile_size + 2
     top, left, bottom, right = pad4(padding)
     batch, ic_chunks, height, width, ic_bn = const_shape(data)

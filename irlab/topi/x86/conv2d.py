@@ -159,8 +159,9 @@ def _epilogue(sch, outs, conv):
     return block_of(sch, out)
 
 
-def tile_accumulators(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loops, tile_loop,
-          reduce_first, local_layout=None, target=None, unroll_write_back=False):
+def tile_accumulators(sch, conv_block, out_block, order, vec_loop, unroll_loop, parallel_loops,
+                      tile_loop, reduce_first, local_layout=None, target=None,
+                      unroll_write_back=False):
     """reorder + register-tile accumulator + write-back (+ epilogue) at ``tile_loop``.
     ``local_layout``: an index map for the accumulator buffer, so that the vector lanes are
     its last (contiguous) axis. ``unroll_write_back``: unroll the write-back's outer loop, so
@@ -224,7 +225,7 @@ def _is_conv(op):
     return getattr(op, "tag", "").startswith("conv2d")
 
 
-def _guard(schedule):
+def guard_schedule(schedule):
     """Run ``schedule``; if a primitive fails, redo the fallback on a fresh copy of the state
     (a failed primitive leaves the schedule unchanged, but earlier ones stay applied)."""
     def run(attrs, sch, outs, target):
@@ -268,7 +269,7 @@ def nchw_packed_tile(out_shape, target, dtype="float32", packed_per_call=True):
     return ow_bn, oc_bn
 
 
-@_guard
+@guard_schedule
 def schedule_conv2d_nchw(attrs, sch, outs, conv, target):
     """NCHW conv2d: the packed-weight schedule (channels as vector lanes) when the output
     channels fill vectors and the image is large enough to amortize the packing, else the
@@ -293,7 +294,7 @@ def _nchw_direct(attrs, sch, outs, conv, target):
     owo, owi = sch.split(ow, [None, ow_bn])
     vec = owi if int(attrs.strides[1]) == 1 else None  # strided columns: gathers
     tile_accumulators(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], vec, oci,
-          [n, oco, oh], owo, rc, target=target)
+                      [n, oco, oh], owo, rc, target=target)
 
 
 def _nchw_packed(attrs, sch, outs, conv, target):
@@ -356,8 +357,8 @@ def _packed_tile(sch, outs, conv, target, ow_bn, oc_bn):
     # ResNet-18's 64>128 one, the others' tiles are wider) does not pay for it either.
     unroll = ow_bn <= NARROW_TILE_COLUMNS and macs < SHORT_REDUCTION_MACS and taps > 1
     tile_accumulators(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, owi, oci], oci, owi,
-          [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c), target=target,
-          unroll_write_back=unroll)
+                      [n, oco, oh], owo, rc, local_layout=lambda b, c, h, w: (b, h, w, c),
+                      target=target, unroll_write_back=unroll)
 
 
 def nchwc_tile(out_shape, target, dtype="float32", reduction=0):
@@ -381,7 +382,7 @@ def nchwc_tile(out_shape, target, dtype="float32", reduction=0):
 LONG_REDUCTION = 1024  # products per output from which nchwc_tile takes the larger tile
 
 
-@_guard
+@guard_schedule
 def schedule_conv2d_NCHWc(attrs, sch, outs, conv, target):
     """conv2d_NCHWc (``NCHW{x}c`` data, ``OIHW{x}i{y}o`` kernel, ``NCHW{y}c`` output): a register
     tile of ``ow_bn`` columns x ``oc_blocks`` blocks of y channels, each block's channels the
@@ -399,15 +400,17 @@ def schedule_conv2d_NCHWc(attrs, sch, outs, conv, target):
     ow_bn, blocks = nchwc_tile(conv.shape, target, conv.dtype, reduction)
     ocoo, ocoi = sch.split(oco, [None, blocks])
     owo, owi = sch.split(ow, [None, ow_bn])
-    _, init = tile_accumulators(sch, block, out_block, [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci],
-                    oci, owi, [n, ocoo, oh], owo, rco, target=target)
+    _, init = tile_accumulators(sch, block, out_block,
+                                [n, ocoo, oh, owo, rco, ry, rx, rci, owi, ocoi, oci], oci, owi,
+                                [n, ocoo, oh], owo, rco, target=target)
     finish_block_tile(sch, init, owo, ocoi if blocks > 1 else None, rci)
 
 
 def finish_block_tile(sch, init, tile_loop, blocks_loop, lane_reduction):
-    """The end of a register tile whose accumulators are blocks of vectors (``tile_accumulators`` made
-    it at ``tile_loop``): the blocks unrolled, the accumulators zeroed by unrolled whole-vector
-    stores, and the reduction over one block's lanes unrolled RCI_UNROLL times by LLVM.
+    """The end of a register tile whose accumulators are blocks of vectors
+    (``tile_accumulators`` made it at ``tile_loop``): the blocks unrolled, the accumulators
+    zeroed by unrolled whole-vector stores, and the reduction over one block's lanes unrolled
+    RCI_UNROLL times by LLVM.
 
     Zeroing as whole vectors at constant offsets, not three loops of scalar stores for LLVM to
     vectorize and unroll: ResNet-18's LLVM pipeline 0.87 vs 1.09 s of CPU (Xeon Emerald
@@ -496,12 +499,12 @@ def _im2col(sch, outs, target, bm):
     schedule_injective_block(sch, block_of(sch, outs[0]), target, outs[0].dtype)
 
 
-schedule_conv2d_nchw_direct = _guard(_nchw_direct)
-schedule_conv2d_nchw_packed = _guard(_nchw_packed)
-schedule_conv2d_nchw_prepacked = _guard(_nchw_prepacked)
+schedule_conv2d_nchw_direct = guard_schedule(_nchw_direct)
+schedule_conv2d_nchw_packed = guard_schedule(_nchw_packed)
+schedule_conv2d_nchw_prepacked = guard_schedule(_nchw_prepacked)
 
 
-@_guard
+@guard_schedule
 def schedule_conv2d_nhwc(attrs, sch, outs, conv, target):
     """Direct NHWC conv2d: (ow_bn x oc_bn) register tile, channels vectorized."""
     schedule_pad(sch, outs, target)
@@ -512,10 +515,10 @@ def schedule_conv2d_nhwc(attrs, sch, outs, conv, target):
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     tile_accumulators(sch, block, out_block, [n, oh, oco, owo, ry, rx, rc, owi, oci], oci, owi,
-          [n, oh, oco], owo, ry, target=target)
+                      [n, oh, oco], owo, ry, target=target)
 
 
-@_guard
+@guard_schedule
 def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
     """Depthwise conv2d: NCHW vectorizes the columns, NHWC the channels."""
     schedule_pad(sch, outs, target)
@@ -535,7 +538,7 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
         # (2.7 vs 8.4 GFLOPS, 128x56x56 3x3/2)
         vec = owi if int(attrs.strides[1]) == 1 else None
         tile_accumulators(sch, block, out_block, [n, c, oh, owo, rc, ry, rx, owi], vec, None,
-              [n, c, oh], owo, rc, target=target)
+                          [n, c, oh], owo, rc, target=target)
     elif layout == "NHWC":
         n, oh, ow, c = (spatial[k] for k in "NHWC")
         budget = accumulator_budget(target)  # 4 columns x (budget / 4) channel vectors
@@ -544,18 +547,18 @@ def schedule_conv2d_depthwise(attrs, sch, outs, conv, target):
         ow_bn = largest_divisor(loop_extent(sch, ow), max(1, min(4, budget // -(-c_bn // lanes))))
         owo, owi = sch.split(ow, [None, ow_bn])
         tile_accumulators(sch, block, out_block, [n, oh, co, owo, rc, ry, rx, owi, ci], ci, owi,
-              [n, oh, co], owo, rc, target=target)
+                          [n, oh, co], owo, rc, target=target)
     else:
         raise ScheduleError(f"depthwise layout {layout}")
 
 
-@_guard
+@guard_schedule
 def schedule_conv2d_other(attrs, sch, outs, conv, target):
     """Grouped convolutions and other layouts: parallel outer loop only."""
     raise ScheduleError("fallback")
 
 
-@_guard
+@guard_schedule
 def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
     """conv2d_transpose: the dilated+padded input at the root, then the NCHW direct tile when
     there is one group (the flipped kernel is read as a broadcast scalar)."""
@@ -569,13 +572,13 @@ def schedule_conv2d_transpose(attrs, sch, outs, conv, target):
     oco, oci = sch.split(oc, [None, oc_bn])
     owo, owi = sch.split(ow, [None, ow_bn])
     tile_accumulators(sch, block, out_block, [n, oco, oh, owo, rc, ry, rx, oci, owi], owi, oci,
-          [n, oco, oh], owo, rc, target=target)
+                      [n, oco, oh], owo, rc, target=target)
 
 
 __all__ = ["schedule_conv2d_nchw", "schedule_conv2d_nchw_im2col", "schedule_conv2d_nchw_packed",
            "schedule_conv2d_nchw_prepacked", "schedule_conv2d_nchw_direct", "nchw_packed_tile",
            "schedule_conv2d_NCHWc", "nchwc_tile", "finish_block_tile", "tile_accumulators",
-           "loops_under", "block_work",
+           "loops_under", "block_work", "guard_schedule",
            "nchw_tile", "nhwc_tile", "im2col_panel",
            "schedule_conv2d_nhwc", "schedule_conv2d_depthwise",
            "schedule_conv2d_other", "schedule_conv2d_transpose", "find_stage", "schedule_pad"]

@@ -1,15 +1,18 @@
 """CPU schedule of the Winograd conv2d on ``NCHW{x}c`` data (``topi.nn.winograd``).
 
-Three parallel loop nests, each stage's tile position unrolled so that the transform
-coefficients are constants and its channel block vectorized:
+Three parallel loop nests, each transform's tile positions unrolled by LLVM (so that its
+coefficients are constants) and its channel block vectorized:
 
-* input transform: ``(tile, c.o)`` in parallel; per iteration the ``(m + 2)^2`` vectors of
-  ``B^T d B`` (``winograd_input_rows`` computed at that loop, a 6 x 6 x 16 scratch);
-* GEMMs: ``(eps, nu, k.o)`` in parallel, the register tile of the NCHWc conv (``p_bn`` tiles
-  as broadcast scalars x ``k_blocks`` channel blocks as vectors, ``nchwc_tile``'s sizes),
-  reducing over the input channels;
+* input transform: ``(tile, c.o)`` in parallel; per iteration the tile ``d``
+  (``winograd_input_tile``), its rows ``B^T d`` (``winograd_input_rows``), each a 6 x 6 x 16
+  scratch computed at that loop, and the ``(m + 2)^2`` vectors of ``B^T d B``;
+* GEMMs: ``(eps, nu, k.o)`` in parallel, a register tile of ``p_bn`` tiles as broadcast scalars
+  x ``k_blocks`` channel blocks as vectors (``winograd_gemm_tile``), reducing over the input
+  channels, as the NCHWc conv's tile;
 * output transform + epilogue: ``(n, k.o, tile row)`` in parallel; per tile the ``m x m``
   output vectors, ``A^T M`` (``winograd_output_rows``) computed at the tile.
+
+A failed primitive falls back as the other conv schedules do (``guard_schedule``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from irlab.target.llvm_contract import UNROLL_COUNT_KEY
 from irlab.tir.schedule import ScheduleError
 from irlab.topi.utils import block_of, loop_extent
 from irlab.topi.x86.conv2d import (PARALLEL_MIN_MACS, block_work, find_stage,
-                                   finish_block_tile, loops_under, tile_accumulators)
+                                   finish_block_tile, guard_schedule, loops_under,
+                                   tile_accumulators)
 from irlab.topi.x86.register_tile import best_tile, vector_lanes
 
 
@@ -42,17 +46,10 @@ def winograd_gemm_tile(tiles, out_chunks, block, target, dtype="float32"):
     return p_bn, k_blocks
 
 
-def schedule_conv2d_NCHWc_winograd(attrs, sch, outs, target):
-    """Schedule ``conv2d_NCHWc_winograd`` (plus an inlined epilogue) in ``sch``; a failed
-    primitive leaves the stages as plain loops (correct, slow)."""
-    saved = sch.copy()
-    try:
-        _schedule(sch, outs, target)
-    except ScheduleError:
-        sch.__dict__.update(saved.__dict__)
-
-
-def _schedule(sch, outs, target):
+@guard_schedule
+def schedule_conv2d_NCHWc_winograd(attrs, sch, outs, conv, target):
+    """Schedule ``conv2d_NCHWc_winograd`` (``conv``, its output stage) plus an inlined
+    epilogue in ``sch``."""
     gemm_t = _stage(outs, "winograd_gemm")
     gemm = block_of(sch, gemm_t)
     parallel = block_work(sch, gemm) >= PARALLEL_MIN_MACS
@@ -61,10 +58,9 @@ def _schedule(sch, outs, target):
                             block_of(sch, _stage(outs, "winograd_input")), parallel)
     schedule_winograd_gemm(sch, gemm, gemm_t, target)
     rows_t = _stage(outs, "winograd_output_rows")
-    conv_t = _stage(outs, "conv2d_NCHWc_winograd")
     out = block_of(sch, outs[0])
-    if outs[0].op is not conv_t.op:
-        sch.compute_inline(block_of(sch, conv_t))
+    if outs[0].op is not conv.op:
+        sch.compute_inline(block_of(sch, conv))
     schedule_winograd_output(sch, block_of(sch, rows_t), out, int(rows_t.shape[2]), parallel)
 
 
@@ -102,7 +98,7 @@ def schedule_winograd_gemm(sch, gemm, gemm_t, target):
     po, pi = sch.split(p, [None, p_bn])
     ko, kin = sch.split(k, [None, k_blocks])
     _, init = tile_accumulators(sch, gemm, None, [eps, nu, ko, po, rc, ri, pi, kin, ki], ki, pi,
-                    [eps, nu, ko], po, rc, target=target)
+                                [eps, nu, ko], po, rc, target=target)
     finish_block_tile(sch, init, po, kin if k_blocks > 1 else None, ri)
 
 

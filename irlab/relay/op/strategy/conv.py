@@ -331,25 +331,6 @@ def conv2d_winograd_weight_transform_strategy(attrs, inputs, out_type, target):
 
 
 @generic_func
-def conv2d_winograd_nchwc_strategy(attrs, inputs, out_type, target):
-    strategy = OpStrategy()
-    strategy.add_implementation(compute_conv2d_winograd_nchwc, _no_schedule,
-                                "conv2d_NCHWc_winograd.generic")
-    return strategy
-
-
-@conv2d_winograd_nchwc_strategy.register("cpu")
-def _conv2d_winograd_nchwc_strategy_cpu(attrs, inputs, out_type, target):
-    strategy = OpStrategy()
-    strategy.add_implementation(compute_conv2d_winograd_nchwc, _no_schedule,
-                                "conv2d_NCHWc_winograd.generic")
-    strategy.add_implementation(compute_conv2d_winograd_nchwc,
-                                _schedule("schedule_conv2d_NCHWc_winograd"),
-                                "conv2d_NCHWc_winograd.x86", plevel=15)
-    return strategy
-
-
-@generic_func
 def conv2d_transpose_strategy(attrs, inputs, out_type, target):
     strategy = OpStrategy()
     strategy.add_implementation(compute_conv2d_transpose, _no_schedule,
@@ -395,6 +376,8 @@ pool_strategies = {
     "nn.adaptive_avg_pool2d": _simple_strategy("adaptive_avg_pool2d",
                                                _compute_adaptive_pool("avg"), "schedule_pool"),
 }
+conv2d_winograd_nchwc_strategy = _simple_strategy(
+    "conv2d_NCHWc_winograd", compute_conv2d_winograd_nchwc, "schedule_conv2d_NCHWc_winograd")
 lrn_strategy = _simple_strategy("lrn", compute_lrn, "schedule_lrn")
 instance_norm_strategy = _simple_strategy("instance_norm", compute_instance_norm,
                                           "schedule_instance_norm_op")
