@@ -224,7 +224,7 @@ def use_nchwc(attrs, tinfos, out_type, target):
 # follows "relay.backend.use_meta_schedule", as TVM's x86 strategy offers Winograd only to
 # its auto-schedulers: ResNet-18 then runs in 0.65 / 0.78x onnxruntime's time at 1 / 2
 # threads against 1.16 / 1.09x with the direct convs (one interleaved bench_e2e run), but its
-# cold relay.build takes 2.9-4.5 s instead of ~2 s (12 Winograd kernels of five stages each
+# cold relay.build takes 2.9-4.5 s instead of ~2 s (12 Winograd kernels of six stages each
 # to schedule and lower in Python; Xeon Emerald Rapids, bench_e2e.py --compare-winograd and
 # bench_build.py). True / False force it on / off.
 WINOGRAD_CONFIG = "relay.x86.conv2d_winograd"
