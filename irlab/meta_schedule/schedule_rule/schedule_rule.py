@@ -53,12 +53,14 @@ def target_cores_and_lanes(context, dtype="float32"):
 
 
 def create_default(target=None) -> list:
-    """TVM's ``ScheduleRule::DefaultLLVM`` (without tensorization rules): inline cheap
+    """TVM's ``ScheduleRule::DefaultLLVM`` (without tensorization rules): blocks annotated
+    ``schedule_rule`` to their custom functions (``ApplyCustomRule``), inline cheap
     elementwise blocks, rfactor reductions short on parallelism, multi-level tiling with a
     write cache, then parallelize / vectorize / unroll and random compute locations. The
     rules read the target (cores, vector lanes) when initialized with a task; ``target``
     is accepted for symmetry with TVM's per-target defaults."""
     from irlab.meta_schedule.schedule_rule.add_rfactor import AddRFactor
+    from irlab.meta_schedule.schedule_rule.apply_custom_rule import ApplyCustomRule
     from irlab.meta_schedule.schedule_rule.auto_inline import AutoInline
     from irlab.meta_schedule.schedule_rule.multi_level_tiling import MultiLevelTiling
     from irlab.meta_schedule.schedule_rule.parallel_vectorize_unroll import (
@@ -67,6 +69,7 @@ def create_default(target=None) -> list:
         RandomComputeLocation)
 
     return [
+        ApplyCustomRule(),
         AutoInline(into_producer=False, into_consumer=True, inline_const_tensor=True,
                    disallow_if_then_else=True, require_injective=True, require_ordered=True,
                    disallow_op=["tir.exp"]),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from irlab.meta_schedule import block_analysis as BA
+from irlab.meta_schedule.schedule_rule.apply_custom_rule import ANNOTATION, ApplyCustomRule
 from irlab.meta_schedule.space_generator.space_generator import SpaceGenerator
 from irlab.tir import stmt as S
 from irlab.tir.function import PrimFunc
@@ -50,7 +51,7 @@ class PostOrderApply(SpaceGenerator):
     """The rules run one after another; each visits every block from the last to the
     first (so a consumer is scheduled before its producers, and an inlined block is
     skipped). ``f_block_filter(block) -> bool`` restricts the blocks; a block annotated
-    ``schedule_rule`` is left alone. A rule raising ScheduleError on a block is skipped there
+    ``schedule_rule`` is left to ``ApplyCustomRule`` (every other rule skips it). A rule raising ScheduleError on a block is skipped there
     (with a warning on the ``irlab.meta_schedule`` logger)."""
 
     def __init__(self, f_block_filter=None, sch_rules="from-target", postprocs="from-target",
@@ -66,6 +67,7 @@ class PostOrderApply(SpaceGenerator):
         blocks = collect_blocks(sch, self.f_block_filter)
         result = [sch]
         for rule in rules:
+            custom = isinstance(rule, ApplyCustomRule)
             stack = [(s, list(blocks)) for s in result]
             result = []
             while stack:
@@ -74,8 +76,8 @@ class PostOrderApply(SpaceGenerator):
                     result.append(current)
                     continue
                 block = todo.pop()
-                if not BA.has_block(current, block) or "schedule_rule" in BA.annotations(
-                        BA.realize_of(current, block)):
+                if not BA.has_block(current, block) or not custom and ANNOTATION in \
+                        BA.annotations(BA.realize_of(current, block)):
                     stack.append((current, todo))
                     continue
                 for applied in _apply(rule, current, block):

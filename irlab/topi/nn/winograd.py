@@ -56,6 +56,16 @@ _A_T = {
 }
 TILE_SIZES = tuple(sorted(_B_T))
 
+# MetaSchedule's custom rules for the stages (TVM's ``schedule_rule`` attr, which becomes the
+# block's annotation): ``ms.schedule_rule.ApplyCustomRule`` schedules a block annotated
+# ``name`` with the function registered as ``meta_schedule.<target key>.<name>``
+# (irlab.meta_schedule.schedule.cpu.winograd), and no generic rule touches it. "None": no rule
+# at all -- the stage's consumer's rule places it (the input tile and the transforms' rows).
+DATA_PACK_RULE = "conv2d_NCHWc_winograd_data_pack"
+BGEMM_RULE = "conv2d_NCHWc_winograd_bgemm"
+INVERSE_RULE = "conv2d_NCHWc_winograd_inverse"
+NO_RULE = {"schedule_rule": "None"}
+
 
 def winograd_matrices(tile_size):
     """``(B^T, G, A^T)`` of F(tile_size, 3) as lists of rows of Fractions."""
@@ -165,19 +175,21 @@ def winograd_input_transform(data, tile_size, pad_before, out_hw):
     # then read it at plain indices, not through the padding test of each read
     tile = te.compute((batch * per_image, ic_chunks, alpha, alpha, ic_bn),
                       lambda p, c, a, b, ci: read(p, a, b, c, ci), name="winograd_input_tile",
-                      tag="winograd_input_tile")
+                      tag="winograd_input_tile", attrs=NO_RULE)
 
     def input_rows(p, c, eps, b, ci):  # (B^T d)[eps, b]
         return _weighted(eps, bt, [tile[p, c, a, b, ci] for a in range(alpha)], data.dtype)
 
     rows = te.compute((batch * per_image, ic_chunks, alpha, alpha, ic_bn), input_rows,
-                      name="winograd_input_rows", tag="winograd_input_rows")
+                      name="winograd_input_rows", tag="winograd_input_rows",
+                      attrs=NO_RULE)
 
     def input_tile(eps, nu, p, c, ci):  # (B^T d B)[eps, nu]
         return _weighted(nu, bt, [rows[p, c, eps, b, ci] for b in range(alpha)], data.dtype)
 
     return te.compute((alpha, alpha, batch * per_image, ic_chunks, ic_bn), input_tile,
-                      name="winograd_input", tag="winograd_input")
+                      name="winograd_input", tag="winograd_input",
+                      attrs={"schedule_rule": DATA_PACK_RULE})
 
 
 def winograd_batched_gemm(v, kernel, out_dtype):
@@ -195,7 +207,8 @@ def winograd_batched_gemm(v, kernel, out_dtype):
         return te.sum(a * b, axis=[rc, ri])
 
     return te.compute((alpha, alpha, tiles, oc_chunks, oc_bn), gemm, name="winograd_gemm",
-                      tag="winograd_gemm", attrs={"layout_free_placeholders": [kernel]})
+                      tag="winograd_gemm", attrs={"layout_free_placeholders": [kernel],
+                                                    "schedule_rule": BGEMM_RULE})
 
 
 def winograd_output_transform(mm, tile_size, batch, out_hw):
@@ -212,16 +225,18 @@ def winograd_output_transform(mm, tile_size, batch, out_hw):
         return _weighted(i, at, [mm[e, nu, p, k, ki] for e in range(alpha)], mm.dtype)
 
     s = te.compute((tiles, oc_chunks, m, alpha, oc_bn), output_rows,
-                   name="winograd_output_rows", tag="winograd_output_rows")
+                   name="winograd_output_rows", tag="winograd_output_rows", attrs=NO_RULE)
 
     def output(n, k, y, x, ki):  # (A^T M A)[y % m, x % m] of tile (y // m, x // m)
         p = n * per_image + (y // m) * tiles_w + x // m
         return _weighted(x % m, at, [s[p, k, y % m, nu, ki] for nu in range(alpha)], mm.dtype)
 
     return te.compute((batch, oc_chunks, out_h, out_w, oc_bn), output,
-                      name="conv2d_winograd", tag="conv2d_NCHWc_winograd")
+                      name="conv2d_winograd", tag="conv2d_NCHWc_winograd",
+                      attrs={"schedule_rule": INVERSE_RULE})
 
 
 __all__ = ["conv2d_NCHWc_winograd", "conv2d_winograd_weight_transform", "winograd_matrices",
            "winograd_tiles", "winograd_input_transform", "winograd_batched_gemm",
-           "winograd_output_transform", "TILE_SIZES"]
+           "winograd_output_transform", "TILE_SIZES", "DATA_PACK_RULE", "BGEMM_RULE",
+           "INVERSE_RULE"]

@@ -90,16 +90,20 @@ def schedule_winograd_input(sch, tile, rows, v, parallel):
         sch.vectorize(lanes)
 
 
-def schedule_winograd_gemm(sch, gemm, gemm_t, target):
-    """``(eps, nu, k.o)`` in parallel, then the ``p_bn x k_blocks`` register tile."""
+def schedule_winograd_gemm(sch, gemm, gemm_t, target, p_bn=None, k_blocks=None):
+    """``(eps, nu, k.o)`` in parallel, then the ``p_bn x k_blocks`` register tile.
+    ``gemm_t``: the GEMM's output, a TE tensor or the block's buffer (its shape and dtype are
+    read); the tile is ``winograd_gemm_tile``'s unless given: ints, or ExprRVs a MetaSchedule rule sampled; the
+    instructions are the same for every value, so a trace replays with other decisions)."""
     eps, nu, p, k, ki, rc, ri = sch.get_loops(gemm)
     _, _, tiles, chunks, block = (int(d) for d in gemm_t.shape)
-    p_bn, k_blocks = winograd_gemm_tile(tiles, chunks, block, target, gemm_t.dtype)
+    if p_bn is None or k_blocks is None:
+        p_bn, k_blocks = winograd_gemm_tile(tiles, chunks, block, target, gemm_t.dtype)
     po, pi = sch.split(p, [None, p_bn])
     ko, kin = sch.split(k, [None, k_blocks])
     _, init = tile_accumulators(sch, gemm, None, [eps, nu, ko, po, rc, ri, pi, kin, ki], ki, pi,
                                 [eps, nu, ko], po, rc, target=target)
-    finish_block_tile(sch, init, po, kin if k_blocks > 1 else None, ri)
+    finish_block_tile(sch, init, po, kin, ri)
 
 
 def schedule_winograd_output(sch, rows, out, m, parallel):
