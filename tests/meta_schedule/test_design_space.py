@@ -215,8 +215,8 @@ def test_tune_context():
         ms.space_generator.PostOrderApply().generate_design_space(gemm())
     rules = ms.schedule_rule.ScheduleRule.create("llvm")
     assert [type(r).__name__ for r in rules] == [
-        "ApplyCustomRule", "AutoInline", "AddRFactor", "MultiLevelTiling", "ParallelizeVectorizeUnroll",
-        "RandomComputeLocation"]
+        "ApplyCustomRule", "AutoInline", "AddRFactor", "MultiLevelTiling",
+        "ParallelizeVectorizeUnroll", "RandomComputeLocation"]
     spaces = ms.space_generator.PostOrderApply(sch_rules="llvm").generate_design_space(gemm())
     assert len(spaces) == 3
 

@@ -6,6 +6,8 @@ PrimFunc and compares its result on random inputs with the ops' numpy references
 (``Op.reference``): exact for integers and bools, rtol 1e-5 for floats.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -127,6 +129,22 @@ def test_squeeze(shape, axis):
 @pytest.mark.parametrize("shape,axis,num", [((3, 4), 0, 1), ((3, 4), -1, 2), ((3,), 1, 3)])
 def test_expand_dims(shape, axis, num):
     check_op(lambda x: relay.expand_dims(x, axis, num), [(shape, I32)])
+
+
+def test_trailing_unit_axes_join_the_vectorized_loop():
+    """The stem's NCHW -> NCHW1c input copy: the unit axis joins the width loop, which is
+    vectorized -- not every axis fused, with a div / mod per element -- and the copy is exact."""
+    x = relay.var("x", shape=(1, 3, 8, 32))
+    func = relay.Function([x], relay.expand_dims(x, 4))
+    mod = relay.transform.InferType()(irlab.IRModule.from_expr(func))
+    lowered = lower_function(mod["main"].with_attr("Primitive", 1),
+                             Target("llvm -mcpu=haswell"))
+    text = lowered.prim_func.script()
+    lane = re.search(r"for (\w+) in T\.vectorized\(8\)", text).group(1)
+    assert lane.startswith("i3_i4_fused") and not re.search(rf"{lane}\)? *(//|%)", text)
+    assert "T.axis.spatial(1, 0)" in text
+    outs = check_op(lambda v: relay.expand_dims(v, 4), [((1, 3, 8, 32), F32)])
+    assert outs[0].shape == (1, 3, 8, 32, 1)
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 4), (5, 1)])

@@ -51,8 +51,9 @@ class PostOrderApply(SpaceGenerator):
     """The rules run one after another; each visits every block from the last to the
     first (so a consumer is scheduled before its producers, and an inlined block is
     skipped). ``f_block_filter(block) -> bool`` restricts the blocks; a block annotated
-    ``schedule_rule`` is left to ``ApplyCustomRule`` (every other rule skips it). A rule raising ScheduleError on a block is skipped there
-    (with a warning on the ``irlab.meta_schedule`` logger)."""
+    ``schedule_rule`` is left to ``ApplyCustomRule`` (every other rule skips it). A rule
+    raising ScheduleError on a block is skipped there (with a warning on the
+    ``irlab.meta_schedule`` logger)."""
 
     def __init__(self, f_block_filter=None, sch_rules="from-target", postprocs="from-target",
                  mutator_probs="from-target"):

@@ -92,9 +92,11 @@ def schedule_winograd_input(sch, tile, rows, v, parallel):
 
 def schedule_winograd_gemm(sch, gemm, gemm_t, target, p_bn=None, k_blocks=None):
     """``(eps, nu, k.o)`` in parallel, then the ``p_bn x k_blocks`` register tile.
+
     ``gemm_t``: the GEMM's output, a TE tensor or the block's buffer (its shape and dtype are
-    read); the tile is ``winograd_gemm_tile``'s unless given: ints, or ExprRVs a MetaSchedule rule sampled; the
-    instructions are the same for every value, so a trace replays with other decisions)."""
+    read). The tile is ``winograd_gemm_tile``'s unless given: ints, or ExprRVs that a
+    MetaSchedule rule sampled. The instructions are the same for every value, so a trace
+    replays with other decisions."""
     eps, nu, p, k, ki, rc, ri = sch.get_loops(gemm)
     _, _, tiles, chunks, block = (int(d) for d in gemm_t.shape)
     if p_bn is None or k_blocks is None:

@@ -22,6 +22,14 @@ def schedule_injective_block(sch, block, target, dtype="float32"):
     loops = sch.get_loops(block)
     if not loops:
         return
+    # trailing unit loops (a block of 1 channel: the stem's NCHW1c input) join the loop
+    # outside them, which is then the one vectorized: fusing every loop instead put a
+    # div/mod on each element (the 1x3x224x224 input's copy: 0.12 vs 0.02 ms at 2 threads)
+    last = len(loops) - 1
+    while last > 0 and loop_extent(sch, loops[last]) == 1:
+        last -= 1
+    if last < len(loops) - 1:
+        loops = loops[:last] + [sch.fuse(*loops[last:])]
     lanes = vector_lanes(dtype, target)
     inner_extent = loop_extent(sch, loops[-1])
     if inner_extent is not None and inner_extent >= lanes:
