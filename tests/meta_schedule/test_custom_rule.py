@@ -13,11 +13,12 @@ import pytest
 import irlab as tvm
 from irlab import meta_schedule as ms
 from irlab import relay, te
+from irlab.ir import structural_hash
 from irlab.meta_schedule.postproc import apply_postprocs
 from irlab.meta_schedule.schedule.cpu.winograd import gemm_tile_candidates
 from irlab.runtime.registry import register_func
 from irlab.target import Target
-from irlab.tir.schedule import Schedule
+from irlab.tir.schedule import Schedule, ScheduleError
 from irlab.topi.x86.conv2d_winograd import winograd_gemm_tile
 from ms_workloads import interpret, quick_runner, run_graph, small_search
 
@@ -90,11 +91,51 @@ def test_an_unknown_rule_warns_with_the_names_looked_up_and_falls_back(caplog):
                for s in spaces)
 
 
+def failing_rule(sch, block):
+    sch.split(sch.get_loops(block)[0], [4, None])  # applied, then undone
+    raise ScheduleError("this rule cannot schedule the block")
+
+
+register_func("meta_schedule.cpu.test_failing_rule", failing_rule, override=True)
+
+
+def test_a_failing_rule_is_undone_and_leaves_the_block_to_the_generic_rules(caplog):
+    with caplog.at_level(logging.WARNING, logger="irlab.meta_schedule"):
+        _, spaces = space_of(annotated_add("test_failing_rule"))
+    assert "cannot schedule the block" in caplog.text and "'C'" in caplog.text
+    for sch in spaces:
+        text = str(sch.trace)
+        assert "factors=[4, None]" not in text  # the rule's split is gone
+        # unannotated, so that the rules after this one do not skip the block
+        assert 'unannotate(block_or_loop=b1, ann_key="schedule_rule")' in text
+        assert "schedule_rule" not in sch.mod.script()
+
+
 def test_apply_custom_rule_needs_a_target():
     rule = ms.schedule_rule.ApplyCustomRule()
     sch = Schedule(annotated_add("test_split_rows"))
     with pytest.raises(ValueError, match="target"):
         rule.apply(sch, sch.get_block("C"))
+
+
+@pytest.mark.parametrize("strategy", ["evolutionary", "replay-trace"])
+def test_the_search_measures_each_program_once(strategy):
+    """C's custom rule parallelizes and vectorizes it itself, so the root's parallel extent
+    and vector width (which the mutators change) do not change the program: many traces are
+    one program. The search measures each program once, then runs out of candidates."""
+    ctx = ms.TuneContext(annotated_add("test_split_rows"), target="llvm -num-cores=2",
+                         space_generator="post-order-apply",
+                         search_strategy=ms.search_strategy.SearchStrategy.create(strategy),
+                         rand_state=3)
+    ctx.pre_tuning(200, 8, database=ms.database.MemoryDatabase())
+    programs, traces = [], set()
+    while (cands := ctx.generate_measure_candidates()) is not None:
+        programs += [structural_hash(c.sch.mod) for c in cands]
+        traces |= {str(c.sch.trace) for c in cands}
+        ctx.notify_runner_results(cands, [ms.runner.RunnerResult([1e-3])] * len(cands))
+    ctx.post_tuning()
+    assert len(programs) == len(set(programs)) == len(traces)
+    assert 2 <= len(programs) < 200  # the distinct programs ran out before the trials
 
 
 # -- the Winograd conv -----------------------------------------------------------------------

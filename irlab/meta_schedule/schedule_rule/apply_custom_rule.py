@@ -11,8 +11,9 @@ conv's stages).
 
 The function is called as ``f(sch, block)`` inside ``with target:`` (so
 ``Target.current()`` is the task's target) and returns the list of schedules it made. A name
-with no function for any of the target's keys is a warning naming the functions looked up;
-the annotation is then removed and the generic rules schedule the block.
+with no function for any of the target's keys is a warning naming the functions looked up,
+and a function that fails (a ScheduleError: its steps are undone) a warning naming the
+error; either way the annotation is then removed and the generic rules schedule the block.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import logging
 
 from irlab.meta_schedule import block_analysis as BA
 from irlab.meta_schedule.schedule_rule.schedule_rule import ScheduleRule
+from irlab.tir.schedule import ScheduleError
 
 _LOG = logging.getLogger("irlab.meta_schedule")
 
@@ -74,5 +76,11 @@ class ApplyCustomRule(ScheduleRule):
                          keys, looked)
             sch.unannotate(block, ANNOTATION)
             return [sch]
-        with self._target:
-            return list(func(sch, block))
+        try:
+            with sch.transaction(), self._target:
+                return list(func(sch, block))
+        except ScheduleError as err:  # undone by the transaction: the generic rules take it
+            _LOG.warning("schedule rule %r failed on block %r (%s); the generic rules "
+                         "schedule the block", str(name), block.name, err)
+            sch.unannotate(block, ANNOTATION)
+            return [sch]

@@ -11,7 +11,8 @@ Python replay of a sampled trace costs milliseconds, not microseconds):
    with probability ``genetic_mutate_prob``, mutated by a mutator drawn from the space
    generator's ``mutator_probs`` (when it has none: one sampled decision drawn anew);
 3. the round's picks: ``1 - eps_greedy`` of them the best-scored, the rest random unmeasured
-   samples (exploration), never a candidate measured before.
+   samples (exploration), never a candidate measured before -- by its trace, nor (irlab's;
+   TVM compares traces only) by the program it compiles to (``program_key``).
 
 With ``seed_defaults`` (irlab's; not in TVM) the first round also replays each design space
 with its recorded decisions -- the rules' defaults (``schedule_rule.default_decision``): a
@@ -26,7 +27,8 @@ import numpy as np
 
 from irlab.meta_schedule.default_schedule import is_default_schedule
 from irlab.meta_schedule.search_strategy.search_strategy import (SearchStrategy,
-                                                                   fresh_decisions, replay,
+                                                                   fresh_decisions,
+                                                                   is_unmeasured, replay,
                                                                    trace_key)
 
 
@@ -81,11 +83,7 @@ class EvolutionarySearch(SearchStrategy):
         out, keys = [], set()
         for space in st.spaces:
             cand = replay(st, space, self.rand.fork_seed())
-            if cand is None:
-                continue
-            key = trace_key(cand.sch.trace)
-            if key not in keys and key not in st.measured:
-                keys.add(key)
+            if cand is not None and is_unmeasured(st, cand, keys):
                 out.append(cand)
         return out[:st.num_trials_per_iter]
 
@@ -171,9 +169,7 @@ class EvolutionarySearch(SearchStrategy):
         picks, keys = [], set()
 
         def take(cand):
-            key = trace_key(cand.sch.trace)
-            if key not in keys and key not in st.measured:
-                keys.add(key)
+            if is_unmeasured(st, cand, keys):
                 picks.append(cand)
 
         for cand in bests:

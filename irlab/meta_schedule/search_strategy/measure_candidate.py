@@ -12,6 +12,7 @@ class MeasureCandidate:
         self.sch = sch
         self.args_info = list(args_info)
         self.predicted_score = None
+        self.program_key = None  # search_strategy.program_key, computed on first use
 
     def __repr__(self):
         return f"MeasureCandidate({len(self.sch.trace.insts)} instructions)"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from irlab.meta_schedule.search_strategy.search_strategy import (SearchStrategy,
-                                                                   fresh_decisions, replay,
-                                                                   trace_key)
+                                                                   fresh_decisions,
+                                                                   is_unmeasured, replay)
 
 
 class ReplayTrace(SearchStrategy):
@@ -28,10 +28,8 @@ class ReplayTrace(SearchStrategy):
         while len(picked) < want and fails < self.max_fail_count:
             space = st.spaces[self.rand.sample_int(0, len(st.spaces))]
             cand = replay(st, space, self.rand.fork_seed(), fresh_decisions)
-            key = None if cand is None else trace_key(cand.sch.trace)
-            if cand is None or key in seen or key in st.measured:
+            if cand is None or not is_unmeasured(st, cand, seen):
                 fails += 1
                 continue
-            seen.add(key)
             picked.append(cand)
         return picked or None

@@ -69,6 +69,7 @@ class SearchStrategy:
         st.trials_done += len(results)
         for cand in measure_candidates:
             st.measured.add(trace_key(cand.sch.trace))
+            st.measured_programs.add(program_key(cand))
 
     def _state(self):
         if self.state is None:
@@ -94,7 +95,8 @@ class _State:
         self.database = database
         self.cost_model = cost_model
         self.trials_done = 0
-        self.measured = set()
+        self.measured = set()  # trace keys of the measured candidates
+        self.measured_programs = set()  # and program keys (program_key)
         self.replayed = {}  # trace key -> candidate (None: refused); replays are the cost
         self.args_info = ArgInfo.from_entry_func(context.mod)
         self.postprocs = list(getattr(context.space_generator, "postprocs", None) or [])
@@ -109,6 +111,35 @@ class _State:
 def trace_key(trace) -> str:
     """Identity of a candidate: its trace (instructions and decisions) as JSON text."""
     return json.dumps(trace.as_json(remove_postproc=True), separators=(",", ":"))
+
+
+def program_key(cand) -> int:
+    """Identity of the program a candidate compiles to: the structural hash of its scheduled
+    module (computed once per candidate). Traces that differ only in a decision with no
+    effect on this program -- the root's parallel extent over loops a custom rule already
+    made parallel, an unroll depth above every loop's size -- are one program: measuring it
+    again is a wasted trial (ResNet-18's Winograd kernels had 77 trials of 40 distinct
+    decision sets, many of those the same program)."""
+    key = getattr(cand, "program_key", None)
+    if key is None:
+        from irlab.ir import structural_hash
+
+        key = cand.program_key = structural_hash(cand.sch.mod)
+    return key
+
+
+def is_unmeasured(st, cand, round_keys) -> bool:
+    """Whether ``cand`` is neither measured before nor already picked this round
+    (``round_keys``: the trace and program keys picked so far, updated when it is new);
+    the trace is compared first, the program only for a new trace."""
+    key = trace_key(cand.sch.trace)
+    if key in round_keys or key in st.measured:
+        return False
+    program = program_key(cand)
+    if program in round_keys or program in st.measured_programs:
+        return False
+    round_keys.update((key, program))
+    return True
 
 
 def fresh_decisions(inst, args, kwargs, decision):
