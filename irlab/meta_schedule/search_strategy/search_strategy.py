@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from irlab.errors import IrlabError
+from irlab.ir import structural_hash
 from irlab.meta_schedule.arg_info import ArgInfo
 from irlab.meta_schedule.search_strategy.measure_candidate import MeasureCandidate
 
@@ -120,12 +121,9 @@ def program_key(cand) -> int:
     made parallel, an unroll depth above every loop's size -- are one program: measuring it
     again is a wasted trial (ResNet-18's Winograd kernels had 77 trials of 40 distinct
     decision sets, many of those the same program)."""
-    key = getattr(cand, "program_key", None)
-    if key is None:
-        from irlab.ir import structural_hash
-
-        key = cand.program_key = structural_hash(cand.sch.mod)
-    return key
+    if cand.program_key is None:
+        cand.program_key = structural_hash(cand.sch.mod)
+    return cand.program_key
 
 
 def is_unmeasured(st, cand, round_keys) -> bool:
