@@ -12,6 +12,7 @@ from irlab.tir import expr as E
 from irlab.tir.intrinsics import INTRINSICS, register_lowering
 from irlab.target.llvm_types import (F64, I1, I32, I64, PTR, _IndirectCallee, _splat_const,
                                      _to_word, _type_suffix, llvm_type)
+from irlab.target.llvm_vector_math import is_float32_vector, vector_exp
 
 
 class CallLowering:
@@ -42,8 +43,12 @@ class CallLowering:
             wide = ir.VectorType(ir.FloatType(), ty.count) if isinstance(
                 ty, ir.VectorType) else ir.FloatType()
             args = [self.b.fpext(a, wide) for a in args]
-            out = self.b.call(self.cg.intrinsic(name, wide, len(args)), args)
-            return self.b.fptrunc(out, ty)
+            return self.b.fptrunc(self._float_call(name, args, wide), ty)
+        return self._float_call(name, args, ty)
+
+    def _float_call(self, name, args, ty):
+        if name == "exp" and is_float32_vector(ty):
+            return vector_exp(self.cg, self.b, args[0])  # not expf once per lane
         return self.b.call(self.cg.intrinsic(name, ty, len(args)), args)
 
     def _libm(self, name, args, ty):

@@ -98,7 +98,7 @@ def test_lowering_explorer_links_loops(page, voila_url):
     assert lx.get_by_test_id("load-asm").is_visible()  # the assembly waits for the button
 
     # A `for` line of the scheduled TIR: that loop, in every level that still has it.
-    head = lx.locator("[data-testid=pane-scheduled] .irlab-irline", has_text="for ax1 in")
+    head = lx.locator("[data-testid=pane-scheduled] .irlab-irline", has_text="for ax2 in")
     assert head.count() == 1
     head.click()
     _lines(page, "scheduled", "loop-head").first.wait_for()
@@ -106,8 +106,8 @@ def test_lowering_explorer_links_loops(page, voila_url):
     assert _lines(page, "scheduled", "loop-body").count() > 0
     for key in ("lowered", "llvm"):
         assert _lines(page, key, "loop-head").count() > 0, key
-    assert "for.ax1" in _lines(page, "llvm", "loop-head").first.inner_text()
-    assert lx.get_by_test_id("loop-select").input_value() == "ax1"
+    assert "for.ax2" in _lines(page, "llvm", "loop-head").first.inner_text()
+    assert lx.get_by_test_id("loop-select").input_value() == "ax2"
     assert _lines(page, "relay", "loop-head").count() == 0  # Relay has no loops
     for key in ("scheduled", "lowered", "llvm"):  # each pane scrolls to the loop
         page.wait_for_function(_HEAD_IN_VIEW, arg=key, timeout=5_000)
@@ -127,7 +127,7 @@ def test_lowering_explorer_links_loops(page, voila_url):
     after = _texts(page)
     assert after["llvm"] != before["llvm"] and "define" in after["llvm"]
     assert after["scheduled"] == before["scheduled"]  # the TIR is the same
-    assert lx.get_by_test_id("loop-select").input_value() == "ax1"  # the loop stays selected
+    assert lx.get_by_test_id("loop-select").input_value() == "ax2"  # the loop stays selected
 
     # Another kernel: all six panes refilled.
     before = after

@@ -35,9 +35,10 @@ def _layer(fan_in, fan_out, relu, target):
     (AVX2, 8, (4, 16), 1 << 20), (AVX512, 16, (4, 64), 1 << 21)])
 def test_mlp_layer_kernels_per_isa(target, lanes, tile, threshold):
     """784x256 and 256x256: the packed register tile of the ISA, columns in parallel (12.8
-    and 4.2 MFLOP, above the threshold); 256x10: 10 is no multiple of the lanes, so the
-    unpacked dot-product schedule, serial (0.16 MFLOP: a fan-out would cost more than it
-    saves)."""
+    and 4.2 MFLOP, above the threshold); 256x10, serial (0.16 MFLOP: a fan-out would cost more
+    than it saves): with AVX-512 10 columns fit one vector, so the packed tile of 8 rows x one
+    partial vector; with AVX2 10 is no multiple of the 8 lanes, so the unpacked dot-product
+    schedule, 8 columns' partial sums at once."""
     t = Target(target)
     assert parallel_min_flops(t) == threshold
     for k, (fan_in, fan_out) in enumerate(LAYERS):
@@ -50,9 +51,15 @@ def test_mlp_layer_kernels_per_isa(target, lanes, tile, threshold):
             assert dense_tile(BATCH, fan_out, t) == tile
             assert lowered.anchor[0].name == "dense_pack.x86"
             assert tile[1] in vectors
+        elif fan_out < lanes:
+            assert dense_tile(BATCH, fan_out, t) == (8, fan_out)
+            assert lowered.anchor[0].name == "dense_pack.x86"
+            assert vectors == {fan_out} and "T.unroll(8)" in text
         else:
             assert dense_tile(BATCH, fan_out, t) is None
             assert max(vectors) <= 16  # the rfactor'ed dot products' partial sums
+            # 10 columns = 5 x 2: five independent chains of partial sums per row
+            assert text.count("T.unroll(5)") >= 2, text
         assert ("T.parallel" in text) == (flops >= threshold), (target, fan_in, fan_out)
 
 

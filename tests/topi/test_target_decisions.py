@@ -72,9 +72,9 @@ def test_register_tiles_fit_the_register_file(target):
         assert ow_bn * -(-oc_bn // lanes) <= budget
         oc_bn, ow_bn = nchw_tile(cols, rows, t)
         assert oc_bn * -(-ow_bn // lanes) <= budget and ow_bn <= lanes
-    for m, n in [(1024, 1024), (32, 256), (96, 48), (8, 16)]:
+    for m, n in [(1024, 1024), (32, 256), (96, 48), (8, 16), (32, 6)]:
         bm, bn = dense_tile(m, n, t)
-        assert bn % lanes == 0 and bm * bn // lanes <= budget
+        assert (bn % lanes == 0 or bn == n < lanes) and bm * -(-bn // lanes) <= budget
 
 
 def test_dense_tiles_per_isa():
@@ -83,6 +83,8 @@ def test_dense_tiles_per_isa():
     assert dense_tile(32, 24, Target(AVX2)) == (8, 8)       # 24 = 3 AVX2 vectors of 8
     assert dense_tile(32, 24, Target(AVX512)) is None       # not a multiple of 16: unpacked
     assert dense_tile(2, 256, Target(AVX2)) is None         # a matrix-vector product
+    assert dense_tile(32, 10, Target(AVX512)) == (8, 10)    # narrower than a vector: one
+    assert dense_tile(32, 10, Target(AVX2)) is None         # partial vector, but 10 > 8 lanes
 
 
 def test_conv_weight_blocks_and_im2col_panels_per_isa():

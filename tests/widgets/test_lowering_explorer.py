@@ -74,9 +74,9 @@ def test_loop_highlighted_across_levels(mlp, explorer):
     explorer.load_asm()
     scheduled = explorer.panes["scheduled"]["text"].split("\n")
     # a click on a `for` line selects that loop
-    line = next(i for i, text in enumerate(scheduled) if re.match(r"\s*for ax1 in", text))
+    line = next(i for i, text in enumerate(scheduled) if re.match(r"\s*for ax2 in", text))
     var = explorer.loop_at("scheduled", line)
-    assert var == "ax1"
+    assert var == "ax2"
     explorer.select_loop(var)
     marks = explorer.marks
     for pane in ("scheduled", "lowered", "llvm", "asm"):
@@ -94,7 +94,7 @@ def test_loop_highlighted_across_levels(mlp, explorer):
     assert explorer.loop_at("asm", marks["asm"]["head"][0]) == var
     # an outer loop's body holds the inner loop's blocks
     loops = llvm_loop_blocks(explorer.panes["llvm"]["text"])
-    assert loops[var] < loops["i0_i1_fused"]
+    assert loops[var] < loops["i0_i1_0_fused"]
     explorer.select_loop("")
     assert explorer.marks == {}
 

@@ -17,9 +17,11 @@ At opt_level 3, AlterOpLayout turns a CPU ``nn.dense`` that this schedule would 
 both), which FoldConstant packs once; ``schedule_dense_prepacked`` is the same tile without the
 packing stage.
 
+An output narrower than one vector (a classifier's 10 columns) is one partial vector per row.
 Tiny M (<= 2 rows: a matrix-vector product, where packing would cost as much as the product)
-and ``N`` not a multiple of the vector lanes use the unpacked compute and ``schedule_dense_simple``
-(vectorized dot products via ``rfactor``).
+and ``N`` wider than the lanes but not a multiple of them use the unpacked compute and
+``schedule_dense_simple`` (vectorized dot products via ``rfactor``, several output columns
+accumulated at once).
 """
 
 from __future__ import annotations
@@ -47,21 +49,28 @@ GEMV_MAX_ROWS = 2
 
 
 def dense_tile(m: int, n: int, target, dtype="float32"):
-    """(bm, bn) register tile for an ``m x n`` output on ``target``, or None when n is not a
-    multiple of the vector lanes or m is tiny: ``bn`` the widest multiple of the lanes (up to
-    a quarter of the accumulator budget, in 4, 2 or 1 vectors) dividing n, ``bm`` as many rows as the
-    rest of the budget allows (at most 8) -- 4 x 64 floats with AVX-512, 4 x 16 with AVX2."""
+    """(bm, bn) register tile for an ``m x n`` output on ``target``, or None when m is tiny or
+    n is wider than the vector lanes but not a multiple of them: ``bn`` the widest multiple of
+    the lanes (up to a quarter of the accumulator budget, in 4, 2 or 1 vectors) dividing n, or
+    n itself when narrower than one vector; ``bm`` as many rows as the rest of the budget
+    allows (at most 8) -- 4 x 64 floats with AVX-512, 4 x 16 with AVX2."""
     if m <= GEMV_MAX_ROWS:
         return None
     lanes = vector_lanes(dtype, target)
     budget = accumulator_budget(target)
     widest = max(1, budget // 4)
-    vectors = next((v for v in (4, 2, 1) if v <= widest and n % (v * lanes) == 0), None)
-    if vectors is None:
-        return None
+    if n < lanes:
+        # a narrow output (a classifier's 10 columns): one partial vector per row, so the
+        # rows' FMAs run side by side instead of each column's dot product alone
+        vectors, bn = 1, n
+    else:
+        vectors = next((v for v in (4, 2, 1) if v <= widest and n % (v * lanes) == 0), None)
+        if vectors is None:
+            return None
+        bn = vectors * lanes
     limit = min(8, budget // vectors)
     bm = next(b for b in range(min(limit, m), 0, -1) if m % b == 0)
-    return bm, vectors * lanes
+    return bm, bn
 
 
 def find_product(outs):
@@ -189,6 +198,13 @@ def _schedule_pack(sch, packb):
     sch.unroll(ki)
 
 
+def _columns_in_flight(n: int, target) -> int:
+    """How many output columns the simple schedule accumulates at once: the largest divisor of
+    ``n`` up to the accumulator budget, so that many independent FMA chains overlap."""
+    limit = accumulator_budget(target)
+    return next(b for b in range(min(limit, n), 0, -1) if n % b == 0)
+
+
 def schedule_dense_simple(sch, outs, target):
     """The unpacked product as vectorized dot products: the reduction over ``k`` is split by
     the vector width and factored (``rfactor``) into a vector of partial sums per output
@@ -214,13 +230,27 @@ def schedule_dense_simple(sch, outs, target):
     if kb is not None:
         try:
             _, ki = sch.split(k, [None, kb])
-            rf = sch.rfactor(ki, 0)
+            rf = sch.rfactor(ki, ndata)
             wb_loops = sch.get_loops(pblock)
-            sch.compute_at(rf, wb_loops[ndata - 1])
-            # compute_at makes the loops in the rf block's iteration order: ki (spatial), ko
-            rki, rko = sch.get_loops(rf)[-2:]
-            sch.reorder(rko, rki)
-            init = sch.decompose_reduction(rf, rko)
+            jb = _columns_in_flight(loop_extent(sch, wb_loops[ndata - 1]) or 1, target)
+            if jb > 1:
+                _, wji = sch.split(wb_loops[ndata - 1], [None, jb])
+                sch.compute_at(rf, sch.get_loops(pblock)[ndata - 1])
+                # the rf block's loops come in its iteration order: ki (spatial), ji, ko
+                rki, rji, rko = sch.get_loops(rf)[-3:]
+                sch.reorder(rko, rji, rki)
+                init = sch.decompose_reduction(rf, rko)
+                sch.unroll(rji)
+                sch.unroll(sch.get_loops(init)[-2])
+                sch.unroll(wji)
+                # constant indices everywhere: the partial sums stay in vector registers
+                sch.unroll(sch.get_loops(pblock)[-1])
+            else:
+                sch.compute_at(rf, wb_loops[ndata - 1])
+                # compute_at makes the loops in the rf block's iteration order: ki (spatial), ko
+                rki, rko = sch.get_loops(rf)[-2:]
+                sch.reorder(rko, rki)
+                init = sch.decompose_reduction(rf, rko)
             sch.vectorize(rki)
             sch.vectorize(sch.get_loops(init)[-1])
             data_loops = sch.get_loops(pblock)[:ndata]

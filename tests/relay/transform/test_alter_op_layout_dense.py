@@ -17,7 +17,7 @@ from _alter_layout import (alter, build, calls, interpret, lowered_kernels,
                            primitive_functions, run)
 
 PACK = re.compile(r"\bT_dense_pack\b")  # the per-call packing buffer of the dense schedule
-SIZES = (48, 64, 32, 10)  # 64 and 32 units are packed (lanes | N), 10 units are not
+SIZES = (48, 64, 32, 20)  # 64 and 32 units are packed (lanes | N); 20 units are not (16 or 8 lanes)
 
 
 def _mlp(weights_as_constants, rng, batch=8, sizes=SIZES):
@@ -56,7 +56,7 @@ def test_alter_gives_dense_pack_and_keeps_numerics(target):
         _expected_layout(8, int(p.checked_type.shape[-1])) for p in packs]
     assert sorted(int(p.checked_type.shape[-1]) for p in packs) == [32, 64]
     denses = calls(after["main"], "nn.dense")
-    assert [int(d.checked_type.shape[-1]) for d in denses] == [10]  # 10 units: unchanged
+    assert [int(d.checked_type.shape[-1]) for d in denses] == [20]  # 20 units: unchanged
     transforms = calls(after["main"], "layout_transform")
     assert sorted(t.attrs.dst_layout for t in transforms) == sorted(
         p.attrs.weight_layout for p in packs)
@@ -145,25 +145,27 @@ def test_opt_level_2_packs_per_call():
 
 
 def test_onnx_mlp_opt3():
-    """The ONNX MLP (784-256-256-10, batch 32): both 256-unit layers run on packed constants,
-    results as the interpreter's."""
+    """The ONNX MLP (784-256-256-10, batch 32): all three layers run on packed constants (the
+    10-unit classifier as one partial vector per row), results as the interpreter's."""
     model = onnx_models.mlp()
     mod, params = from_onnx(model, freeze_params=True)
     inputs = {"input": np.random.default_rng(4).uniform(-1, 1, (32, 784)).astype("float32")}
     want = interpret(mod, inputs, params)
     lib = build(mod, params, 3)
     kernels = lowered_kernels(lib, "dense")
-    assert sum("contrib_dense_pack" in n for n in kernels) == 2, sorted(kernels)
+    assert sum("contrib_dense_pack" in n for n in kernels) == 3, sorted(kernels)
+    assert any("NC10n" in str(p.attrs.weight_layout) for f in primitive_functions(
+        lib.ir_mod["main"]) for p in calls(f, "nn.contrib_dense_pack"))
     assert not any(PACK.search(t) for t in kernels.values())
     assert not calls(lib.ir_mod["main"], "layout_transform")
     np.testing.assert_allclose(run(lib, inputs), want, rtol=1e-4, atol=1e-5)
 
 
 def test_kept_dense_keeps_its_span():
-    """A dense the hook leaves (10 units) is the same call after the pass: the ONNX span stays."""
-    mod, _ = from_onnx(onnx_models.mlp(), freeze_params=True)
+    """A dense the hook leaves (20 units) is the same call after the pass: the ONNX span stays."""
+    mod, _ = from_onnx(onnx_models.mlp(batch=8, sizes=(64, 32, 20)), freeze_params=True)
     after = alter(relay.transform.InferType()(mod))
     kept = calls(after["main"], "nn.dense")
-    assert len(kept) == 1 and int(kept[0].checked_type.shape[-1]) == 10
-    before = [d for d in calls(mod["main"], "nn.dense") if d.checked_type.shape[-1] == 10]
+    assert len(kept) == 1 and int(kept[0].checked_type.shape[-1]) == 20
+    before = [d for d in calls(mod["main"], "nn.dense") if d.checked_type.shape[-1] == 20]
     assert kept[0].span is not None and kept[0].span == before[0].span
