@@ -87,16 +87,25 @@ class InterruptedRunner(ms.runner.Runner):
         return self.inner.run(runner_inputs)
 
 
-def test_interrupted_tuning_keeps_every_measured_record(tmp_path):
+def test_interrupted_tuning_keeps_every_measured_record(tmp_path, monkeypatch):
+    import tempfile
+
     import pytest
 
+    builds = tmp_path / "tmp"
+    builds.mkdir()
+    # where a new builder's workers (forked or spawned) put their builds
+    monkeypatch.setattr(tempfile, "tempdir", str(builds))
+    monkeypatch.setenv("TMPDIR", str(builds))
     with pytest.raises(KeyboardInterrupt):
         ms.tune_tir(gemm_mod(16), TARGET, str(tmp_path), 8, num_trials_per_iter=2, seed=0,
-                    space=small_space(), strategy=small_search(), builder=BUILDER,
+                    space=small_space(), strategy=small_search(),
+                    builder=ms.builder.LocalBuilder(max_workers=1),
                     runner=InterruptedRunner())
     db = ms.database.JSONDatabase(work_dir=str(tmp_path))
     assert len(db) == 2
     assert ms.tir_integration.compile_tir(db, gemm_mod(16), TARGET) is not None
+    assert not list(builds.iterdir())  # the interrupted batch's builds are deleted too
 
 
 def test_tune_config_of_tvm_0_10(tmp_path):

@@ -178,7 +178,13 @@ class TaskScheduler:
             return 0
         candidates = candidates[:budget]
         built = self.builder.build([BuilderInput(c.sch.mod, ctx.target) for c in candidates])
-        results = self._run(record, candidates, built)
+        try:
+            results = self._run(record, candidates, built)
+        except BaseException:  # interrupted mid-batch: RemoveBuildArtifact will not run
+            for b in built:
+                if b.artifact_path:
+                    shutil.rmtree(os.path.dirname(b.artifact_path), ignore_errors=True)
+            raise
         ctx.notify_runner_results(candidates, results)
         for callback in self.measure_callbacks:
             callback.apply(self, task_id, candidates, built, results)
