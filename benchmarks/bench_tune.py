@@ -142,21 +142,14 @@ RERANK_TOP_K = 10
 
 
 def top_schedules(db, n, k=RERANK_TOP_K):
-    """The ``k`` best distinct schedules of the GEMM ``n`` in ``db`` (ranked by the tuning
-    target's times: two threads)."""
-    from irlab.ir import structural_hash
+    """The ``k`` best distinct tuned schedules of the GEMM ``n`` in ``db`` (ranked by the
+    tuning target's times: two threads)."""
+    from irlab.meta_schedule.verification import best_tuned_records
+    from irlab.target import Target
 
     workload = db.commit_workload(gemm_te(n))
-    out, seen = [], set()
-    for record in db.get_top_k(workload, 4 * k):
-        sch = record.schedule()
-        key = structural_hash(sch.mod)
-        if key not in seen:
-            seen.add(key)
-            out.append(sch)
-        if len(out) == k:
-            break
-    return out
+    records = best_tuned_records(db, workload, Target("llvm -num-cores=2"), k)
+    return [record.schedule() for record in records]
 
 
 def rerank(schedules, n, threads):
