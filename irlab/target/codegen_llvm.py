@@ -32,7 +32,7 @@ from irlab.tir import stmt as S
 from irlab.tir.analysis import vars_used, written_buffer_data
 from irlab.tir.functor import method_table
 from irlab.target.llvm_types import (ALIGN, I1, I32, I64, I8, PTR, STACK_LIMIT, _IndirectCallee,
-                                     _fptrunc, _from_word, _splat_const, _to_word, _type_suffix,
+                                     _fptrunc, _from_word, splat_const, _to_word, _type_suffix,
                                      llvm_type, memory_type)
 from irlab.target import deep_expr
 from irlab.target.function_info import bound_vars, function_info
@@ -374,8 +374,8 @@ class _FunctionBuilder(CallLowering):
                      f"integer division by zero in {e}")
         if parse_dtype(e.dtype).code != "int":
             return c, None
-        minus_one = self.b.icmp_signed("==", c, _splat_const(c.type, -1))
-        return self.b.select(minus_one, _splat_const(c.type, 1), c), minus_one
+        minus_one = self.b.icmp_signed("==", c, splat_const(c.type, -1))
+        return self.b.select(minus_one, splat_const(c.type, 1), c), minus_one
 
     def _negate_where(self, minus_one, a, q):
         """``q``, or ``0 - a`` (wrapping) on the lanes where the divisor was -1."""
@@ -420,7 +420,7 @@ class _FunctionBuilder(CallLowering):
                         b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", c, zero)))
         return self._negate_where(minus_one, a, b.select(adjust, b.sub(
             q, ir.Constant(a.type, 1) if not isinstance(a.type, ir.VectorType)
-            else _splat_const(a.type, 1)), q))
+            else splat_const(a.type, 1)), q))
 
     def visit_floor_mod(self, e):
         t = parse_dtype(e.dtype)

@@ -10,7 +10,7 @@ from irlab.runtime.dtype import parse_dtype
 from irlab.runtime import abi
 from irlab.tir import expr as E
 from irlab.tir.intrinsics import INTRINSICS, register_lowering
-from irlab.target.llvm_types import (F64, I1, I32, I64, PTR, _IndirectCallee, _splat_const,
+from irlab.target.llvm_types import (F64, I1, I32, I64, PTR, _IndirectCallee, splat_const,
                                      _to_word, _type_suffix, llvm_type)
 from irlab.target.llvm_vector_math import is_float32_vector, vector_exp
 
@@ -180,7 +180,7 @@ def _fma(bld, e):
 def _rsqrt(bld, e):
     args, ty = _operands(bld, e)
     sqrt = bld.b.call(bld.cg.intrinsic("sqrt", ty), args)
-    return bld.b.fdiv(_splat_const(ty, 1.0), sqrt, flags=bld.fastmath)
+    return bld.b.fdiv(splat_const(ty, 1.0), sqrt, flags=bld.fastmath)
 
 
 @register_lowering("tir.sigmoid", "llvm")
@@ -188,7 +188,7 @@ def _sigmoid(bld, e):
     args, ty = _operands(bld, e)
     b = bld.b
     ex = bld._float_intrinsic("exp", [b.fneg(args[0])], ty)
-    one = _splat_const(ty, 1.0)
+    one = splat_const(ty, 1.0)
     return b.fdiv(one, b.fadd(one, ex, flags=bld.fastmath), flags=bld.fastmath)
 
 
@@ -202,7 +202,7 @@ def _magnitude_compare(op):
     def lower(bld, e):
         (a,), _ = _operands(bld, e)
         absolute = bld.b.call(bld.cg.intrinsic("fabs", a.type), [a])
-        return bld.b.fcmp_ordered(op, absolute, _splat_const(a.type, float("inf")))
+        return bld.b.fcmp_ordered(op, absolute, splat_const(a.type, float("inf")))
 
     return lower
 

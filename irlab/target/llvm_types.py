@@ -75,9 +75,9 @@ def _fptrunc(b, value, to):
     t = b.fptrunc(value, f32)
     back = b.fpext(t, value.type)
     inexact = b.fcmp_ordered("!=", back, value)
-    away = b.fcmp_ordered(">", b.select(b.fcmp_ordered("<", back, _splat_const(
+    away = b.fcmp_ordered(">", b.select(b.fcmp_ordered("<", back, splat_const(
         value.type, 0.0)), b.fneg(back), back), b.select(b.fcmp_ordered(
-            "<", value, _splat_const(value.type, 0.0)), b.fneg(value), value))
+            "<", value, splat_const(value.type, 0.0)), b.fneg(value), value))
     bits = b.sub(b.bitcast(t, i32), b.zext(away, i32))
     bits = b.or_(bits, b.zext(inexact, i32))
     t = b.select(inexact, b.bitcast(bits, f32), t)
@@ -110,7 +110,8 @@ class _IndirectCallee:
         return str(self.pointer)
 
 
-def _splat_const(ty, value):
+def splat_const(ty, value):
+    """The constant ``value`` of type ``ty``, in every lane when ``ty`` is a vector."""
     if isinstance(ty, ir.VectorType):
         return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
     return ir.Constant(ty, value)

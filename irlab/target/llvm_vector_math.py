@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from irlab.target.llvm_types import I32, _splat_const
+from irlab.target.llvm_types import I32, splat_const
 
 LOG2E = 1.44269504088896341
 LN2_HI = 0.693359375          # 9 significant bits: n * LN2_HI is exact for |n| < 2**15
@@ -45,7 +45,7 @@ def vector_exp(cg, b: ir.IRBuilder, x):
     ity = ir.VectorType(I32, ty.count)
 
     def const(v):
-        return _splat_const(ty, v)
+        return splat_const(ty, v)
 
     def iconst(v):
         return ir.Constant(ity, [ir.Constant(I32, v)] * ty.count)
